@@ -1,0 +1,138 @@
+"""The one frozen settings object every layer reads from."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from .errors import ConfigurationError
+
+DEFAULT_ENTITY_TYPES: tuple[str, ...] = (
+    "Person",
+    "Creature",
+    "Organization",
+    "Location",
+    "Event",
+    "Concept",
+    "Method",
+    "Content",
+    "Data",
+    "Artifact",
+    "NaturalObject",
+)
+
+GRAPH_FIELD_SEP = "<SEP>"
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Every tunable of a :class:`~lightrag_pg.LightRAG` instance.
+
+    Pass any of these as keyword arguments to ``LightRAG(...)``. Defaults follow
+    upstream LightRAG.
+    """
+
+    # storage
+    data_dir: Path | None = None
+    pool_min_size: int = 1
+    pool_max_size: int = 8
+    statement_timeout_ms: int = 0
+
+    # tokenizer and chunking
+    tokenizer_name: str = "o200k_base"
+    chunk_token_size: int = 1200
+    chunk_overlap_token_size: int = 100
+    split_by_character: str | None = None
+    split_by_character_only: bool = False
+    max_document_bytes: int = 50_000_000
+
+    # extraction
+    extractor: Literal["llm", "nlp"] | None = None
+    entity_types: tuple[str, ...] = DEFAULT_ENTITY_TYPES
+    summary_language: str = "English"
+    entity_extract_max_gleaning: int = 1
+    max_entity_name_length: int = 256
+    max_description_length: int = 10_000
+
+    # merge
+    force_llm_summary_on_merge: int = 8
+    summary_max_tokens: int = 1200
+    summary_context_size: int = 12_000
+    summary_length_recommended: int = 600
+    max_source_ids_per_entity: int = 300
+    max_source_ids_per_relation: int = 300
+    max_file_paths: int = 100
+
+    # LLM and embedding calls
+    llm_max_async: int = 4
+    embedding_max_async: int = 8
+    embedding_batch_num: int = 10
+    llm_timeout: float = 180.0
+    embedding_timeout: float = 60.0
+    max_retries: int = 3
+    retry_base_delay: float = 1.0
+    enable_llm_cache: bool = True
+
+    # pipeline parallelism
+    max_parallel_insert: int = 2
+    max_parallel_chunks: int = 4
+
+    # query
+    cosine_threshold: float = 0.2
+    related_chunk_number: int = 5
+    kg_chunk_pick_method: Literal["VECTOR", "WEIGHT"] = "VECTOR"
+
+    def __post_init__(self) -> None:
+        positive = (
+            "pool_min_size",
+            "pool_max_size",
+            "chunk_token_size",
+            "max_document_bytes",
+            "max_entity_name_length",
+            "summary_max_tokens",
+            "summary_context_size",
+            "max_source_ids_per_entity",
+            "max_source_ids_per_relation",
+            "max_file_paths",
+            "llm_max_async",
+            "embedding_max_async",
+            "embedding_batch_num",
+            "max_parallel_insert",
+            "max_parallel_chunks",
+            "related_chunk_number",
+            "force_llm_summary_on_merge",
+        )
+        for name in positive:
+            value = getattr(self, name)
+            if not isinstance(value, int) or value <= 0:
+                raise ConfigurationError(f"{name} must be a positive integer, got {value!r}")
+        if not 0 <= self.chunk_overlap_token_size < self.chunk_token_size:
+            raise ConfigurationError(
+                "chunk_overlap_token_size must be >= 0 and smaller than chunk_token_size"
+            )
+        if self.pool_min_size > self.pool_max_size:
+            raise ConfigurationError("pool_min_size must not exceed pool_max_size")
+        if self.entity_extract_max_gleaning < 0 or self.max_retries < 0:
+            raise ConfigurationError("entity_extract_max_gleaning and max_retries must be >= 0")
+        if not -1.0 <= self.cosine_threshold <= 1.0:
+            raise ConfigurationError("cosine_threshold must lie in [-1, 1]")
+        if self.extractor not in (None, "llm", "nlp"):
+            raise ConfigurationError(f"extractor must be 'llm' or 'nlp', got {self.extractor!r}")
+        if self.kg_chunk_pick_method not in ("VECTOR", "WEIGHT"):
+            raise ConfigurationError("kg_chunk_pick_method must be 'VECTOR' or 'WEIGHT'")
+        if not self.entity_types:
+            raise ConfigurationError("entity_types must not be empty")
+        if self.data_dir is not None:
+            object.__setattr__(self, "data_dir", Path(self.data_dir))
+        object.__setattr__(self, "entity_types", tuple(self.entity_types))
+
+    @classmethod
+    def from_kwargs(cls, **kwargs: Any) -> Settings:
+        """Build settings from keyword arguments, rejecting unknown names."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(kwargs) - known)
+        if unknown:
+            raise ConfigurationError(f"unknown setting(s): {', '.join(unknown)}")
+        return cls(**kwargs)

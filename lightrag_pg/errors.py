@@ -1,0 +1,73 @@
+"""Exceptions raised by lightrag_pg.
+
+Every error the library raises on purpose derives from :class:`LightRAGError`.
+Driver errors (asyncpg) are translated at the storage boundary into
+:class:`StorageError` subclasses so callers never need to import asyncpg.
+"""
+
+from __future__ import annotations
+
+
+class LightRAGError(Exception):
+    """Root of every error raised by lightrag_pg."""
+
+
+class ConfigurationError(LightRAGError):
+    """A setting is missing, malformed or inconsistent."""
+
+
+class InvalidWorkspaceName(ConfigurationError):
+    """A workspace name is not a safe, non-system SQL identifier."""
+
+
+class WorkspaceNotFound(LightRAGError):
+    """The workspace (schema) does not exist or is not a lightrag_pg workspace."""
+
+
+class DimensionMismatch(ConfigurationError):
+    """The embedding dimension differs from the one recorded for the workspace."""
+
+    def __init__(self, workspace: str, recorded: int, given: int) -> None:
+        super().__init__(
+            f"workspace {workspace!r} stores {recorded}-dimensional embeddings, "
+            f"but the embedding function produces {given} dimensions"
+        )
+        self.workspace = workspace
+        self.recorded = recorded
+        self.given = given
+
+
+class InvalidInput(LightRAGError, ValueError):
+    """A caller passed a document, id or parameter that cannot be processed."""
+
+
+class StorageError(LightRAGError):
+    """The database refused or failed an operation."""
+
+
+class ConnectionLost(StorageError):
+    """The connection to PostgreSQL dropped in the middle of an operation."""
+
+
+class ConcurrentUpdate(StorageError):
+    """A transaction was aborted by a serialization failure or deadlock; retry it."""
+
+
+class GraphUnavailable(StorageError):
+    """The Apache AGE extension is not installed in this database."""
+
+
+class LLMError(LightRAGError):
+    """The language model or embedding endpoint failed after all retries."""
+
+
+class LLMTimeout(LLMError):
+    """A call to the language model or embedding endpoint timed out."""
+
+
+class EmbeddingError(LLMError):
+    """The embedding function returned vectors of the wrong shape or count."""
+
+
+class ExtractionError(LightRAGError):
+    """Entity and relation extraction failed for a chunk."""

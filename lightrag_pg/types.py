@@ -1,0 +1,51 @@
+"""Plain records passed between the indexing, storage and query layers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractedEntity:
+    """One entity mention produced by an extractor for one chunk."""
+
+    name: str
+    entity_type: str
+    description: str
+    chunk_id: str
+    file_path: str = "unknown_source"
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractedRelation:
+    """One relation mention produced by an extractor for one chunk.
+
+    ``src`` and ``tgt`` are as written by the extractor; storage puts the pair
+    in canonical order because relations are undirected.
+    """
+
+    src: str
+    tgt: str
+    keywords: str
+    description: str
+    weight: float
+    chunk_id: str
+    file_path: str = "unknown_source"
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A slice of a document, as produced by the chunker."""
+
+    tokens: int
+    content: str
+    chunk_order_index: int
+
+
+@dataclass(frozen=True, slots=True)
+class Extraction:
+    """Everything one extractor call produced for one chunk."""
+
+    entities: tuple[ExtractedEntity, ...]
+    relations: tuple[ExtractedRelation, ...]
+    dropped_lines: int = 0

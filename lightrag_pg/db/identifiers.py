@@ -1,0 +1,55 @@
+"""Validation of workspace names, which become schema and graph names in SQL."""
+
+from __future__ import annotations
+
+import re
+
+from ..errors import InvalidWorkspaceName
+
+GRAPH_SUFFIX = "_kg"
+MAX_WORKSPACE_LENGTH = 63 - len(GRAPH_SUFFIX)
+
+_NAME = re.compile(r"[a-z_][a-z0-9_]*\Z")
+_RESERVED = frozenset(
+    {"public", "information_schema", "ag_catalog", "pg_catalog", "pg_toast", "alembic"}
+)
+
+
+def validate_workspace(name: object) -> str:
+    """Return ``name`` if it is a safe workspace name, else raise InvalidWorkspaceName.
+
+    A workspace name is a lower-case ASCII identifier (letters, digits,
+    underscores, not starting with a digit) of at most 60 bytes, that is not a
+    system schema, does not start with ``pg_`` and does not end with the
+    ``_kg`` suffix reserved for the workspace's AGE graph.
+    """
+    if not isinstance(name, str):
+        raise InvalidWorkspaceName(f"workspace name must be a string, got {type(name).__name__}")
+    if not name:
+        raise InvalidWorkspaceName("workspace name must not be empty")
+    if len(name.encode("utf-8")) > MAX_WORKSPACE_LENGTH:
+        raise InvalidWorkspaceName(
+            f"workspace name {name[:20]!r}... is longer than {MAX_WORKSPACE_LENGTH} bytes"
+        )
+    if not _NAME.match(name):
+        raise InvalidWorkspaceName(
+            f"workspace name {name!r} must match [a-z_][a-z0-9_]* "
+            "(lower-case ASCII letters, digits and underscores)"
+        )
+    if name in _RESERVED or name.startswith("pg_"):
+        raise InvalidWorkspaceName(f"workspace name {name!r} is reserved by PostgreSQL or AGE")
+    if name.endswith(GRAPH_SUFFIX):
+        raise InvalidWorkspaceName(
+            f"workspace name {name!r} must not end with {GRAPH_SUFFIX!r} (reserved for graphs)"
+        )
+    return name
+
+
+def graph_name(workspace: str) -> str:
+    """The AGE graph (and graph schema) name of a validated workspace."""
+    return validate_workspace(workspace) + GRAPH_SUFFIX
+
+
+def quote_ident(name: str) -> str:
+    """Double-quote an identifier that has already been validated."""
+    return '"' + name.replace('"', '""') + '"'

@@ -1,0 +1,156 @@
+"""Run the Alembic migrations of one workspace, or of all of them."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import text
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy.pool import NullPool
+
+from ..errors import ConfigurationError
+from .embedded import sqlalchemy_url
+from .identifiers import graph_name, quote_ident, validate_workspace
+from .schema import build_metadata
+
+TARGET_KEY = "lightrag_target"
+DIM_ENV = "LIGHTRAG_PG_EMBEDDING_DIM"
+WORKSPACE_ENV = "LIGHTRAG_PG_WORKSPACE"
+DEFAULT_CLI_DIM = 1536
+
+
+@dataclass(frozen=True, slots=True)
+class MigrationTarget:
+    """The workspace a migration run applies to, and its creation parameters."""
+
+    workspace: str
+    embedding_dim: int
+    embedding_model: str | None = None
+
+    def __post_init__(self) -> None:
+        validate_workspace(self.workspace)
+        if not isinstance(self.embedding_dim, int) or not 0 < self.embedding_dim <= 16000:
+            raise ConfigurationError(f"embedding_dim must be in 1..16000, got {self.embedding_dim!r}")
+
+    @property
+    def graph(self) -> str:
+        return graph_name(self.workspace)
+
+
+def target_from_cli(x_args: dict[str, str]) -> MigrationTarget:
+    """Build the target of a command-line ``alembic -x workspace=NAME`` run."""
+    workspace = x_args.get("workspace") or os.environ.get(WORKSPACE_ENV)
+    if not workspace:
+        raise ConfigurationError(
+            f"choose a workspace: alembic -x workspace=NAME upgrade head (or set {WORKSPACE_ENV})"
+        )
+    raw_dim = x_args.get("embedding_dim") or os.environ.get(DIM_ENV) or DEFAULT_CLI_DIM
+    try:
+        dim = int(raw_dim)
+    except ValueError as exc:
+        raise ConfigurationError(f"embedding_dim must be an integer, got {raw_dim!r}") from exc
+    return MigrationTarget(workspace, dim, x_args.get("embedding_model"))
+
+
+def migrations_dir() -> Path:
+    """The ``migrations/`` folder, whether installed as a package or in a checkout."""
+    checkout = Path(__file__).resolve().parents[2] / "migrations"
+    if checkout.is_dir():
+        return checkout
+    bundled = Path(__file__).resolve().parents[1] / "_migrations"
+    if bundled.is_dir():
+        return bundled
+    raise ConfigurationError(f"cannot find the Alembic migrations folder (looked in {checkout})")
+
+
+def alembic_config(target: MigrationTarget, connection: Connection | None = None) -> Config:
+    """An Alembic config bound to ``target`` (and to ``connection`` if given)."""
+    cfg = Config()
+    cfg.set_main_option("script_location", str(migrations_dir()))
+    cfg.attributes[TARGET_KEY] = target
+    if connection is not None:
+        cfg.attributes["connection"] = connection
+    return cfg
+
+
+def _lock(connection: Connection, key: str) -> None:
+    connection.execute(text("SELECT pg_advisory_xact_lock(hashtextextended(:k, 0))"), {"k": key})
+
+
+def ensure_extensions(connection: Connection) -> bool:
+    """Create pgvector (required) and AGE (when available); return whether AGE is usable."""
+    _lock(connection, "lightrag_pg:extensions")
+    connection.execute(text("CREATE EXTENSION IF NOT EXISTS vector"))
+    available = connection.execute(
+        text("SELECT count(*) FROM pg_available_extensions WHERE name = 'age'")
+    ).scalar()
+    if not available:
+        return False
+    with connection.begin_nested():
+        connection.execute(text("CREATE EXTENSION IF NOT EXISTS age"))
+    return True
+
+
+def prepare_workspace(connection: Connection, target: MigrationTarget) -> None:
+    """Serialise migrations of one workspace, create its schema and point search_path at it."""
+    ensure_extensions(connection)
+    _lock(connection, f"lightrag_pg:workspace:{target.workspace}")
+    schema = quote_ident(target.workspace)
+    connection.execute(text(f"CREATE SCHEMA IF NOT EXISTS {schema}"))
+    connection.execute(text(f"SET LOCAL search_path TO {schema}, public, ag_catalog"))
+
+
+def recorded_dim(connection: Connection, workspace: str) -> int | None:
+    """The embedding dimension stored in a workspace, or None for a new one."""
+    exists = connection.execute(
+        text("SELECT to_regclass(:t) IS NOT NULL"),
+        {"t": f"{quote_ident(workspace)}.workspace_info"},
+    ).scalar()
+    if not exists:
+        return None
+    return connection.execute(
+        text(f"SELECT embedding_dim FROM {quote_ident(workspace)}.workspace_info")
+    ).scalar()
+
+
+def configure_context(context: Any, connection: Connection, target: MigrationTarget) -> None:
+    """Configure Alembic's context for ``target`` on a prepared connection."""
+    dim = recorded_dim(connection, target.workspace) or target.embedding_dim
+    metadata = build_metadata(dim)
+    foreign = set(
+        connection.execute(
+            text("SELECT tablename FROM pg_tables WHERE schemaname <> :ws"), {"ws": target.workspace}
+        ).scalars()
+    )
+
+    def include_name(name: str | None, type_: str, parent_names: dict[str, Any]) -> bool:
+        if type_ != "table":
+            return True
+        return name in metadata.tables or (name not in foreign and name != "alembic_version")
+
+    context.configure(
+        connection=connection,
+        target_metadata=metadata,
+        include_name=include_name,
+        version_table_schema=target.workspace,
+        include_schemas=False,
+        transaction_per_migration=False,
+    )
+
+
+async def upgrade(dsn: str, target: MigrationTarget, revision: str = "head") -> None:
+    """Create or upgrade one workspace to ``revision``, in one transaction."""
+    engine = create_async_engine(sqlalchemy_url(dsn), poolclass=NullPool)
+    try:
+        async with engine.begin() as conn:
+            await conn.run_sync(
+                lambda sync: command.upgrade(alembic_config(target, sync), revision)
+            )
+    finally:
+        await engine.dispose()

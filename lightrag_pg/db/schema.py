@@ -1,0 +1,211 @@
+"""SQLAlchemy Core metadata of one workspace schema, shared with Alembic.
+
+Tables carry no schema: every workspace connection has its own schema first on
+``search_path``, so the same metadata describes every workspace. Vector columns
+need the workspace's embedding dimension, hence :func:`build_metadata`.
+"""
+
+from __future__ import annotations
+
+from pgvector.sqlalchemy import VECTOR
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    Column,
+    DateTime,
+    Float,
+    ForeignKey,
+    ForeignKeyConstraint,
+    Identity,
+    Index,
+    Integer,
+    MetaData,
+    PrimaryKeyConstraint,
+    Table,
+    Text,
+    text,
+)
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
+
+DOC_STATUSES = ("pending", "processing", "processed", "failed")
+
+
+def _ts(name: str, comment: str) -> Column:
+    return Column(
+        name, DateTime(timezone=True), nullable=False, server_default=text("now()"), comment=comment
+    )
+
+
+def _text_array(name: str, comment: str) -> Column:
+    return Column(
+        name, ARRAY(Text), nullable=False, server_default=text("'{}'::text[]"), comment=comment
+    )
+
+
+def _hnsw(table: str) -> Index:
+    return Index(
+        f"{table}_embedding_hnsw",
+        "embedding",
+        postgresql_using="hnsw",
+        postgresql_with={"m": 16, "ef_construction": 64},
+        postgresql_ops={"embedding": "vector_cosine_ops"},
+    )
+
+
+def build_metadata(embedding_dim: int) -> MetaData:
+    """Return the metadata of one workspace whose vectors have ``embedding_dim`` dimensions."""
+    md = MetaData()
+    Table(
+        "workspace_info",
+        md,
+        Column("id", Integer, primary_key=True, server_default=text("1"), comment="Always 1: one row per workspace"),
+        Column("embedding_dim", Integer, nullable=False, comment="Dimension of every vector column"),
+        Column("embedding_model", Text, nullable=True, comment="Name of the embedding model first used"),
+        Column("graph_enabled", Boolean, nullable=False, comment="Whether the AGE graph mirror exists"),
+        _ts("created_at", "When the workspace was created"),
+        CheckConstraint("id = 1", name="workspace_info_single_row"),
+        comment="Facts fixed when the workspace was created",
+    )
+    Table(
+        "full_docs",
+        md,
+        Column("id", Text, primary_key=True, comment="Document id: doc- plus the MD5 of the cleaned content, or the caller's id"),
+        Column("content", Text, nullable=False, comment="Full cleaned document text"),
+        Column("file_path", Text, nullable=False, server_default="unknown_source", comment="Source file path or label"),
+        _ts("created_at", "When the document was first stored"),
+        _ts("updated_at", "When the document row last changed"),
+        comment="Original documents, one row each",
+    )
+    Table(
+        "doc_status",
+        md,
+        Column("id", Text, primary_key=True, comment="Document id (full_docs.id)"),
+        Column("status", Text, nullable=False, comment="pending, processing, processed or failed"),
+        Column("content_summary", Text, nullable=False, server_default="", comment="First characters of the document"),
+        Column("content_length", Integer, nullable=False, comment="Length of the document in characters"),
+        Column("chunks_count", Integer, nullable=True, comment="Number of chunks once chunked"),
+        _text_array("chunks_list", "Ids of the document's chunks"),
+        Column("file_path", Text, nullable=False, server_default="unknown_source", comment="Source file path or label"),
+        Column("track_id", Text, nullable=True, comment="Id of the insert call that enqueued the document"),
+        Column("error_msg", Text, nullable=True, comment="Why processing failed, when status is failed"),
+        Column("metadata", JSONB, nullable=False, server_default=text("'{}'::jsonb"), comment="Processing details (timings, counts)"),
+        _ts("created_at", "When the document was enqueued"),
+        _ts("updated_at", "When the status last changed"),
+        CheckConstraint("status IN ('pending', 'processing', 'processed', 'failed')", name="doc_status_status_check"),
+        Index("doc_status_status_idx", "status"),
+        Index("doc_status_track_id_idx", "track_id"),
+        comment="Processing state of every document",
+    )
+    Table(
+        "text_chunks",
+        md,
+        Column("id", Text, primary_key=True, comment="Chunk id: chunk- plus the MD5 of its content"),
+        Column("doc_id", Text, ForeignKey("full_docs.id", ondelete="CASCADE"), nullable=False, comment="Document the chunk belongs to"),
+        Column("chunk_order_index", Integer, nullable=False, comment="Position of the chunk in its document"),
+        Column("tokens", Integer, nullable=False, comment="Number of tokens in the chunk"),
+        Column("content", Text, nullable=False, comment="Chunk text"),
+        Column("file_path", Text, nullable=False, server_default="unknown_source", comment="Source file path of the document"),
+        _ts("created_at", "When the chunk was stored"),
+        _ts("updated_at", "When the chunk last changed"),
+        Index("text_chunks_doc_id_idx", "doc_id"),
+        comment="Token-sized slices of documents",
+    )
+    Table(
+        "chunk_vectors",
+        md,
+        Column("chunk_id", Text, ForeignKey("text_chunks.id", ondelete="CASCADE"), primary_key=True, comment="Chunk id (text_chunks.id)"),
+        Column("embedding", VECTOR(embedding_dim), nullable=False, comment="Embedding of the chunk content"),
+        _hnsw("chunk_vectors"),
+        comment="Chunk embeddings (HNSW, cosine)",
+    )
+    Table(
+        "entities",
+        md,
+        Column("name", Text, primary_key=True, comment="Entity name, unique in the workspace"),
+        Column("id", BigInteger, Identity(always=False), nullable=False, unique=True, comment="Numeric id; also the entry id of the AGE vertex"),
+        Column("entity_type", Text, nullable=False, server_default="UNKNOWN", comment="Entity type (majority of extracted types)"),
+        Column("description", Text, nullable=False, server_default="", comment="Merged or summarised description"),
+        _text_array("source_ids", "Ids of the chunks the entity was extracted from (capped)"),
+        _text_array("file_paths", "Files the entity was extracted from (capped)"),
+        Column("version", Integer, nullable=False, server_default=text("1"), comment="Incremented on every merge; used to detect concurrent merges"),
+        _ts("created_at", "When the entity was first merged"),
+        _ts("updated_at", "When the entity last changed"),
+        comment="Knowledge graph vertices",
+    )
+    Table(
+        "entity_vectors",
+        md,
+        Column("name", Text, ForeignKey("entities.name", ondelete="CASCADE"), primary_key=True, comment="Entity name (entities.name)"),
+        Column("content", Text, nullable=False, comment="Text that was embedded: name and description"),
+        Column("embedding", VECTOR(embedding_dim), nullable=False, comment="Embedding of content"),
+        _ts("updated_at", "When the vector was computed"),
+        _hnsw("entity_vectors"),
+        comment="Entity embeddings (HNSW, cosine)",
+    )
+    Table(
+        "relations",
+        md,
+        Column("src", Text, ForeignKey("entities.name", ondelete="CASCADE"), nullable=False, comment="First endpoint (the smaller name in byte order)"),
+        Column("tgt", Text, ForeignKey("entities.name", ondelete="CASCADE"), nullable=False, comment="Second endpoint (the larger name in byte order)"),
+        Column("id", BigInteger, Identity(always=False), nullable=False, unique=True, comment="Numeric id; also the entry id of the AGE edge"),
+        Column("keywords", Text, nullable=False, server_default="", comment="Comma-separated relation keywords"),
+        Column("description", Text, nullable=False, server_default="", comment="Merged or summarised description"),
+        Column("weight", Float, nullable=False, server_default=text("1.0"), comment="Sum of extracted strengths"),
+        _text_array("source_ids", "Ids of the chunks the relation was extracted from (capped)"),
+        _text_array("file_paths", "Files the relation was extracted from (capped)"),
+        Column("version", Integer, nullable=False, server_default=text("1"), comment="Incremented on every merge; used to detect concurrent merges"),
+        _ts("created_at", "When the relation was first merged"),
+        _ts("updated_at", "When the relation last changed"),
+        PrimaryKeyConstraint("src", "tgt", name="relations_pkey"),
+        CheckConstraint('src < tgt COLLATE "C"', name="relations_canonical_order"),
+        Index("relations_tgt_idx", "tgt"),
+        comment="Knowledge graph edges; undirected, stored with src < tgt",
+    )
+    Table(
+        "relation_vectors",
+        md,
+        Column("src", Text, nullable=False, comment="First endpoint (relations.src)"),
+        Column("tgt", Text, nullable=False, comment="Second endpoint (relations.tgt)"),
+        Column("content", Text, nullable=False, comment="Text that was embedded: keywords, endpoints, description"),
+        Column("embedding", VECTOR(embedding_dim), nullable=False, comment="Embedding of content"),
+        _ts("updated_at", "When the vector was computed"),
+        PrimaryKeyConstraint("src", "tgt", name="relation_vectors_pkey"),
+        ForeignKeyConstraint(["src", "tgt"], ["relations.src", "relations.tgt"], ondelete="CASCADE", name="relation_vectors_relation_fkey"),
+        _hnsw("relation_vectors"),
+        comment="Relation embeddings (HNSW, cosine)",
+    )
+    Table(
+        "doc_entities",
+        md,
+        Column("doc_id", Text, ForeignKey("full_docs.id", ondelete="CASCADE"), nullable=False, comment="Document id"),
+        Column("entity_name", Text, ForeignKey("entities.name", ondelete="CASCADE"), nullable=False, comment="Entity extracted from the document"),
+        PrimaryKeyConstraint("doc_id", "entity_name", name="doc_entities_pkey"),
+        Index("doc_entities_entity_idx", "entity_name"),
+        comment="Which entities each document contributed to",
+    )
+    Table(
+        "doc_relations",
+        md,
+        Column("doc_id", Text, ForeignKey("full_docs.id", ondelete="CASCADE"), nullable=False, comment="Document id"),
+        Column("src", Text, nullable=False, comment="Relation first endpoint"),
+        Column("tgt", Text, nullable=False, comment="Relation second endpoint"),
+        PrimaryKeyConstraint("doc_id", "src", "tgt", name="doc_relations_pkey"),
+        ForeignKeyConstraint(["src", "tgt"], ["relations.src", "relations.tgt"], ondelete="CASCADE", name="doc_relations_relation_fkey"),
+        Index("doc_relations_pair_idx", "src", "tgt"),
+        comment="Which relations each document contributed to",
+    )
+    Table(
+        "llm_cache",
+        md,
+        Column("id", Text, primary_key=True, comment="Hash of cache type, mode and prompt"),
+        Column("cache_type", Text, nullable=False, comment="extract, summary, keywords or query"),
+        Column("mode", Text, nullable=False, server_default="default", comment="Query mode, or default for indexing"),
+        Column("chunk_id", Text, nullable=True, comment="Chunk whose extraction produced this entry"),
+        Column("prompt", Text, nullable=False, comment="The prompt (or its key) sent to the model"),
+        Column("response", Text, nullable=False, comment="The model's answer"),
+        _ts("created_at", "When the answer was cached"),
+        Index("llm_cache_chunk_id_idx", "chunk_id"),
+        comment="Cache of LLM answers, keyed by prompt hash",
+    )
+    return md

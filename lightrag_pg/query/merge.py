@@ -1,0 +1,168 @@
+"""Merging, truncating and numbering retrieval results (upstream stages 1-3)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from typing import Any, TypeVar
+
+from .param import QueryParam
+from .records import ChunkHit, EntityHit, RelationHit, TokenEncoder
+
+T = TypeVar("T")
+UNKNOWN_SOURCE = "unknown_source"
+
+
+def round_robin(*lists: Sequence[T], key: Callable[[T], Hashable]) -> list[T]:
+    """Interleave ``lists`` (first items of each, then second items, ...).
+
+    An item whose ``key`` was already taken is skipped, so the first
+    occurrence wins. Items whose key is ``None`` or empty are dropped, as
+    upstream drops entities without a name and chunks without an id.
+    """
+    merged: list[T] = []
+    seen: set[Hashable] = set()
+    longest = max((len(items) for items in lists), default=0)
+    for index in range(longest):
+        for items in lists:
+            if index >= len(items):
+                continue
+            item = items[index]
+            item_key = key(item)
+            if item_key is None or item_key == "" or item_key in seen:
+                continue
+            seen.add(item_key)
+            merged.append(item)
+    return merged
+
+
+def merge_entities(local: Sequence[EntityHit], global_: Sequence[EntityHit]) -> list[EntityHit]:
+    """Round-robin local (entity-search) and global (via relations) entities by name."""
+    return round_robin(local, global_, key=lambda e: e.name)
+
+
+def merge_relations(
+    local: Sequence[RelationHit], global_: Sequence[RelationHit]
+) -> list[RelationHit]:
+    """Round-robin local and global relations, identified by their sorted endpoints."""
+    return round_robin(local, global_, key=lambda r: r.pair)
+
+
+def merge_chunks(
+    vector: Sequence[ChunkHit],
+    from_entities: Sequence[ChunkHit],
+    from_relations: Sequence[ChunkHit],
+) -> list[ChunkHit]:
+    """Round-robin chunks: vector search first, then entity, then relation chunks."""
+    return round_robin(vector, from_entities, from_relations, key=lambda c: c.id)
+
+
+def rank_local_relations(relations: Iterable[RelationHit]) -> list[RelationHit]:
+    """Order the edges of the local search like upstream: (edge degree, weight) desc.
+
+    The sort is stable, so equal edges keep the order they were found in.
+    """
+    return sorted(relations, key=lambda r: (r.degree, r.weight), reverse=True)
+
+
+def endpoint_names(relations: Iterable[RelationHit]) -> list[str]:
+    """Entity names of the global search: endpoints in order of first appearance."""
+    names: list[str] = []
+    seen: set[str] = set()
+    for relation in relations:
+        for name in (relation.src, relation.tgt):
+            if name not in seen:
+                seen.add(name)
+                names.append(name)
+    return names
+
+
+def json_line(item: dict[str, Any]) -> str:
+    """One JSON line as upstream renders context rows (non-ASCII kept)."""
+    return json.dumps(item, ensure_ascii=False)
+
+
+def truncate_by_tokens(
+    items: Sequence[T],
+    tokenizer: TokenEncoder,
+    max_tokens: int,
+    render: Callable[[T], str],
+) -> list[T]:
+    """Keep the longest prefix of ``items`` whose rendered sizes fit ``max_tokens``.
+
+    Like upstream ``truncate_list_by_token_size``: the tokens of each
+    ``render(item)`` are summed and the list is cut before the item that
+    would exceed the budget; a budget of zero or less keeps nothing.
+    """
+    if max_tokens <= 0:
+        return []
+    used = 0
+    for index, item in enumerate(items):
+        used += len(tokenizer.encode(render(item)))
+        if used > max_tokens:
+            return list(items[:index])
+    return list(items)
+
+
+def entity_row(entity: EntityHit) -> dict[str, str]:
+    """An entity as a context JSON line (upstream drops file_path and created_at)."""
+    return {
+        "entity": entity.name,
+        "type": entity.entity_type or "UNKNOWN",
+        "description": entity.description or "UNKNOWN",
+    }
+
+
+def relation_row(relation: RelationHit) -> dict[str, str]:
+    """A relation as a context JSON line (upstream drops file_path and created_at)."""
+    return {
+        "entity1": relation.src,
+        "entity2": relation.tgt,
+        "description": relation.description or "UNKNOWN",
+    }
+
+
+def chunk_budget_row(chunk: ChunkHit) -> dict[str, str]:
+    """The form upstream measures a merged chunk in when truncating chunks."""
+    return {
+        "content": chunk.content,
+        "file_path": chunk.file_path or UNKNOWN_SOURCE,
+        "chunk_id": chunk.id,
+    }
+
+
+def truncate_kg(
+    entities: Sequence[EntityHit],
+    relations: Sequence[RelationHit],
+    *,
+    tokenizer: TokenEncoder,
+    param: QueryParam,
+) -> tuple[list[EntityHit], list[RelationHit]]:
+    """Keep the entity/relation prefixes fitting max_entity/relation_tokens."""
+    kept_entities = truncate_by_tokens(
+        entities, tokenizer, param.max_entity_tokens, lambda e: json_line(entity_row(e))
+    )
+    kept_relations = truncate_by_tokens(
+        relations, tokenizer, param.max_relation_tokens, lambda r: json_line(relation_row(r))
+    )
+    return kept_entities, kept_relations
+
+
+def generate_references(chunks: Sequence[ChunkHit]) -> tuple[list[dict[str, str]], list[str]]:
+    """Number the source files of ``chunks`` like upstream.
+
+    Files are ranked by how many chunks cite them (most first), ties by first
+    appearance, and numbered from "1". Returns the reference list and each
+    chunk's reference id ("" for chunks without a known file path).
+    """
+    counts: dict[str, int] = {}
+    first: dict[str, int] = {}
+    for index, chunk in enumerate(chunks):
+        path = chunk.file_path
+        if path and path != UNKNOWN_SOURCE:
+            counts[path] = counts.get(path, 0) + 1
+            first.setdefault(path, index)
+    ordered = sorted(counts, key=lambda p: (-counts[p], first[p]))
+    ref_ids = {path: str(i + 1) for i, path in enumerate(ordered)}
+    references = [{"reference_id": ref_ids[p], "file_path": p} for p in ordered]
+    return references, [ref_ids.get(chunk.file_path, "") for chunk in chunks]

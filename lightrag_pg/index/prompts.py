@@ -1,0 +1,301 @@
+"""Prompts for entity/relation extraction, gleaning and description summaries.
+
+The record format is upstream LightRAG's: one record per line,
+``entity<|#|>NAME<|#|>TYPE<|#|>DESCRIPTION`` and
+``relation<|#|>SOURCE<|#|>TARGET<|#|>KEYWORDS<|#|>DESCRIPTION``, followed by a
+line ``<|COMPLETE|>``. The wording and the few-shot examples are this
+project's own.
+
+How a fake (test) LLM recognises each prompt. Route on the last user message.
+The first line of each prompt is a fixed header, which is the unambiguous test
+(chunk text may quote any marker, but never comes first); each prompt also
+contains a marker that occurs in no other kind of prompt of this module:
+
+* **Extraction** (user prompt of :func:`extraction_messages`): first line
+  ``"---Task: Extract Entities and Relations---"``; contains
+  ``"---Input Text---"``. The chunk text is exactly what lies between the first
+  ``"---Input Text---\\n"`` and the last ``"\\n---End of Input Text---"``
+  (:func:`prompt_input_text`). The system prompt (first line ``"---Role---"``)
+  holds the instructions and examples and none of the headers or markers.
+* **Gleaning** (:func:`gleaning_prompt`, a follow-up user turn after the
+  extraction exchange): first line
+  ``"---Task: Add MISSED Entities and Relations---"``; contains ``"MISSED"``
+  (upper case, which no other prompt contains). It does not repeat the chunk
+  text; that is in the earlier user turn.
+* **Summary** (:func:`summary_prompt`, a single user message, no system
+  prompt): first line ``"---Task: Summarize Descriptions---"``; contains
+  ``"---Descriptions---"``. Lines ``"Kind: entity"`` / ``"Kind: relation"`` and
+  ``"Name: ..."`` name the subject; each line between ``"---Descriptions---"``
+  and ``"---End of Descriptions---"`` is one description encoded as a JSON
+  string literal, so multi-line descriptions stay on one line
+  (:func:`prompt_descriptions`).
+
+:func:`classify_prompt` applies these rules.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Literal
+
+from ..errors import ConfigurationError, InvalidInput
+
+__all__ = [
+    "COMPLETION_DELIMITER",
+    "DESCRIPTIONS_END",
+    "EXTRACTION_HEADER",
+    "EXTRACTION_MARKER",
+    "GLEANING_HEADER",
+    "GLEANING_MARKER",
+    "INPUT_TEXT_END",
+    "SUMMARY_HEADER",
+    "SUMMARY_MARKER",
+    "TUPLE_DELIMITER",
+    "classify_prompt",
+    "extraction_messages",
+    "gleaning_prompt",
+    "prompt_descriptions",
+    "prompt_input_text",
+    "summary_prompt",
+]
+
+TUPLE_DELIMITER = "<|#|>"
+COMPLETION_DELIMITER = "<|COMPLETE|>"
+
+EXTRACTION_HEADER = "---Task: Extract Entities and Relations---"
+GLEANING_HEADER = "---Task: Add MISSED Entities and Relations---"
+SUMMARY_HEADER = "---Task: Summarize Descriptions---"
+
+EXTRACTION_MARKER = "---Input Text---"
+INPUT_TEXT_END = "---End of Input Text---"
+GLEANING_MARKER = "MISSED"
+SUMMARY_MARKER = "---Descriptions---"
+DESCRIPTIONS_END = "---End of Descriptions---"
+
+_D = TUPLE_DELIMITER
+_C = COMPLETION_DELIMITER
+
+# Few-shot examples: (text, output records without the completion line).
+_EXAMPLES: tuple[tuple[str, str], ...] = (
+    (
+        """The Halvorsen Lab at Nordfjord University studies coral bleaching. In March 2023 postdoctoral researcher Dr. Amara Osei published a dataset of 4,000 reef temperature readings collected by the lab's autonomous buoy, SeaSense-2. Lab director Prof. Ingrid Halvorsen said the readings will train the lab's new bleaching forecast model.""",
+        """entity<|#|>Halvorsen Lab<|#|>Organization<|#|>The Halvorsen Lab is a research group at Nordfjord University that studies coral bleaching.
+entity<|#|>Nordfjord University<|#|>Organization<|#|>Nordfjord University is the university that hosts the Halvorsen Lab.
+entity<|#|>Coral Bleaching<|#|>Concept<|#|>Coral bleaching is the phenomenon studied by the Halvorsen Lab.
+entity<|#|>Amara Osei<|#|>Person<|#|>Dr. Amara Osei is a postdoctoral researcher who published a reef temperature dataset in March 2023.
+entity<|#|>Reef Temperature Dataset<|#|>Data<|#|>The reef temperature dataset holds 4,000 readings collected by the SeaSense-2 buoy.
+entity<|#|>SeaSense-2<|#|>Artifact<|#|>SeaSense-2 is the autonomous buoy of the Halvorsen Lab that collects reef temperature readings.
+entity<|#|>Ingrid Halvorsen<|#|>Person<|#|>Prof. Ingrid Halvorsen is the director of the Halvorsen Lab.
+entity<|#|>Bleaching Forecast Model<|#|>Method<|#|>The bleaching forecast model is a new model of the Halvorsen Lab trained on reef temperature readings.
+relation<|#|>Halvorsen Lab<|#|>Nordfjord University<|#|>affiliation, hosting<|#|>The Halvorsen Lab is part of Nordfjord University.
+relation<|#|>Halvorsen Lab<|#|>Coral Bleaching<|#|>research focus<|#|>The Halvorsen Lab studies coral bleaching.
+relation<|#|>Amara Osei<|#|>Reef Temperature Dataset<|#|>publication, data release<|#|>Amara Osei published the reef temperature dataset in March 2023.
+relation<|#|>SeaSense-2<|#|>Reef Temperature Dataset<|#|>measurement, data collection<|#|>The readings in the reef temperature dataset were collected by SeaSense-2.
+relation<|#|>Ingrid Halvorsen<|#|>Halvorsen Lab<|#|>leadership<|#|>Ingrid Halvorsen directs the Halvorsen Lab.
+relation<|#|>Reef Temperature Dataset<|#|>Bleaching Forecast Model<|#|>training data, forecasting<|#|>The reef temperature readings will be used to train the bleaching forecast model.""",
+    ),
+    (
+        """Line 4 of the Brasca Metro opened on 12 June 2021 and links Central Station with Brasca Airport. The city's transit authority, Brasca Mobility, reports that the line carries 90,000 riders a day and has cut the trip to the airport from 50 to 22 minutes.""",
+        """entity<|#|>Line 4<|#|>Artifact<|#|>Line 4 is a Brasca Metro line, opened on 12 June 2021, that carries 90,000 riders a day.
+entity<|#|>Brasca Metro<|#|>Organization<|#|>The Brasca Metro is the metro network of the city of Brasca.
+entity<|#|>Central Station<|#|>Location<|#|>Central Station is a Brasca Metro station served by Line 4.
+entity<|#|>Brasca Airport<|#|>Location<|#|>Brasca Airport is reached from Central Station by Line 4 in 22 minutes.
+entity<|#|>Brasca Mobility<|#|>Organization<|#|>Brasca Mobility is the transit authority of the city of Brasca.
+entity<|#|>Line 4 Opening<|#|>Event<|#|>The opening of Line 4 took place on 12 June 2021.
+relation<|#|>Line 4<|#|>Brasca Metro<|#|>network membership<|#|>Line 4 is one of the lines of the Brasca Metro.
+relation<|#|>Line 4<|#|>Central Station<|#|>route, connection<|#|>Line 4 serves Central Station.
+relation<|#|>Line 4<|#|>Brasca Airport<|#|>route, travel time<|#|>Line 4 links Brasca Airport with the city and cut the trip from 50 to 22 minutes.
+relation<|#|>Brasca Mobility<|#|>Line 4<|#|>operation, ridership reporting<|#|>Brasca Mobility reports the ridership of Line 4.
+relation<|#|>Line 4 Opening<|#|>Line 4<|#|>inauguration<|#|>Line 4 entered service at the Line 4 Opening on 12 June 2021.""",
+    ),
+    (
+        """Marie Curie was born in Warsaw.""",
+        """entity<|#|>Marie Curie<|#|>Person<|#|>Marie Curie is a person who was born in Warsaw.
+entity<|#|>Warsaw<|#|>Location<|#|>Warsaw is the city where Marie Curie was born.
+relation<|#|>Marie Curie<|#|>Warsaw<|#|>birthplace, origin<|#|>Marie Curie was born in Warsaw.""",
+    ),
+)
+
+_ENTITY_FORMAT = f"entity{_D}name{_D}type{_D}description"
+_RELATION_FORMAT = f"relation{_D}source{_D}target{_D}keywords{_D}description"
+
+_SYSTEM_TEMPLATE = f"""---Role---
+You build knowledge graphs. You read a passage of text and write down the entities it names and the relations between them, one record per line in a fixed format.
+
+---Instructions---
+1. Entities. Find every clearly identifiable, meaningful entity in the text. For each one give:
+   - name: the entity's name as the text writes it. Use Title Case for names that are not case-sensitive, and spell an entity the same way every time it appears.
+   - type: exactly one of these types: {{entity_types}}. If none of them fits, write Other; never invent a new type.
+   - description: one or two sentences, in the third person, on what the text says about the entity. Use only the text.
+   Write each entity on its own line as:
+   {_ENTITY_FORMAT}
+2. Relations. Find the direct, explicitly stated relations between the entities you listed. Break a statement that links more than two entities into pairs. For each pair give:
+   - source and target: the two names, spelled exactly as in the entity lines.
+   - keywords: a few high-level words or short phrases naming the kind of relation, separated by commas.
+   - description: one sentence explaining how the two entities are related.
+   Write each relation on its own line as:
+   {_RELATION_FORMAT}
+3. The field separator {_D} is a single fixed token. Never write anything inside it, never use it between keywords, and never split one record over several lines.
+4. Relations are undirected: list each pair once. Write all entity lines first, then all relation lines, most important relations first.
+5. Name things explicitly; do not use pronouns such as "he", "they", "this paper" or "our team".
+6. Write names, keywords and descriptions in {{language}}. Keep proper nouns in their original language when there is no standard translation.
+7. Output only the records: no headings, numbering, explanations or code fences. After the last record write a line containing only {_C}.
+
+---Examples---
+{{examples}}"""
+
+_USER_TEMPLATE = f"""{EXTRACTION_HEADER}
+Extract the entities and relations from the text between the markers below, following the system instructions exactly. Output only entity and relation lines, in {{language}}, then {_C} on a line of its own.
+
+---Entity Types---
+{{entity_types}}
+
+{EXTRACTION_MARKER}
+{{text}}
+{INPUT_TEXT_END}
+
+---Output---
+"""
+
+_GLEANING_TEMPLATE = f"""{GLEANING_HEADER}
+Read the input text of the previous request again. Some entities and relations were {GLEANING_MARKER}, or were written with fields missing, cut off or in the wrong format.
+1. Do not repeat records that were already complete and correct.
+2. Write every {GLEANING_MARKER} entity and relation, and a corrected, complete version of every record that was cut off or malformed.
+3. Use exactly the same line formats as before:
+   {_ENTITY_FORMAT}
+   {_RELATION_FORMAT}
+   Entity types: {{entity_types}}.
+4. Write in {{language}}. Output only records, then {_C} on a line of its own.
+
+---Output---
+"""
+
+_SUMMARY_TEMPLATE = f"""{SUMMARY_HEADER}
+You maintain a knowledge graph. The descriptions below, one per line and each written as a JSON string, were collected for the same {{kind}} from different parts of the source documents. Merge them into a single description in plain text.
+1. Use only information found in the descriptions. Keep every distinct fact and drop repetitions.
+2. If two descriptions disagree, keep both statements and make clear they differ.
+3. Write in the third person, in {{language}}, and {{naming}}.
+4. Keep it under about {{summary_length}} tokens.
+5. Output only the merged description: no heading, quotes or commentary.
+
+---Subject---
+Kind: {{kind}}
+Name: {{name}}
+
+{SUMMARY_MARKER}
+{{descriptions}}
+{DESCRIPTIONS_END}
+
+---Output---
+"""
+
+
+_NAMING = {
+    "entity": "start by naming the entity",
+    "relation": "name both entities of the relation",
+}
+_KIND_BY_HEADER: dict[str, Literal["extraction", "gleaning", "summary"]] = {
+    EXTRACTION_HEADER: "extraction",
+    GLEANING_HEADER: "gleaning",
+    SUMMARY_HEADER: "summary",
+}
+
+
+def extraction_messages(
+    text: str, *, entity_types: Sequence[str], language: str
+) -> tuple[str, str]:
+    """Return ``(system_prompt, user_prompt)`` for extracting from ``text``.
+
+    The system prompt depends only on ``entity_types`` and ``language`` (so it
+    can be cached by the provider); the user prompt carries ``text`` verbatim
+    between ``---Input Text---`` and ``---End of Input Text---`` lines.
+    """
+    if not isinstance(text, str):
+        raise InvalidInput(f"chunk text must be a string, got {type(text).__name__}")
+    types = _format_types(entity_types)
+    system = _SYSTEM_TEMPLATE.format(
+        entity_types=types, language=language, examples=_render_examples()
+    )
+    user = _USER_TEMPLATE.format(entity_types=types, language=language, text=text)
+    return system, user
+
+
+def gleaning_prompt(*, entity_types: Sequence[str], language: str) -> str:
+    """Return the follow-up user prompt asking for missed or malformed records."""
+    return _GLEANING_TEMPLATE.format(entity_types=_format_types(entity_types), language=language)
+
+
+def summary_prompt(
+    kind: Literal["entity", "relation"],
+    name: str,
+    descriptions: Sequence[str],
+    *,
+    language: str,
+    summary_length: int,
+) -> str:
+    """Return the prompt merging several ``descriptions`` of one entity or relation.
+
+    ``name`` is shown as given (whitespace collapsed to one line). Each
+    description is written on its own line as a JSON string literal.
+    """
+    if kind not in ("entity", "relation"):
+        raise InvalidInput(f"summary kind must be 'entity' or 'relation', got {kind!r}")
+    if not descriptions:
+        raise InvalidInput("summary_prompt needs at least one description")
+    if isinstance(summary_length, bool) or not isinstance(summary_length, int) or summary_length <= 0:
+        raise ConfigurationError(f"summary_length must be a positive integer, got {summary_length!r}")
+    lines = "\n".join(json.dumps(str(d), ensure_ascii=False) for d in descriptions)
+    return _SUMMARY_TEMPLATE.format(
+        kind=kind,
+        naming=_NAMING[kind],
+        name=" ".join(str(name).split()),
+        language=language,
+        summary_length=summary_length,
+        descriptions=lines,
+    )
+
+
+def classify_prompt(prompt: str) -> Literal["extraction", "gleaning", "summary"] | None:
+    """Tell which kind of prompt ``prompt`` (a user message) is, or ``None``.
+
+    Decided by the first line, so chunk text quoting a marker cannot mislead it.
+    """
+    first_line = prompt.lstrip().partition("\n")[0].strip()
+    return _KIND_BY_HEADER.get(first_line)
+
+
+def prompt_input_text(prompt: str) -> str | None:
+    """Return the chunk text embedded in an extraction user prompt, or ``None``."""
+    head, sep, rest = prompt.partition(EXTRACTION_MARKER + "\n")
+    if not sep:
+        return None
+    body, sep, _ = rest.rpartition("\n" + INPUT_TEXT_END)
+    return body if sep else None
+
+
+def prompt_descriptions(prompt: str) -> list[str] | None:
+    """Return the descriptions listed in a summary prompt, or ``None``."""
+    _, sep, rest = prompt.partition(SUMMARY_MARKER + "\n")
+    if not sep:
+        return None
+    body, sep, _ = rest.rpartition("\n" + DESCRIPTIONS_END)
+    if not sep:
+        return None
+    return [json.loads(line) for line in body.split("\n") if line.strip()]
+
+
+def _format_types(entity_types: Sequence[str]) -> str:
+    if isinstance(entity_types, str):
+        entity_types = [entity_types]
+    types = [t.strip() for t in entity_types if isinstance(t, str) and t.strip()]
+    if not types:
+        raise ConfigurationError("entity_types must name at least one type")
+    return ", ".join(types)
+
+
+def _render_examples() -> str:
+    blocks = []
+    for number, (text, lines) in enumerate(_EXAMPLES, start=1):
+        blocks.append(f"Example {number} text:\n{text}\n\nExample {number} output:\n{lines}\n{_C}")
+    return "\n\n".join(blocks)

@@ -1,0 +1,60 @@
+"""The asyncpg pool of one workspace, with its per-connection init hook."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import asyncpg
+from pgvector.asyncpg import register_vector
+
+from .errors import translated
+from .identifiers import quote_ident, validate_workspace
+
+log = logging.getLogger(__name__)
+
+HNSW_EF_SEARCH = 200
+
+
+async def init_connection(conn: asyncpg.Connection) -> None:
+    """Register the pgvector and jsonb codecs and load AGE (when permitted)."""
+    await register_vector(conn)
+    await conn.set_type_codec("jsonb", encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
+    has_age = await conn.fetchval("SELECT count(*) FROM pg_extension WHERE extname = 'age'")
+    if has_age:
+        try:
+            await conn.execute("LOAD 'age'")
+        except asyncpg.InsufficientPrivilegeError:
+            log.debug("LOAD 'age' not permitted; Cypher needs age in session_preload_libraries")
+
+
+def server_settings(workspace: str, statement_timeout_ms: int = 0) -> dict[str, str]:
+    """Session settings applied once per connection, at connect time."""
+    settings = {
+        "search_path": f"{quote_ident(validate_workspace(workspace))}, public, ag_catalog",
+        "hnsw.ef_search": str(HNSW_EF_SEARCH),
+        "hnsw.iterative_scan": "relaxed_order",
+        "application_name": "lightrag_pg",
+    }
+    if statement_timeout_ms:
+        settings["statement_timeout"] = str(statement_timeout_ms)
+    return settings
+
+
+async def create_pool(
+    dsn: str,
+    workspace: str,
+    *,
+    min_size: int = 1,
+    max_size: int = 8,
+    statement_timeout_ms: int = 0,
+) -> asyncpg.Pool:
+    """Open a pool whose connections all have ``workspace`` first on search_path."""
+    async with translated():
+        return await asyncpg.create_pool(
+            dsn,
+            min_size=min_size,
+            max_size=max_size,
+            init=init_connection,
+            server_settings=server_settings(workspace, statement_timeout_ms),
+        )

@@ -1,0 +1,55 @@
+"""LLM response cache, keyed by a hash of what was asked."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+import asyncpg
+
+from ..db.errors import translating
+from ..db.sqlfile import load_queries
+
+SQL = load_queries(__package__, "cache.sql")
+
+
+def cache_key(cache_type: str, mode: str, *parts: str) -> str:
+    """A stable key for a prompt: ``type:mode:md5(parts)``."""
+    digest = hashlib.md5("\x1f".join(parts).encode("utf-8")).hexdigest()
+    return f"{cache_type}:{mode}:{digest}"
+
+
+class CacheStore:
+    """``llm_cache`` on one connection."""
+
+    def __init__(self, conn: asyncpg.Connection) -> None:
+        self.conn = conn
+
+    @translating
+    async def get(self, key: str) -> str | None:
+        """The cached answer for ``key``, if any."""
+        return await self.conn.fetchval(SQL["get"], key)
+
+    @translating
+    async def get_many(self, keys: Sequence[str]) -> dict[str, str]:
+        """Cached answers for several keys."""
+        return {r["id"]: r["response"] for r in await self.conn.fetch(SQL["get_many"], list(keys))}
+
+    @translating
+    async def put(
+        self,
+        key: str,
+        response: str,
+        *,
+        cache_type: str,
+        mode: str = "default",
+        prompt: str = "",
+        chunk_id: str | None = None,
+    ) -> None:
+        """Store an answer."""
+        await self.conn.execute(SQL["put"], key, cache_type, mode, chunk_id, prompt, response)
+
+    @translating
+    async def delete_for_chunks(self, chunk_ids: Sequence[str]) -> None:
+        """Forget the extraction answers of the given chunks."""
+        await self.conn.execute(SQL["delete_for_chunks"], list(chunk_ids))

@@ -1,0 +1,72 @@
+"""Chunk store: ``text_chunks`` and ``chunk_vectors``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import asyncpg
+import numpy as np
+
+from ..db.errors import translating
+from ..db.sqlfile import load_queries
+
+SQL = load_queries(__package__, "chunks.sql")
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRow:
+    """A chunk ready to be stored."""
+
+    id: str
+    doc_id: str
+    chunk_order_index: int
+    tokens: int
+    content: str
+    file_path: str = "unknown_source"
+
+
+class ChunkStore:
+    """Chunks and their vectors, on one connection."""
+
+    def __init__(self, conn: asyncpg.Connection) -> None:
+        self.conn = conn
+
+    @translating
+    async def upsert(self, chunks: Sequence[ChunkRow], embeddings: np.ndarray) -> None:
+        """Store chunks with their embeddings (one row of ``embeddings`` per chunk)."""
+        if not chunks:
+            return
+        await self.conn.execute(
+            SQL["upsert_chunks"],
+            [c.id for c in chunks],
+            [c.doc_id for c in chunks],
+            [c.chunk_order_index for c in chunks],
+            [c.tokens for c in chunks],
+            [c.content for c in chunks],
+            [c.file_path for c in chunks],
+            list(np.asarray(embeddings, dtype=np.float32)),
+        )
+
+    @translating
+    async def get(self, ids: Sequence[str]) -> list[asyncpg.Record]:
+        """Chunks in the order given; unknown ids are skipped."""
+        return await self.conn.fetch(SQL["chunks_by_ids"], list(ids))
+
+    @translating
+    async def ids_of_docs(self, doc_ids: Sequence[str]) -> list[str]:
+        """Chunk ids of the given documents."""
+        return [r["id"] for r in await self.conn.fetch(SQL["chunk_ids_of_docs"], list(doc_ids))]
+
+    @translating
+    async def similarities(self, ids: Sequence[str], query: np.ndarray) -> dict[str, float]:
+        """Cosine similarity of each chunk to ``query``."""
+        rows = await self.conn.fetch(SQL["chunk_similarities"], list(ids), np.asarray(query, np.float32))
+        return {r["id"]: float(r["similarity"]) for r in rows}
+
+    @translating
+    async def search(self, query: np.ndarray, threshold: float, top_k: int) -> list[asyncpg.Record]:
+        """Chunks nearest to ``query`` with similarity >= ``threshold``, best first."""
+        return await self.conn.fetch(
+            SQL["search_chunks"], np.asarray(query, np.float32), threshold, top_k
+        )

@@ -1,0 +1,49 @@
+-- SQL of the chunk store: text_chunks and chunk_vectors.
+
+-- name: upsert_chunks
+-- Insert or replace chunks with their vectors; the arrays are parallel.
+WITH rows AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::int[], $5::text[], $6::text[], $7::vector[])
+        AS u(id, doc_id, chunk_order_index, tokens, content, file_path, embedding)
+), chunks AS (
+    INSERT INTO text_chunks AS c (id, doc_id, chunk_order_index, tokens, content, file_path)
+    SELECT id, doc_id, chunk_order_index, tokens, content, file_path FROM rows ORDER BY id
+    ON CONFLICT (id) DO UPDATE SET
+        doc_id = EXCLUDED.doc_id, chunk_order_index = EXCLUDED.chunk_order_index,
+        tokens = EXCLUDED.tokens, content = EXCLUDED.content, file_path = EXCLUDED.file_path,
+        updated_at = now()
+    RETURNING c.id
+)
+INSERT INTO chunk_vectors AS v (chunk_id, embedding)
+SELECT r.id, r.embedding FROM rows r JOIN chunks c USING (id) ORDER BY r.id
+ON CONFLICT (chunk_id) DO UPDATE SET embedding = EXCLUDED.embedding;
+
+-- name: chunks_by_ids
+-- Chunks in the order of the ids given; unknown ids are skipped.
+SELECT c.id, c.doc_id, c.chunk_order_index, c.tokens, c.content, c.file_path, c.created_at
+FROM unnest($1::text[]) WITH ORDINALITY AS i(id, ord)
+JOIN text_chunks c ON c.id = i.id
+ORDER BY i.ord;
+
+-- name: chunk_ids_of_docs
+-- Chunk ids of the given documents.
+SELECT id FROM text_chunks WHERE doc_id = ANY($1::text[]) ORDER BY doc_id, chunk_order_index;
+
+-- name: chunk_similarities
+-- Cosine similarity of each given chunk to a query vector (for VECTOR chunk picking).
+SELECT v.chunk_id AS id, 1 - (v.embedding <=> $2::vector) AS similarity
+FROM chunk_vectors v WHERE v.chunk_id = ANY($1::text[]);
+
+-- name: search_chunks
+-- Nearest chunks to a query vector above a cosine threshold, best first.
+WITH hits AS MATERIALIZED (
+    SELECT chunk_id, embedding <=> $1::vector AS distance
+    FROM chunk_vectors
+    WHERE embedding <=> $1::vector <= 1 - $2::float8
+    ORDER BY embedding <=> $1::vector
+    LIMIT $3
+)
+SELECT c.id, c.doc_id, c.chunk_order_index, c.tokens, c.content, c.file_path, c.created_at,
+       1 - h.distance AS similarity
+FROM hits h JOIN text_chunks c ON c.id = h.chunk_id
+ORDER BY h.distance, c.id;

@@ -1,0 +1,85 @@
+-- SQL of the document store: full_docs, doc_status and the per-document
+-- entity and relation lists.
+
+-- name: existing_doc_ids
+-- Which of the given ids already have a status row.
+SELECT id FROM doc_status WHERE id = ANY($1::text[]);
+
+-- name: insert_docs
+-- Store new documents and their pending status; existing ids are left alone.
+WITH rows AS (
+    SELECT * FROM jsonb_to_recordset($1::jsonb)
+        AS u(id text, content text, file_path text, track_id text)
+), docs AS (
+    INSERT INTO full_docs (id, content, file_path)
+    SELECT id, content, file_path FROM rows ORDER BY id
+    ON CONFLICT (id) DO NOTHING
+    RETURNING id
+)
+INSERT INTO doc_status (id, status, content_summary, content_length, file_path, track_id)
+SELECT r.id, 'pending', left(r.content, 100), length(r.content), r.file_path, r.track_id
+FROM rows r JOIN docs d USING (id)
+ORDER BY r.id
+ON CONFLICT (id) DO NOTHING
+RETURNING id;
+
+-- name: docs_by_ids
+-- Full documents with their status, in the order of the ids given.
+SELECT d.id, d.content, d.file_path, s.status, s.track_id, s.chunks_list, s.error_msg
+FROM unnest($1::text[]) WITH ORDINALITY AS i(id, ord)
+JOIN full_docs d ON d.id = i.id
+LEFT JOIN doc_status s ON s.id = d.id
+ORDER BY i.ord;
+
+-- name: status_by_ids
+-- Status rows in the order of the ids given.
+SELECT s.* FROM unnest($1::text[]) WITH ORDINALITY AS i(id, ord)
+JOIN doc_status s ON s.id = i.id ORDER BY i.ord;
+
+-- name: ids_by_status
+-- Ids of documents in any of the given statuses, oldest first.
+SELECT id FROM doc_status WHERE status = ANY($1::text[]) ORDER BY created_at, id;
+
+-- name: claim_docs
+-- Mark documents processing, skipping rows another process holds; returns the ids claimed.
+UPDATE doc_status s SET status = 'processing', error_msg = NULL, updated_at = now()
+FROM (
+    SELECT id FROM doc_status
+    WHERE id = ANY($1::text[]) AND status <> 'processed'
+    ORDER BY id
+    FOR UPDATE SKIP LOCKED
+) c
+WHERE s.id = c.id
+RETURNING s.id;
+
+-- name: mark_processed
+-- Record a document as processed with its chunk list and processing details.
+UPDATE doc_status SET status = 'processed', chunks_count = cardinality($2::text[]),
+    chunks_list = $2::text[], error_msg = NULL, metadata = metadata || $3::jsonb, updated_at = now()
+WHERE id = $1;
+
+-- name: mark_failed
+-- Record why a document failed.
+UPDATE doc_status SET status = 'failed', error_msg = $2, updated_at = now() WHERE id = $1;
+
+-- name: status_counts
+-- Number of documents per status.
+SELECT status, count(*) AS n FROM doc_status GROUP BY status;
+
+-- name: link_entities
+-- Record that a document contributed to entities.
+INSERT INTO doc_entities (doc_id, entity_name)
+SELECT $1, n FROM unnest($2::text[]) AS n ORDER BY n COLLATE "C"
+ON CONFLICT DO NOTHING;
+
+-- name: link_relations
+-- Record that a document contributed to relations (canonical pairs).
+INSERT INTO doc_relations (doc_id, src, tgt)
+SELECT $1, p.src, p.tgt FROM unnest($2::text[], $3::text[]) AS p(src, tgt)
+ORDER BY p.src COLLATE "C", p.tgt COLLATE "C"
+ON CONFLICT DO NOTHING;
+
+-- name: delete_docs
+-- Delete documents with their status; chunks, vectors and links go by cascade.
+WITH s AS (DELETE FROM doc_status WHERE id = ANY($1::text[]))
+DELETE FROM full_docs WHERE id = ANY($1::text[]) RETURNING id;

@@ -1,0 +1,150 @@
+-- SQL of the graph store (entities and relations). Every statement handles a
+-- whole batch: arrays or a jsonb array of rows in, one round trip.
+
+-- name: entities_by_names
+-- Entities with their degree, in the order of the names given; unknown names are skipped.
+SELECT e.name, e.entity_type, e.description, e.source_ids, e.file_paths, e.version,
+       e.created_at, e.updated_at, node_degree(e.name) AS degree
+FROM unnest($1::text[]) WITH ORDINALITY AS n(name, ord)
+JOIN entities e ON e.name = n.name
+ORDER BY n.ord;
+
+-- name: node_degrees
+-- Degree of each given name (0 for unknown names).
+SELECT n.name, node_degree(n.name) AS degree
+FROM unnest($1::text[]) AS n(name);
+
+-- name: relations_by_pairs
+-- Relations with their edge degree, in the order of the (canonical) pairs given.
+SELECT r.src, r.tgt, r.keywords, r.description, r.weight, r.source_ids, r.file_paths,
+       r.version, r.created_at, r.updated_at,
+       node_degree(r.src) + node_degree(r.tgt) AS degree
+FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS p(src, tgt, ord)
+JOIN relations r ON r.src = p.src AND r.tgt = p.tgt
+ORDER BY p.ord;
+
+-- name: edge_degrees
+-- Edge degree (sum of endpoint degrees) of each given pair, whether or not the edge exists.
+SELECT p.src, p.tgt, node_degree(p.src) + node_degree(p.tgt) AS degree
+FROM unnest($1::text[], $2::text[]) AS p(src, tgt);
+
+-- name: edges_of
+-- Every relation touching any of the given entities, with its edge degree.
+WITH n AS (SELECT DISTINCT name FROM unnest($1::text[]) AS u(name)),
+hit AS (
+    SELECT r.src, r.tgt FROM relations r JOIN n ON r.src = n.name
+    UNION
+    SELECT r.src, r.tgt FROM relations r JOIN n ON r.tgt = n.name
+)
+SELECT r.src, r.tgt, r.keywords, r.description, r.weight, r.source_ids, r.file_paths,
+       r.version, r.created_at, r.updated_at,
+       node_degree(r.src) + node_degree(r.tgt) AS degree
+FROM hit JOIN relations r USING (src, tgt)
+ORDER BY r.src, r.tgt;
+
+-- name: upsert_entities
+-- Insert or replace entities; locks rows in name order so batches cannot deadlock.
+INSERT INTO entities AS e (name, entity_type, description, source_ids, file_paths, version)
+SELECT u.name, u.entity_type, u.description, u.source_ids, u.file_paths, 1
+FROM jsonb_to_recordset($1::jsonb) AS u(
+    name text, entity_type text, description text, source_ids text[], file_paths text[])
+ORDER BY u.name COLLATE "C"
+ON CONFLICT (name) DO UPDATE SET
+    entity_type = EXCLUDED.entity_type,
+    description = EXCLUDED.description,
+    source_ids = EXCLUDED.source_ids,
+    file_paths = EXCLUDED.file_paths,
+    version = e.version + 1,
+    updated_at = now()
+RETURNING e.name;
+
+-- name: upsert_entities_if_unchanged
+-- Optimistic merge write: each row carries the version it was computed from;
+-- a row is written only if nobody changed it since (0 means "did not exist").
+-- Returns the names written; the others must be merged again.
+INSERT INTO entities AS e (name, entity_type, description, source_ids, file_paths, version)
+SELECT u.name, u.entity_type, u.description, u.source_ids, u.file_paths, u.version + 1
+FROM jsonb_to_recordset($1::jsonb) AS u(
+    name text, entity_type text, description text, source_ids text[], file_paths text[],
+    version int)
+ORDER BY u.name COLLATE "C"
+ON CONFLICT (name) DO UPDATE SET
+    entity_type = EXCLUDED.entity_type,
+    description = EXCLUDED.description,
+    source_ids = EXCLUDED.source_ids,
+    file_paths = EXCLUDED.file_paths,
+    version = EXCLUDED.version,
+    updated_at = now()
+WHERE e.version + 1 = EXCLUDED.version
+RETURNING e.name;
+
+-- name: ensure_entities
+-- Create entities that do not exist yet (relation endpoints); existing ones are untouched.
+INSERT INTO entities (name, entity_type, description, source_ids, file_paths, version)
+SELECT u.name, u.entity_type, u.description, u.source_ids, u.file_paths, 1
+FROM jsonb_to_recordset($1::jsonb) AS u(
+    name text, entity_type text, description text, source_ids text[], file_paths text[])
+ORDER BY u.name COLLATE "C"
+ON CONFLICT (name) DO NOTHING
+RETURNING name;
+
+-- name: lock_entities
+-- Lock existing entities for a read-modify-write, in name order.
+SELECT e.name, e.entity_type, e.description, e.source_ids, e.file_paths, e.version,
+       e.created_at, e.updated_at, 0::bigint AS degree
+FROM entities e
+WHERE e.name = ANY($1::text[])
+ORDER BY e.name COLLATE "C"
+FOR NO KEY UPDATE;
+
+-- name: upsert_relations
+-- Insert or replace relations (pairs already canonical), in pair order.
+INSERT INTO relations AS r (src, tgt, keywords, description, weight, source_ids, file_paths, version)
+SELECT u.src, u.tgt, u.keywords, u.description, u.weight, u.source_ids, u.file_paths, 1
+FROM jsonb_to_recordset($1::jsonb) AS u(
+    src text, tgt text, keywords text, description text, weight float8,
+    source_ids text[], file_paths text[])
+ORDER BY u.src COLLATE "C", u.tgt COLLATE "C"
+ON CONFLICT (src, tgt) DO UPDATE SET
+    keywords = EXCLUDED.keywords,
+    description = EXCLUDED.description,
+    weight = EXCLUDED.weight,
+    source_ids = EXCLUDED.source_ids,
+    file_paths = EXCLUDED.file_paths,
+    version = r.version + 1,
+    updated_at = now()
+RETURNING r.src, r.tgt;
+
+-- name: upsert_relations_if_unchanged
+-- Optimistic merge write for relations; see upsert_entities_if_unchanged.
+INSERT INTO relations AS r (src, tgt, keywords, description, weight, source_ids, file_paths, version)
+SELECT u.src, u.tgt, u.keywords, u.description, u.weight, u.source_ids, u.file_paths, u.version + 1
+FROM jsonb_to_recordset($1::jsonb) AS u(
+    src text, tgt text, keywords text, description text, weight float8,
+    source_ids text[], file_paths text[], version int)
+ORDER BY u.src COLLATE "C", u.tgt COLLATE "C"
+ON CONFLICT (src, tgt) DO UPDATE SET
+    keywords = EXCLUDED.keywords,
+    description = EXCLUDED.description,
+    weight = EXCLUDED.weight,
+    source_ids = EXCLUDED.source_ids,
+    file_paths = EXCLUDED.file_paths,
+    version = EXCLUDED.version,
+    updated_at = now()
+WHERE r.version + 1 = EXCLUDED.version
+RETURNING r.src, r.tgt;
+
+-- name: delete_entities
+-- Delete entities; their relations, vectors and per-document links go by cascade.
+DELETE FROM entities WHERE name = ANY($1::text[]) RETURNING name;
+
+-- name: delete_relations
+-- Delete relations given as parallel arrays of canonical endpoints.
+DELETE FROM relations r
+USING unnest($1::text[], $2::text[]) AS p(src, tgt)
+WHERE r.src = p.src AND r.tgt = p.tgt
+RETURNING r.src, r.tgt;
+
+-- name: counts
+-- Number of entities and relations in the workspace.
+SELECT (SELECT count(*) FROM entities) AS entities, (SELECT count(*) FROM relations) AS relations;

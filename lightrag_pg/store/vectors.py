@@ -1,0 +1,72 @@
+"""Entity and relation vector tables, and similarity search over them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import asyncpg
+import numpy as np
+
+from ..db.errors import translating
+from ..db.sqlfile import load_queries
+from .records import EntityRow, RelationRow, canonical_pair
+
+SQL = load_queries(__package__, "vectors.sql")
+
+
+def _vectors(embeddings: np.ndarray) -> list[np.ndarray]:
+    return list(np.asarray(embeddings, dtype=np.float32))
+
+
+class VectorStore:
+    """``entity_vectors`` and ``relation_vectors``, on one connection."""
+
+    def __init__(self, conn: asyncpg.Connection) -> None:
+        self.conn = conn
+
+    @translating
+    async def upsert_entities(
+        self, names: Sequence[str], contents: Sequence[str], embeddings: np.ndarray
+    ) -> None:
+        """Store one vector per entity (the entities must exist)."""
+        if names:
+            await self.conn.execute(
+                SQL["upsert_entity_vectors"], list(names), list(contents), _vectors(embeddings)
+            )
+
+    @translating
+    async def upsert_relations(
+        self, pairs: Sequence[tuple[str, str]], contents: Sequence[str], embeddings: np.ndarray
+    ) -> None:
+        """Store one vector per relation (the relations must exist)."""
+        if pairs:
+            canonical = [canonical_pair(a, b) for a, b in pairs]
+            await self.conn.execute(
+                SQL["upsert_relation_vectors"],
+                [p[0] for p in canonical],
+                [p[1] for p in canonical],
+                list(contents),
+                _vectors(embeddings),
+            )
+
+    @translating
+    async def search_entities(
+        self, query: np.ndarray, threshold: float, top_k: int
+    ) -> list[tuple[EntityRow, float]]:
+        """Entities nearest to ``query`` (similarity >= threshold) with degrees, best first."""
+        rows = await self.conn.fetch(
+            SQL["search_entities"], np.asarray(query, np.float32), threshold, top_k
+        )
+        return [(EntityRow.from_record(r), float(r["similarity"])) for r in rows]
+
+    @translating
+    async def search_relations(
+        self, query: np.ndarray, threshold: float, top_k: int
+    ) -> list[tuple[RelationRow, float]]:
+        """Relations nearest to ``query`` (similarity >= threshold) with edge degrees, best first."""
+        rows = await self.conn.fetch(
+            SQL["search_relations"], np.asarray(query, np.float32), threshold, top_k
+        )
+        return [
+            (RelationRow.from_record(r), float(r["similarity"])) for r in rows
+        ]

@@ -1,0 +1,48 @@
+-- SQL of the entity and relation vector tables.
+
+-- name: upsert_entity_vectors
+-- Insert or replace entity vectors (parallel arrays); the entities must exist.
+INSERT INTO entity_vectors AS v (name, content, embedding)
+SELECT u.name, u.content, u.embedding
+FROM unnest($1::text[], $2::text[], $3::vector[]) AS u(name, content, embedding)
+ORDER BY u.name COLLATE "C"
+ON CONFLICT (name) DO UPDATE SET content = EXCLUDED.content, embedding = EXCLUDED.embedding,
+    updated_at = now();
+
+-- name: upsert_relation_vectors
+-- Insert or replace relation vectors (parallel arrays, canonical pairs).
+INSERT INTO relation_vectors AS v (src, tgt, content, embedding)
+SELECT u.src, u.tgt, u.content, u.embedding
+FROM unnest($1::text[], $2::text[], $3::text[], $4::vector[]) AS u(src, tgt, content, embedding)
+ORDER BY u.src COLLATE "C", u.tgt COLLATE "C"
+ON CONFLICT (src, tgt) DO UPDATE SET content = EXCLUDED.content, embedding = EXCLUDED.embedding,
+    updated_at = now();
+
+-- name: search_entities
+-- Nearest entities to a query vector above a cosine threshold, with degrees, best first.
+WITH hits AS MATERIALIZED (
+    SELECT name, embedding <=> $1::vector AS distance
+    FROM entity_vectors
+    WHERE embedding <=> $1::vector <= 1 - $2::float8
+    ORDER BY embedding <=> $1::vector
+    LIMIT $3
+)
+SELECT e.name, e.entity_type, e.description, e.source_ids, e.file_paths, e.version,
+       e.created_at, e.updated_at, node_degree(e.name) AS degree, 1 - h.distance AS similarity
+FROM hits h JOIN entities e ON e.name = h.name
+ORDER BY h.distance, e.name;
+
+-- name: search_relations
+-- Nearest relations to a query vector above a cosine threshold, with edge degrees, best first.
+WITH hits AS MATERIALIZED (
+    SELECT src, tgt, embedding <=> $1::vector AS distance
+    FROM relation_vectors
+    WHERE embedding <=> $1::vector <= 1 - $2::float8
+    ORDER BY embedding <=> $1::vector
+    LIMIT $3
+)
+SELECT r.src, r.tgt, r.keywords, r.description, r.weight, r.source_ids, r.file_paths,
+       r.version, r.created_at, r.updated_at,
+       node_degree(r.src) + node_degree(r.tgt) AS degree, 1 - h.distance AS similarity
+FROM hits h JOIN relations r USING (src, tgt)
+ORDER BY h.distance, r.src, r.tgt;

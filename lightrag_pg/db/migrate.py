@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -144,11 +146,25 @@ def configure_context(context: Any, connection: Connection, target: MigrationTar
     )
 
 
+_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _process_lock() -> asyncio.Lock:
+    # Alembic keeps its context in module globals: one run at a time per process.
+    loop = asyncio.get_running_loop()
+    return _locks.setdefault(loop, asyncio.Lock())
+
+
 async def upgrade(dsn: str, target: MigrationTarget, revision: str = "head") -> None:
-    """Create or upgrade one workspace to ``revision``, in one transaction."""
+    """Create or upgrade one workspace to ``revision``, in one transaction.
+
+    Other processes are kept out by an advisory lock on the workspace name.
+    """
     engine = create_async_engine(sqlalchemy_url(dsn), poolclass=NullPool)
     try:
-        async with engine.begin() as conn:
+        async with _process_lock(), engine.begin() as conn:
             await conn.run_sync(
                 lambda sync: command.upgrade(alembic_config(target, sync), revision)
             )

@@ -109,3 +109,14 @@ async def drop_workspace(conn: asyncpg.Connection, name: str) -> None:
         if has_graph:
             await conn.execute("SELECT ag_catalog.drop_graph($1, true)", graph)
         await conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+async def migrate_all(conn: asyncpg.Connection, dsn: str) -> list[str]:
+    """Upgrade every workspace of the database to the newest schema; return their names."""
+    names = await list_workspaces(conn)
+    for name in names:
+        info = await read_info(conn, name)
+        assert info is not None
+        if info.revision != head_revision():
+            await upgrade(dsn, MigrationTarget(name, info.embedding_dim, info.embedding_model))
+    return names

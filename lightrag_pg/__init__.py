@@ -1,0 +1,29 @@
+"""lightrag_pg: LightRAG with every storage role in one PostgreSQL database."""
+
+from .config import Settings
+from .errors import (
+    ConfigurationError,
+    DimensionMismatch,
+    InvalidInput,
+    InvalidWorkspaceName,
+    LightRAGError,
+    LLMError,
+    StorageError,
+)
+from .llm.embedding import EmbeddingFunc
+from .query.param import QueryParam
+from .rag import LightRAG
+
+__all__ = [
+    "ConfigurationError",
+    "DimensionMismatch",
+    "EmbeddingFunc",
+    "InvalidInput",
+    "InvalidWorkspaceName",
+    "LightRAG",
+    "LightRAGError",
+    "LLMError",
+    "QueryParam",
+    "Settings",
+    "StorageError",
+]

@@ -27,7 +27,11 @@ from lightrag_pg.llm.openai_client import (
 from lightrag_pg.llm.retry import call_with_retries, limited
 from lightrag_pg.llm.tokenizer import get_tokenizer
 from lightrag_pg.llm.wrap import wrap_embedding, wrap_llm
-from tests.fake_openai import FakeOpenAI, hash_embedding
+
+try:
+    from fake_openai import FakeOpenAI, hash_embedding
+except ImportError:
+    from tests.fake_openai import FakeOpenAI, hash_embedding
 
 FAST = {"base_delay": 0.01, "max_retries": 2, "timeout": 5.0}
 SETTINGS = Settings(max_retries=2, retry_base_delay=0.01, llm_timeout=0.3, embedding_timeout=0.3)

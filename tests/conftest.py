@@ -56,18 +56,22 @@ async def rag(dsn: str, workspace_name: str, conn: asyncpg.Connection) -> AsyncI
         await drop_workspace(conn, workspace_name)
 
 
-class QueryCounter:
-    """Counts the statements a connection sends (asyncpg query logger)."""
+class CountingConnection:
+    """Wraps a connection and counts the statements sent through it (round trips)."""
 
-    def __init__(self) -> None:
-        self.queries: list[str] = []
+    _COUNTED = frozenset({"fetch", "fetchrow", "fetchval", "execute", "executemany"})
 
-    def __call__(self, record: object) -> None:
-        self.queries.append(getattr(record, "query", ""))
+    def __init__(self, conn: asyncpg.Connection) -> None:
+        self._conn = conn
+        self.count = 0
 
-    @property
-    def count(self) -> int:
-        return len(self.queries)
+    def __getattr__(self, name: str) -> object:
+        attr = getattr(self._conn, name)
+        if name not in self._COUNTED:
+            return attr
 
-    def reset(self) -> None:
-        self.queries.clear()
+        async def counted(*args: object, **kwargs: object) -> object:
+            self.count += 1
+            return await attr(*args, **kwargs)
+
+        return counted

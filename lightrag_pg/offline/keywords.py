@@ -1,0 +1,103 @@
+"""LLM-free query keywords: high-level and low-level keywords from spaCy's parse.
+
+The rule, in the order applied to the parsed query:
+
+* Low-level keywords (``ll``): the query's named entities (numeric and temporal
+  ones excluded) and its specific noun phrases, those with a proper noun or a
+  compound of two or more nouns ("knowledge graph"), in order of appearance.
+* High-level keywords (``hl``): the remaining common-noun phrases in lemma
+  form ("environmental impact"), then the main verb's lemma ("discover")
+  unless it is a stop word such as "be" or "do".
+* If ``ll`` is empty, it takes every noun phrase of the query (so it repeats
+  the noun phrases of ``hl``); if there are none, all its named entities
+  (dates and numbers included) and content words.
+* If ``hl`` is empty, it takes the entity types of the named entities
+  ("person") and the head nouns of the compounds ("graph"); failing that, a
+  copy of ``ll``.
+
+Both lists are deduplicated case-insensitively. An empty or blank query gives
+two empty lists.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from ._spacy_text import (
+    LABEL_TYPES,
+    collapse,
+    concept_name,
+    load_spacy,
+    normalize_name,
+    phrase_lemmas,
+    trim_span,
+)
+
+_MAX_KEYWORD_CHARS = 200
+_CONTENT_POS = frozenset({"NOUN", "PROPN", "ADJ", "VERB"})
+
+
+def _dedupe(words: list[str]) -> list[str]:
+    seen: set[str] = set()
+    out: list[str] = []
+    for word in words:
+        word = normalize_name(word, _MAX_KEYWORD_CHARS)
+        if word and word.lower() not in seen:
+            seen.add(word.lower())
+            out.append(word)
+    return out
+
+
+def _low_level(doc: Any) -> tuple[list[str], list[str], list[str]]:
+    """(named entities and specific phrases, their type names, compound head nouns)."""
+    found: list[tuple[int, str]] = []
+    types: list[str] = []
+    heads: list[str] = []
+    covered: set[int] = set()
+    for ent in doc.ents:
+        if ent.label_ in LABEL_TYPES:
+            covered.update(range(ent.start, ent.end))
+            found.append((ent.start, trim_span(ent, named=True).text))
+            types.append(LABEL_TYPES[ent.label_].lower())
+    for chunk in doc.noun_chunks:
+        part = trim_span(chunk)
+        if not len(part) or covered.intersection(range(part.start, part.end)):
+            continue
+        name = concept_name(part, Counter())
+        if name:
+            found.append((part.start, name))
+            if part.root.pos_ == "NOUN":
+                heads.append(part.root.lemma_.lower())
+    found.sort(key=lambda item: item[0])
+    return [name for _, name in found], types, heads
+
+
+def nlp_keywords(query: str) -> tuple[list[str], list[str]]:
+    """High-level and low-level keywords of ``query`` (see the module docstring)."""
+    text = collapse(query.replace("\x00", " ")) if isinstance(query, str) else ""
+    if not text:
+        return [], []
+    doc = load_spacy()(text)
+    ll, entity_types, heads = _low_level(doc)
+    ll = _dedupe(ll)
+    specific = {w.lower() for w in ll}
+    phrases = [p for p in phrase_lemmas(doc) if p.lower() not in specific]
+    hl = list(phrases)
+    for sent in doc.sents:
+        root = sent.root
+        if root.pos_ == "VERB" and not root.is_stop:
+            hl.append(root.lemma_.lower())
+    hl = _dedupe(hl)
+    if not ll:
+        ll = _dedupe(phrases) or _dedupe(
+            [e.text for e in doc.ents]
+            + [
+                t.lemma_.lower()
+                for t in doc
+                if t.pos_ in _CONTENT_POS and not t.is_stop
+            ]
+        )
+    if not hl:
+        hl = _dedupe(entity_types + heads) or list(ll)
+    return hl, ll

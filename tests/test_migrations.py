@@ -1,0 +1,76 @@
+"""Alembic: the command line upgrades one workspace; metadata and migrations agree."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+import asyncpg
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy.pool import NullPool
+
+from lightrag_pg import LightRAG
+from lightrag_pg.db.embedded import sqlalchemy_url
+from lightrag_pg.db.migrate import MigrationTarget, configure_context, prepare_workspace
+from lightrag_pg.db.workspace import drop_workspace, read_info
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+async def test_alembic_command_line_creates_the_whole_schema(
+    dsn: str, workspace_name: str, conn: asyncpg.Connection
+) -> None:
+    env = {**os.environ, "LIGHTRAG_PG_DSN": dsn}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "alembic", "-x", f"workspace={workspace_name}",
+        "-x", "embedding_dim=12", "upgrade", "head",
+        cwd=ROOT, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
+    _, err = await proc.communicate()
+    assert proc.returncode == 0, err.decode()
+    info = await read_info(conn, workspace_name)
+    assert info is not None and info.embedding_dim == 12 and info.revision == "0003"
+    assert await conn.fetchval(
+        "SELECT count(*) FROM pg_tables WHERE schemaname = $1 AND tablename = 'alembic_version'",
+        workspace_name,
+    ) == 1
+    await drop_workspace(conn, workspace_name)
+
+
+async def test_metadata_and_migrations_do_not_drift(rag: LightRAG) -> None:
+    target = MigrationTarget(rag.workspace, 32)
+    engine = create_async_engine(sqlalchemy_url(rag.dsn), poolclass=NullPool)
+    captured: dict[str, object] = {}
+
+    def diff(sync_conn: object) -> None:
+        prepare_workspace(sync_conn, target)  # type: ignore[arg-type]
+
+        class Capture:
+            @staticmethod
+            def configure(**kwargs: object) -> None:
+                captured.update(kwargs)
+
+        configure_context(Capture, sync_conn, target)  # type: ignore[arg-type]
+        ctx = MigrationContext.configure(
+            connection=sync_conn,  # type: ignore[arg-type]
+            opts={
+                "include_name": captured["include_name"],
+                "compare_type": True,
+                "compare_server_default": False,
+            },
+        )
+        captured["diff"] = compare_metadata(ctx, captured["target_metadata"])  # type: ignore[arg-type]
+        sync_conn.exec_driver_sql("ALTER TABLE entities ADD COLUMN not_in_metadata int")  # type: ignore[attr-defined]
+        captured["drift"] = compare_metadata(ctx, captured["target_metadata"])  # type: ignore[arg-type]
+
+    try:
+        async with engine.begin() as sa_conn:
+            await sa_conn.run_sync(diff)
+    finally:
+        await engine.dispose()
+    assert captured["diff"] == []
+    assert [d[0] for d in captured["drift"]] == ["remove_column"]  # type: ignore[union-attr]

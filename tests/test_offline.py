@@ -1,0 +1,177 @@
+"""Tests for lightrag_pg.offline: spaCy extraction, query keywords, local MiniLM embeddings."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("spacy")
+pytest.importorskip("onnxruntime")
+pytest.importorskip("tokenizers")
+
+from lightrag_pg.config import DEFAULT_ENTITY_TYPES
+from lightrag_pg.errors import ConfigurationError, ExtractionError
+from lightrag_pg.offline.embedding import (
+    EMBEDDING_DIM,
+    LocalMiniLM,
+    local_embedding_func,
+)
+from lightrag_pg.offline.keywords import nlp_keywords
+from lightrag_pg.offline.nlp_extract import NLPExtractor, load_spacy, resolve_type
+from lightrag_pg.types import Extraction
+
+CURIE = (
+    "Marie Curie worked at the University of Paris. "
+    "Marie Curie discovered polonium with Pierre Curie. "
+    "Pierre Curie taught physics at the University of Paris, and Curie studied the radioactivity of polonium. "
+    "In 1903 the Nobel Prize in Physics was awarded to Marie Curie and Pierre Curie."
+)
+
+EXPECTED_ENTITIES = [
+    ("Marie Curie", "Person"),
+    ("University of Paris", "Organization"),
+    ("polonium", "Concept"),
+    ("Pierre Curie", "Person"),
+    ("Nobel Prize in Physics", "Content"),
+]
+
+EXPECTED_RELATIONS = {
+    frozenset({"Marie Curie", "University of Paris"}): 1.0,
+    frozenset({"Marie Curie", "polonium"}): 1.0,
+    frozenset({"Marie Curie", "Pierre Curie"}): 2.0,
+    frozenset({"Pierre Curie", "polonium"}): 2.0,
+    frozenset({"Pierre Curie", "University of Paris"}): 1.0,
+    frozenset({"University of Paris", "polonium"}): 1.0,
+    frozenset({"Nobel Prize in Physics", "Marie Curie"}): 1.0,
+    frozenset({"Nobel Prize in Physics", "Pierre Curie"}): 1.0,
+}
+
+
+@pytest.fixture(scope="module")
+def extractor() -> NLPExtractor:
+    load_spacy()
+    return NLPExtractor(DEFAULT_ENTITY_TYPES)
+
+
+@pytest.fixture(scope="module")
+def minilm() -> LocalMiniLM:
+    model = LocalMiniLM()
+    model.load()
+    return model
+
+
+def test_entities_and_types(extractor: NLPExtractor) -> None:
+    result = extractor.extract(CURIE, chunk_id="chunk-1", file_path="curie.txt")
+    assert [(e.name, e.entity_type) for e in result.entities] == EXPECTED_ENTITIES
+    assert all(
+        e.chunk_id == "chunk-1" and e.file_path == "curie.txt" for e in result.entities
+    )
+    marie = result.entities[0]
+    assert marie.description.startswith(
+        "Marie Curie worked at the University of Paris."
+    )
+    assert len(marie.description) <= 500
+
+
+def test_cooccurrence_relations(extractor: NLPExtractor) -> None:
+    result = extractor.extract(CURIE, chunk_id="chunk-1", file_path="curie.txt")
+    got = {frozenset({r.src, r.tgt}): r.weight for r in result.relations}
+    assert got == EXPECTED_RELATIONS
+    assert len(result.relations) == len(EXPECTED_RELATIONS)
+    assert all(r.src != r.tgt for r in result.relations)
+    pair = next(
+        r for r in result.relations if {r.src, r.tgt} == {"Marie Curie", "Pierre Curie"}
+    )
+    assert pair.description.startswith(
+        "Marie Curie discovered polonium with Pierre Curie."
+    )
+    assert "Nobel Prize" in pair.description
+    assert "discover" in pair.keywords.split(", ")
+
+
+def test_extraction_is_deterministic_and_batchable(extractor: NLPExtractor) -> None:
+    first = extractor.extract(CURIE, chunk_id="c", file_path="f")
+    assert extractor.extract(CURIE, chunk_id="c", file_path="f") == first
+    many = extractor.extract_many(
+        [CURIE, "", CURIE], chunk_ids=["c", "e", "c"], file_paths=["f", "f", "f"]
+    )
+    assert many[0] == first and many[2] == first
+    assert many[1] == Extraction(entities=(), relations=())
+
+
+def test_bad_input(extractor: NLPExtractor) -> None:
+    result = extractor.extract(
+        "Marie Curie\x00 lived in Warsaw.", chunk_id="c", file_path="f"
+    )
+    assert {e.name for e in result.entities} == {"Marie Curie", "Warsaw"}
+    with pytest.raises(ExtractionError):
+        extractor.extract(b"bytes", chunk_id="c", file_path="f")  # type: ignore[arg-type]
+    with pytest.raises(ExtractionError):
+        extractor.extract_many(["a", "b"], chunk_ids=["c"])
+    with pytest.raises(ConfigurationError):
+        NLPExtractor(())
+
+
+def test_type_fallback_and_name_bound() -> None:
+    assert resolve_type("organization", ("Person", "Organization")) == "Organization"
+    assert resolve_type("Content", ("Person", "concept")) == "concept"
+    assert resolve_type("Content", ("Person", "Place")) == "Person"
+    narrow = NLPExtractor(("Person", "Concept"), max_name_length=8)
+    result = narrow.extract(CURIE, chunk_id="c", file_path="f")
+    assert all(len(e.name) <= 8 for e in result.entities)
+    assert ("Marie Cu", "Person") in [(e.name, e.entity_type) for e in result.entities]
+    assert {e.entity_type for e in result.entities} == {"Person", "Concept"}
+
+
+def test_query_keywords() -> None:
+    hl, ll = nlp_keywords(
+        "How did Marie Curie and Pierre Curie contribute to radioactivity research?"
+    )
+    assert ll == ["Marie Curie", "Pierre Curie", "radioactivity research"]
+    assert hl == ["contribute"]
+    hl, ll = nlp_keywords("What are the environmental impacts of renewable energy?")
+    assert hl == ["environmental impact", "renewable energy"] and ll == hl
+    hl, ll = nlp_keywords("Who is Marie Curie?")
+    assert (hl, ll) == (["person"], ["Marie Curie"])
+    assert nlp_keywords("   ") == ([], [])
+
+
+async def test_minilm_unit_vectors(minilm: LocalMiniLM) -> None:
+    texts = [
+        "A man is playing a guitar.",
+        "Someone plays the guitar on stage.",
+        "The stock market fell sharply today.",
+        "Polonium was discovered by Marie Curie.",
+    ]
+    vectors = await minilm(texts)
+    assert vectors.shape == (4, EMBEDDING_DIM) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    again = await minilm(list(reversed(texts)))
+    assert np.allclose(again[::-1], vectors, atol=1e-5)
+    sims = vectors @ vectors.T
+    assert sims[0, 1] > 0.6
+    assert sims[0, 1] > sims[0, 2] + 0.4 and sims[0, 1] > sims[0, 3] + 0.4
+    assert (await minilm([])).shape == (0, EMBEDDING_DIM)
+
+
+async def test_minilm_truncates_long_text(minilm: LocalMiniLM) -> None:
+    long_text = "graph retrieval " * 2000
+    vectors = await minilm([long_text, "short"])
+    assert vectors.shape == (2, EMBEDDING_DIM)
+    assert np.isfinite(vectors).all()
+
+
+async def test_local_embedding_func(minilm: LocalMiniLM) -> None:
+    func = local_embedding_func()
+    assert (
+        func.embedding_dim == EMBEDDING_DIM
+        and func.model_name == LocalMiniLM.model_name
+    )
+    vectors = await func(["Marie Curie", "polonium"])
+    assert np.allclose(vectors, await minilm(["Marie Curie", "polonium"]), atol=1e-6)
+
+
+def test_missing_model_file_is_a_configuration_error(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    model = LocalMiniLM(model_path=tmp_path / "missing.onnx")
+    with pytest.raises(ConfigurationError):
+        model.load()

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
+from collections.abc import Coroutine, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
 from contextlib import AbstractAsyncContextManager
-from typing import Any
+from typing import Any, TypeVar
 
 import asyncpg
 
@@ -14,10 +18,46 @@ from .db.errors import translated
 from .db.identifiers import validate_workspace
 from .db.pool import create_pool
 from .db.workspace import WorkspaceInfo, create_workspace, drop_workspace, list_workspaces
-from .errors import ConfigurationError, LightRAGError
+from .errors import LightRAGError
 from .llm.embedding import EmbeddingFunc
 from .llm.wrap import LLMFunc
+from .index.documents import prepare_documents
+from .index.extract import Extractor, LLMExtractor, NLPExtractor
+from .index.pipeline import Pipeline
+from .index.progress import Progress, ProgressCallback, ignore_progress
+from .index.summary import Summarizer
+from .index.writer import GraphWriter
+from .llm.cached import CachedLLM
+from .llm.defaults import choose_extractor, default_embedding, default_llm
+from .llm.tokenizer import get_tokenizer
+from .llm.wrap import wrap_embedding, wrap_llm
 from .store.uow import Stores, session, unit_of_work
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class InsertResult:
+    """What an insert did: the ids it added, those it skipped, and the run's counters."""
+
+    track_id: str
+    new_ids: list[str]
+    skipped_ids: list[str]
+    progress: Progress
+
+
+def _run_sync(rag: LightRAG, coro: Coroutine[Any, Any, T]) -> T:
+    async def runner() -> T:
+        opened = rag._pool is None
+        if opened:
+            await rag.initialize()
+        try:
+            return await coro
+        finally:
+            if opened:
+                await rag.finalize()
+
+    return asyncio.run(runner())
 
 
 class LightRAG:
@@ -45,13 +85,17 @@ class LightRAG:
         self.embedding_func = embedding_func
         self.info: WorkspaceInfo | None = None
         self._pool: asyncpg.Pool | None = None
+        self._pipeline_instance: Pipeline | None = None
+        self.tokenizer = get_tokenizer(self.settings.tokenizer_name)
 
     async def initialize(self) -> None:
         """Start the embedded server if needed, create or upgrade the workspace, open the pool."""
         if self._pool is not None:
             return
         if self.embedding_func is None:
-            raise ConfigurationError("embedding_func is required")
+            self.embedding_func = await asyncio.to_thread(default_embedding, self.settings)
+        if self.llm_model_func is None:
+            self.llm_model_func = default_llm(self.settings)
         self._dsn = await asyncio.to_thread(resolve_dsn, self._dsn, self.settings.data_dir)
         async with translated():
             conn = await asyncpg.connect(self._dsn)
@@ -73,10 +117,71 @@ class LightRAG:
             statement_timeout_ms=self.settings.statement_timeout_ms,
         )
 
+    def _pipeline(self) -> Pipeline:
+        if self._pipeline_instance is None:
+            assert self.embedding_func is not None
+            s = self.settings
+            llm = (
+                CachedLLM(wrap_llm(self.llm_model_func, settings=s), self.pool, s.enable_llm_cache)
+                if self.llm_model_func is not None
+                else None
+            )
+            kind = choose_extractor(s, llm.func if llm else None)
+            extractor: Extractor = LLMExtractor(llm, s) if kind == "llm" and llm else NLPExtractor(s)
+            embed = wrap_embedding(self.embedding_func, settings=s)
+            summarizer = Summarizer(s, self.tokenizer, llm if kind == "llm" else None)
+            self._pipeline_instance = Pipeline(
+                pool=self.pool,
+                workspace=self.workspace,
+                settings=s,
+                tokenizer=self.tokenizer,
+                extractor=extractor,
+                embed=embed,
+                writer=GraphWriter(self.pool, embed, summarizer, s),
+            )
+        return self._pipeline_instance
+
+    async def ainsert(
+        self,
+        texts: str | Sequence[str],
+        ids: str | Sequence[str] | None = None,
+        file_paths: str | Sequence[str] | None = None,
+        *,
+        progress: ProgressCallback = ignore_progress,
+    ) -> InsertResult:
+        """Insert documents and process them (and any left unfinished by an earlier run).
+
+        Documents already in the workspace are skipped. Each document ends
+        ``processed`` or ``failed`` (with its error message in ``doc_status``).
+        """
+        track_id = f"insert-{datetime.now(timezone.utc):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:8]}"
+        docs = prepare_documents(
+            texts, ids, file_paths, track_id=track_id, max_bytes=self.settings.max_document_bytes
+        )
+        pipeline = self._pipeline()
+        new_ids = await pipeline.enqueue(docs)
+        state = await pipeline.process(progress)
+        return InsertResult(
+            track_id=track_id,
+            new_ids=new_ids,
+            skipped_ids=[d.id for d in docs if d.id not in set(new_ids)],
+            progress=state,
+        )
+
+    def insert(self, texts: str | Sequence[str], ids: str | Sequence[str] | None = None,
+               file_paths: str | Sequence[str] | None = None) -> InsertResult:
+        """Synchronous :meth:`ainsert` (initializes and finalizes around the call if needed)."""
+        return _run_sync(self, self.ainsert(texts, ids, file_paths))
+
+    async def aprocess_pending(self, *, progress: ProgressCallback = ignore_progress) -> Progress:
+        """Process documents left pending, processing or failed by earlier runs."""
+        return await self._pipeline().process(progress)
+
     async def finalize(self) -> None:
         """Close the connection pool."""
         if self._pool is not None:
             pool, self._pool = self._pool, None
+            self._pipeline_instance = None
             await pool.close()
 
     async def __aenter__(self) -> LightRAG:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import os
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Iterator
 
 import asyncpg
 import pytest
@@ -14,7 +14,11 @@ import pytest_asyncio
 from lightrag_pg import LightRAG
 from lightrag_pg.db.workspace import drop_workspace, workspace_exists
 
+from lightrag_pg.llm.openai_client import OpenAIChat
+
 from .embeddings import embedding_func
+from .fake_openai import FakeOpenAI
+from .scripted_llm import responder
 
 _counter = itertools.count()
 
@@ -75,3 +79,52 @@ class CountingConnection:
             return await attr(*args, **kwargs)
 
         return counted
+
+
+@pytest.fixture(scope="session")
+def llm_server() -> Iterator[FakeOpenAI]:
+    """The scripted OpenAI-compatible server, shared by the session."""
+    with FakeOpenAI(responder) as server:
+        yield server
+
+
+@pytest.fixture
+def make_rag(
+    dsn: str, workspace_name: str, llm_server: FakeOpenAI
+) -> Iterator[Callable[..., LightRAG]]:
+    """Build LightRAG instances on this test's workspace, talking to the scripted LLM server."""
+    made: list[LightRAG] = []
+
+    def factory(**settings: object) -> LightRAG:
+        chat = OpenAIChat(
+            model="fake-model",
+            base_url=llm_server.base_url,
+            api_key="test",
+            timeout=float(settings.pop("llm_timeout", 10.0)),  # type: ignore[arg-type]
+            max_retries=int(settings.pop("max_retries", 1)),  # type: ignore[call-overload]
+            base_delay=0.01,
+        )
+        settings.setdefault("retry_base_delay", 0.01)
+        instance = LightRAG(
+            dsn=dsn,
+            workspace=workspace_name,
+            llm_model_func=chat,
+            embedding_func=settings.pop("embedding_func", None) or embedding_func(),  # type: ignore[arg-type]
+            **settings,
+        )
+        made.append(instance)
+        return instance
+
+    yield factory
+    llm_server.reset_faults()
+
+
+@pytest_asyncio.fixture
+async def llm_rag(make_rag: Callable[..., LightRAG], conn: asyncpg.Connection) -> AsyncIterator[LightRAG]:
+    """An initialized LightRAG with the scripted LLM, on its own workspace."""
+    instance = make_rag()
+    await instance.initialize()
+    yield instance
+    await instance.finalize()
+    if await workspace_exists(conn, instance.workspace):
+        await drop_workspace(conn, instance.workspace)

@@ -105,6 +105,12 @@ class FakeOpenAI:
         with self._lock:
             self._failures.extend([status] * n)
 
+    def reset_faults(self) -> None:
+        """Forget pending failures and the delay."""
+        with self._lock:
+            self._failures.clear()
+        self.delay = 0.0
+
     def start(self) -> FakeOpenAI:
         """Start serving; returns ``self``."""
         handler = type("Handler", (_Handler,), {"fake": self})

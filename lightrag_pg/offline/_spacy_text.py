@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -137,9 +137,12 @@ def concept_name(chunk: Any, head_counts: Counter[str]) -> str:
     return ""
 
 
-def phrase_lemmas(span: Any) -> Iterator[str]:
-    """Lower-case lemma forms of the common-noun phrases of ``span``, in order."""
-    for chunk in span.noun_chunks:
+def phrase_lemmas(chunks: Iterable[Any]) -> Iterator[tuple[int, str]]:
+    """(start token, lower-case lemma form) of each common-noun phrase among ``chunks``.
+
+    Pass ``doc.noun_chunks`` once: ``Span.noun_chunks`` re-scans the whole document.
+    """
+    for chunk in chunks:
         part = trim_span(chunk)
         if (
             not len(part)
@@ -151,4 +154,4 @@ def phrase_lemmas(span: Any) -> Iterator[str]:
             part[-1]
         )
         if name:
-            yield name
+            yield part.start, name

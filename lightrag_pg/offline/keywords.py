@@ -82,7 +82,9 @@ def nlp_keywords(query: str) -> tuple[list[str], list[str]]:
     ll, entity_types, heads = _low_level(doc)
     ll = _dedupe(ll)
     specific = {w.lower() for w in ll}
-    phrases = [p for p in phrase_lemmas(doc) if p.lower() not in specific]
+    phrases = [
+        p for _, p in phrase_lemmas(doc.noun_chunks) if p.lower() not in specific
+    ]
     hl = list(phrases)
     for sent in doc.sents:
         root = sent.root

@@ -28,8 +28,7 @@ sentence-level co-occurrences. Rules:
   them, keywords = the first shared sentence's main verb and noun-phrase
   lemmas (at most five, the pair itself excluded).
 
-Output order is deterministic: entities by first mention, relations by first
-co-occurrence.
+Output is deterministic: entities by first mention, relations by first co-occurrence.
 """
 
 from __future__ import annotations
@@ -190,7 +189,9 @@ class NLPExtractor:
     def _from_doc(self, doc: Any, chunk_id: str, file_path: str) -> Extraction:
         mentions = self._mentions(doc)
         sentences = list(doc.sents)
-        sentence_of = {s.start: i for i, s in enumerate(sentences)}
+        sentence_of = [0] * len(doc)
+        for index, sent in enumerate(sentences):
+            sentence_of[sent.start : sent.end] = [index] * len(sent)
         entities: dict[str, _Entity] = {}
         per_sentence: dict[int, list[str]] = {}
         for (start, name, etype, label), key in zip(
@@ -199,11 +200,11 @@ class NLPExtractor:
             ent = entities.setdefault(key, _Entity())
             ent.surfaces[name] += 1
             ent.types[etype] += 1 if label == "np" else 2
-            sent = doc[start].sent
-            keys = per_sentence.setdefault(sentence_of[sent.start], [])
+            index = sentence_of[start]
+            keys = per_sentence.setdefault(index, [])
             if key not in keys:
                 keys.append(key)
-            text = collapse(sent.text)
+            text = collapse(sentences[index].text)
             if len(ent.sentences) < 2 and text not in ent.sentences:
                 ent.sentences.append(text)
         names = {key: _surface(e, key) for key, e in entities.items()}
@@ -227,7 +228,7 @@ class NLPExtractor:
                 chunk_id=chunk_id,
                 file_path=file_path,
             )
-            for p in self._pairs(per_sentence, sentences, names)
+            for p in self._pairs(per_sentence, sentences, sentence_of, names)
         )
         return Extraction(entities=out_entities, relations=out_relations)
 
@@ -235,14 +236,15 @@ class NLPExtractor:
         self,
         per_sentence: dict[int, list[str]],
         sentences: list[Any],
+        sentence_of: list[int],
         names: dict[str, str],
     ) -> list[_Pair]:
         """One record per unordered entity pair sharing a sentence, in first-seen order."""
+        topics = _sentence_topics(sentences, sentence_of)
         pairs: dict[tuple[str, str], _Pair] = {}
         for index in sorted(per_sentence):
             keys = per_sentence[index][: self.max_entities_per_sentence]
-            sentence = sentences[index]
-            text = collapse(sentence.text)
+            text = collapse(sentences[index].text)
             for i, a in enumerate(keys):
                 for b in keys[i + 1 :]:
                     pair = pairs.get((b, a)) or pairs.get((a, b))
@@ -250,7 +252,7 @@ class NLPExtractor:
                         pair = pairs[(a, b)] = _Pair(
                             src=names[a],
                             tgt=names[b],
-                            keywords=_keywords(sentence, {a, b}),
+                            keywords=_keywords(topics[index], {a, b}),
                         )
                     pair.count += 1
                     if (
@@ -277,13 +279,22 @@ def _surface(entity: _Entity, key: str) -> str:
     return max(forms, key=lambda f: entity.surfaces[f])
 
 
-def _keywords(sentence: Any, exclude: set[str]) -> str:
-    """The sentence's main verb and noun-phrase lemmas, minus ``exclude``, comma-joined."""
-    words: list[str] = []
-    root = sentence.root
-    if root.pos_ == "VERB" and not root.is_stop:
-        words.append(root.lemma_.lower())
-    for lemma in phrase_lemmas(sentence):
-        if lemma not in exclude and lemma not in words:
-            words.append(lemma)
-    return ", ".join(words[:MAX_KEYWORDS]) or "related"
+def _sentence_topics(sentences: list[Any], sentence_of: list[int]) -> list[list[str]]:
+    """Per sentence: its main verb's lemma (unless a stop word), then its noun-phrase lemmas."""
+    topics: list[list[str]] = []
+    for sentence in sentences:
+        root = sentence.root
+        verb = root.pos_ == "VERB" and not root.is_stop
+        topics.append([root.lemma_.lower()] if verb else [])
+    if sentences:
+        for start, lemma in phrase_lemmas(sentences[0].doc.noun_chunks):
+            words = topics[sentence_of[start]]
+            if lemma not in words:
+                words.append(lemma)
+    return topics
+
+
+def _keywords(topics: list[str], exclude: set[str]) -> str:
+    """At most ``MAX_KEYWORDS`` of a sentence's topics, minus ``exclude``, comma-joined."""
+    words = [w for w in topics if w not in exclude][:MAX_KEYWORDS]
+    return ", ".join(words) or "related"

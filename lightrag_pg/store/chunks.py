@@ -10,6 +10,7 @@ import numpy as np
 
 from ..db.errors import translating
 from ..db.sqlfile import load_queries
+from .records import vector_texts
 
 SQL = load_queries(__package__, "chunks.sql")
 
@@ -45,7 +46,7 @@ class ChunkStore:
             [c.tokens for c in chunks],
             [c.content for c in chunks],
             [c.file_path for c in chunks],
-            list(np.asarray(embeddings, dtype=np.float32)),
+            vector_texts(embeddings),
         )
 
     @translating

@@ -116,6 +116,32 @@ class GraphStore:
         return {(r["src"], r["tgt"]) for r in rows}
 
     @translating
+    async def entities_for_merge(
+        self, doc_id: str, names: Sequence[str]
+    ) -> dict[str, tuple[EntityRow | None, bool]]:
+        """For each name: the stored entity (or None) and whether ``doc_id`` already merged into it."""
+        rows = await self.conn.fetch(SQL["entities_for_merge"], list(names), doc_id)
+        return {
+            r["name"]: (EntityRow.from_record(r) if r["present"] else None, r["linked"]) for r in rows
+        }
+
+    @translating
+    async def relations_for_merge(
+        self, doc_id: str, pairs: Sequence[tuple[str, str]]
+    ) -> dict[tuple[str, str], tuple[RelationRow | None, bool, set[str]]]:
+        """For each canonical pair: the stored relation (or None), whether ``doc_id`` already
+        merged into it, and which of its endpoints exist."""
+        rows = await self.conn.fetch(SQL["relations_for_merge"], *_pair_arrays(pairs), doc_id)
+        return {
+            (r["src"], r["tgt"]): (
+                RelationRow.from_record(r) if r["present"] else None,
+                r["linked"],
+                {n for n, ok in ((r["src"], r["src_exists"]), (r["tgt"], r["tgt_exists"])) if ok},
+            )
+            for r in rows
+        }
+
+    @translating
     async def counts(self) -> tuple[int, int]:
         """Number of entities and of relations."""
         row = await self.conn.fetchrow(SQL["counts"])

@@ -88,3 +88,11 @@ class RelationRow:
             "file_paths": self.file_paths,
             "version": self.version,
         }
+
+
+def vector_texts(embeddings: Any) -> list[str]:
+    """pgvector text literals (``[1.0,2.0]``) for the rows of a 2-D array, for ``$n::text[]``."""
+    import numpy as np
+
+    rows = np.asarray(embeddings, dtype=np.float32)
+    return ["[" + ",".join(map(repr, row.tolist())) + "]" for row in rows]

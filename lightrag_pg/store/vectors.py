@@ -9,13 +9,9 @@ import numpy as np
 
 from ..db.errors import translating
 from ..db.sqlfile import load_queries
-from .records import EntityRow, RelationRow, canonical_pair
+from .records import EntityRow, RelationRow, canonical_pair, vector_texts
 
 SQL = load_queries(__package__, "vectors.sql")
-
-
-def _vectors(embeddings: np.ndarray) -> list[np.ndarray]:
-    return list(np.asarray(embeddings, dtype=np.float32))
 
 
 class VectorStore:
@@ -31,7 +27,7 @@ class VectorStore:
         """Store one vector per entity (the entities must exist)."""
         if names:
             await self.conn.execute(
-                SQL["upsert_entity_vectors"], list(names), list(contents), _vectors(embeddings)
+                SQL["upsert_entity_vectors"], list(names), list(contents), vector_texts(embeddings)
             )
 
     @translating
@@ -46,7 +42,7 @@ class VectorStore:
                 [p[0] for p in canonical],
                 [p[1] for p in canonical],
                 list(contents),
-                _vectors(embeddings),
+                vector_texts(embeddings),
             )
 
     @translating

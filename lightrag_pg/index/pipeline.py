@@ -1,0 +1,157 @@
+"""The document pipeline: enqueue → claim → chunk → extract → merge → finish.
+
+A document is processed by one worker at a time across all processes: the
+worker holds a session advisory lock on it, so a crashed process releases
+its documents automatically and the next run picks them up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import asyncpg
+
+from ..config import Settings
+from ..llm.embedding import EmbeddingFunc
+from ..llm.tokenizer import Tokenizer
+from ..store.chunks import ChunkRow
+from ..store.documents import FAILED, PENDING, PROCESSING, NewDocument
+from ..store.uow import Stores, session, unit_of_work
+from ..types import Extraction
+from .chunking import chunk_text
+from .documents import md5_id
+from .extract import Extractor
+from .progress import Progress, ProgressCallback, ignore_progress
+from .writer import GraphWriter
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Pipeline:
+    """Everything the pipeline needs, passed explicitly."""
+
+    pool: asyncpg.Pool
+    workspace: str
+    settings: Settings
+    tokenizer: Tokenizer
+    extractor: Extractor
+    embed: EmbeddingFunc
+    writer: GraphWriter
+
+    async def enqueue(self, docs: Sequence[NewDocument]) -> list[str]:
+        """Store new documents as pending; return their ids (already known ids are skipped)."""
+        async with unit_of_work(self.pool) as uow:
+            known = await uow.docs.existing_ids([d.id for d in docs])
+            inserted = await uow.docs.insert([d for d in docs if d.id not in known])
+        return [d.id for d in docs if d.id in inserted]
+
+    async def process(self, progress: ProgressCallback = ignore_progress) -> Progress:
+        """Process every pending, processing or failed document of the workspace."""
+        async with session(self.pool) as s:
+            ids = await s.docs.ids_with_status(PENDING, PROCESSING, FAILED)
+        state = Progress(docs_total=len(ids))
+        progress(state)
+        gate = asyncio.Semaphore(self.settings.max_parallel_insert)
+
+        async def run(doc_id: str) -> None:
+            async with gate:
+                await self._process_one(doc_id, state, progress)
+
+        await asyncio.gather(*(run(i) for i in ids))
+        return state
+
+    async def _process_one(self, doc_id: str, state: Progress, progress: ProgressCallback) -> None:
+        async with self.pool.acquire() as lock_conn:
+            key = f"lightrag_pg:doc:{self.workspace}:{doc_id}"
+            if not await lock_conn.fetchval("SELECT pg_try_advisory_lock(hashtextextended($1, 0))", key):
+                state.docs_skipped += 1
+                progress(state)
+                return
+            try:
+                docs = Stores(lock_conn).docs
+                if not await docs.claim([doc_id]):
+                    state.docs_skipped += 1
+                    progress(state)
+                    return
+                try:
+                    await self._run(doc_id, docs, state, progress)
+                    state.docs_done += 1
+                except Exception as exc:  # recorded in doc_status, never lost
+                    log.exception("document %s failed", doc_id)
+                    message = f"{type(exc).__name__}: {exc}"
+                    await docs.mark_failed(doc_id, message)
+                    state.docs_failed += 1
+                    state.failures[doc_id] = message
+                progress(state)
+            finally:
+                await lock_conn.execute("SELECT pg_advisory_unlock(hashtextextended($1, 0))", key)
+
+    async def _run(self, doc_id: str, docs, state: Progress, progress: ProgressCallback) -> None:  # type: ignore[no-untyped-def]
+        started = time.monotonic()
+        (doc,) = await docs.get([doc_id])
+        s = self.settings
+        pieces = await asyncio.to_thread(
+            chunk_text,
+            doc["content"],
+            self.tokenizer,
+            chunk_token_size=s.chunk_token_size,
+            overlap=s.chunk_overlap_token_size,
+            split_by_character=s.split_by_character,
+            split_by_character_only=s.split_by_character_only,
+        )
+        chunks = [
+            ChunkRow(md5_id("chunk-", doc_id, p.content), doc_id, p.chunk_order_index, p.tokens,
+                     p.content, doc["file_path"])
+            for p in pieces
+        ]
+        state.chunks_total += len(chunks)
+        progress(state)
+        chunk_vectors = asyncio.ensure_future(self.embed([c.content for c in chunks]))
+        try:
+            extractions = await self._extract_all(chunks, state, progress)
+            vectors = await chunk_vectors
+        finally:
+            if not chunk_vectors.done():
+                chunk_vectors.cancel()
+        entities = [e for x in extractions for e in x.entities]
+        relations = [r for x in extractions for r in x.relations]
+        stats = await self.writer.merge(doc_id, entities, relations)
+        state.entities += stats.entities
+        state.relations += stats.relations
+        details = {
+            "entities": stats.entities,
+            "relations": stats.relations,
+            "merge_rounds": stats.rounds,
+            "dropped_lines": sum(x.dropped_lines for x in extractions),
+            "extractor": self.extractor.name,
+            "seconds": round(time.monotonic() - started, 3),
+        }
+        async with unit_of_work(self.pool) as uow:
+            await uow.chunks.upsert(chunks, vectors)
+            await uow.docs.mark_processed(doc_id, [c.id for c in chunks], details)
+
+    async def _extract_all(
+        self, chunks: Sequence[ChunkRow], state: Progress, progress: ProgressCallback
+    ) -> list[Extraction]:
+        gate = asyncio.Semaphore(self.settings.max_parallel_chunks)
+
+        async def one(chunk: ChunkRow) -> Extraction:
+            async with gate:
+                result = await self.extractor.extract(chunk.id, chunk.content, chunk.file_path)
+            state.chunks_done += 1
+            progress(state)
+            return result
+
+        tasks = [asyncio.ensure_future(one(c)) for c in chunks]
+        try:
+            return list(await asyncio.gather(*tasks))
+        except BaseException:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise

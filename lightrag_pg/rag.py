@@ -31,6 +31,9 @@ from .llm.cached import CachedLLM
 from .llm.defaults import choose_extractor, default_embedding, default_llm
 from .llm.tokenizer import get_tokenizer
 from .llm.wrap import wrap_embedding, wrap_llm
+from .query.engine import QueryEngine, QueryStream, RerankFunc
+from .query.param import QueryParam
+from .query.plain_keywords import offline_keywords
 from .store.uow import Stores, session, unit_of_work
 
 T = TypeVar("T")
@@ -67,7 +70,9 @@ class LightRAG:
     (``pip install 'lightrag-pg[embedded]'``). ``workspace`` names the schema
     holding every table. ``llm_model_func`` has upstream LightRAG's signature
     ``async (prompt, system_prompt=None, history_messages=[], **kwargs) -> str``.
-    Any :class:`~lightrag_pg.config.Settings` field can be passed as a keyword.
+    ``rerank_model_func`` (optional) is ``async (query, documents, top_n)``
+    returning ``[{"index": i, "relevance_score": s}, ...]``. Any
+    :class:`~lightrag_pg.config.Settings` field can be passed as a keyword.
     """
 
     def __init__(
@@ -76,6 +81,7 @@ class LightRAG:
         workspace: str = "default",
         llm_model_func: LLMFunc | None = None,
         embedding_func: EmbeddingFunc | None = None,
+        rerank_model_func: RerankFunc | None = None,
         **settings: Any,
     ) -> None:
         self.settings = Settings.from_kwargs(**settings)
@@ -86,6 +92,8 @@ class LightRAG:
         self.info: WorkspaceInfo | None = None
         self._pool: asyncpg.Pool | None = None
         self._pipeline_instance: Pipeline | None = None
+        self._engine_instance: QueryEngine | None = None
+        self.rerank_model_func = rerank_model_func
         self.tokenizer = get_tokenizer(self.settings.tokenizer_name)
 
     async def initialize(self) -> None:
@@ -117,18 +125,36 @@ class LightRAG:
             statement_timeout_ms=self.settings.statement_timeout_ms,
         )
 
+    def _cached_llm(self) -> CachedLLM | None:
+        if self.llm_model_func is None:
+            return None
+        s = self.settings
+        return CachedLLM(wrap_llm(self.llm_model_func, settings=s), self.pool, s.enable_llm_cache)
+
+    def _embed(self) -> EmbeddingFunc:
+        assert self.embedding_func is not None
+        return wrap_embedding(self.embedding_func, settings=self.settings)
+
+    def _engine(self) -> QueryEngine:
+        if self._engine_instance is None:
+            self._engine_instance = QueryEngine(
+                pool=self.pool,
+                settings=self.settings,
+                tokenizer=self.tokenizer,
+                embed=self._embed(),
+                llm=self._cached_llm(),
+                keyword_fallback=offline_keywords,
+                rerank=self.rerank_model_func,
+            )
+        return self._engine_instance
+
     def _pipeline(self) -> Pipeline:
         if self._pipeline_instance is None:
-            assert self.embedding_func is not None
             s = self.settings
-            llm = (
-                CachedLLM(wrap_llm(self.llm_model_func, settings=s), self.pool, s.enable_llm_cache)
-                if self.llm_model_func is not None
-                else None
-            )
+            llm = self._cached_llm()
             kind = choose_extractor(s, llm.func if llm else None)
             extractor: Extractor = LLMExtractor(llm, s) if kind == "llm" and llm else NLPExtractor(s)
-            embed = wrap_embedding(self.embedding_func, settings=s)
+            embed = self._embed()
             summarizer = Summarizer(s, self.tokenizer, llm if kind == "llm" else None)
             self._pipeline_instance = Pipeline(
                 pool=self.pool,
@@ -177,11 +203,37 @@ class LightRAG:
         """Process documents left pending, processing or failed by earlier runs."""
         return await self._pipeline().process(progress)
 
+    async def aquery(self, query: str, param: QueryParam | None = None) -> str:
+        """Answer ``query`` (the fail response when nothing relevant is found).
+
+        With ``param.only_need_context`` / ``only_need_prompt`` the context or
+        the full prompt is returned instead. Without an LLM the retrieved
+        knowledge is returned, formatted for reading.
+        """
+        return await self._engine().text(query, param or QueryParam())
+
+    async def aquery_stream(self, query: str, param: QueryParam | None = None) -> QueryStream:
+        """Like :meth:`aquery`, as an async iterator of text pieces with ``.references``."""
+        return await self._engine().stream(query, param or QueryParam())
+
+    async def aquery_data(self, query: str, param: QueryParam | None = None) -> dict[str, Any]:
+        """The retrieved entities, relationships, chunks and references; no answer generated."""
+        return await self._engine().data(query, param or QueryParam())
+
+    def query(self, query: str, param: QueryParam | None = None) -> str:
+        """Synchronous :meth:`aquery`."""
+        return _run_sync(self, self.aquery(query, param))
+
+    def query_data(self, query: str, param: QueryParam | None = None) -> dict[str, Any]:
+        """Synchronous :meth:`aquery_data`."""
+        return _run_sync(self, self.aquery_data(query, param))
+
     async def finalize(self) -> None:
         """Close the connection pool."""
         if self._pool is not None:
             pool, self._pool = self._pool, None
             self._pipeline_instance = None
+            self._engine_instance = None
             await pool.close()
 
     async def __aenter__(self) -> LightRAG:

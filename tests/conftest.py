@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 import os
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -128,3 +129,23 @@ async def llm_rag(make_rag: Callable[..., LightRAG], conn: asyncpg.Connection) -
     await instance.finalize()
     if await workspace_exists(conn, instance.workspace):
         await drop_workspace(conn, instance.workspace)
+
+
+class CountingPool:
+    """Wraps a pool so every acquired connection counts its statements into one total."""
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
+        self.count = 0
+
+    def acquire(self) -> AbstractAsyncContextManager[CountingConnection]:
+        return self._acquire()
+
+    @asynccontextmanager
+    async def _acquire(self) -> AsyncIterator[CountingConnection]:
+        async with self._pool.acquire() as conn:
+            counting = CountingConnection(conn)
+            try:
+                yield counting
+            finally:
+                self.count += counting.count

@@ -60,10 +60,11 @@ class ChunkStore:
         return [r["id"] for r in await self.conn.fetch(SQL["chunk_ids_of_docs"], list(doc_ids))]
 
     @translating
-    async def similarities(self, ids: Sequence[str], query: np.ndarray) -> dict[str, float]:
-        """Cosine similarity of each chunk to ``query``."""
-        rows = await self.conn.fetch(SQL["chunk_similarities"], list(ids), np.asarray(query, np.float32))
-        return {r["id"]: float(r["similarity"]) for r in rows}
+    async def with_similarity(self, ids: Sequence[str], query: np.ndarray) -> list[asyncpg.Record]:
+        """Chunks by id (any order) with their cosine similarity to ``query``."""
+        return await self.conn.fetch(
+            SQL["chunks_with_similarity"], list(ids), np.asarray(query, np.float32)
+        )
 
     @translating
     async def search(self, query: np.ndarray, threshold: float, top_k: int) -> list[asyncpg.Record]:

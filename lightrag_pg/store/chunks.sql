@@ -29,11 +29,6 @@ ORDER BY i.ord;
 -- Chunk ids of the given documents.
 SELECT id FROM text_chunks WHERE doc_id = ANY($1::text[]) ORDER BY doc_id, chunk_order_index;
 
--- name: chunk_similarities
--- Cosine similarity of each given chunk to a query vector (for VECTOR chunk picking).
-SELECT v.chunk_id AS id, 1 - (v.embedding <=> $2::vector) AS similarity
-FROM chunk_vectors v WHERE v.chunk_id = ANY($1::text[]);
-
 -- name: search_chunks
 -- Nearest chunks to a query vector above a cosine threshold, best first.
 WITH hits AS MATERIALIZED (
@@ -47,3 +42,11 @@ SELECT c.id, c.doc_id, c.chunk_order_index, c.tokens, c.content, c.file_path, c.
        1 - h.distance AS similarity
 FROM hits h JOIN text_chunks c ON c.id = h.chunk_id
 ORDER BY h.distance, c.id;
+
+-- name: chunks_with_similarity
+-- Chunks by id with their cosine similarity to a query vector (NULL without a vector).
+SELECT c.id, c.doc_id, c.chunk_order_index, c.tokens, c.content, c.file_path, c.created_at,
+       1 - (v.embedding <=> $2::vector) AS similarity
+FROM text_chunks c
+LEFT JOIN chunk_vectors v ON v.chunk_id = c.id
+WHERE c.id = ANY($1::text[]);

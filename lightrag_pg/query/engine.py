@@ -1,0 +1,194 @@
+"""The query pipeline: keywords → searches → merge and truncate → chunks → context → answer."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import asyncpg
+
+from ..config import Settings
+from ..llm.cached import CachedLLM
+from ..llm.embedding import EmbeddingFunc
+from ..llm.tokenizer import Tokenizer
+from ..store.uow import session
+from .context import QueryContext, build_context, failure_data, render_data
+from .keywords import KeywordPlan, parse_keywords, predefined_keywords, resolve_keywords
+from .knowledge import BYPASS_WITHOUT_LLM, format_knowledge
+from .merge import merge_entities, merge_relations, truncate_kg
+from .param import QueryParam
+from .prompts import FAIL_RESPONSE, full_prompt, keywords_prompt
+from .records import ChunkHit
+from .retrieve import Retrieved, global_search, graph_chunks, local_search, vector_search
+
+RerankFunc = Callable[[str, list[str], int], Awaitable[Sequence[Any]]]
+KeywordFunc = Callable[[str], tuple[list[str], list[str]]]
+
+
+@dataclass
+class Answer:
+    """The outcome of retrieval for one query, before or after generation."""
+
+    query: str
+    param: QueryParam
+    plan: KeywordPlan
+    context: QueryContext | None
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> bool:
+        return self.plan.fail or self.context is None or self.context.is_empty
+
+    @property
+    def references(self) -> list[dict[str, str]]:
+        return [] if self.context is None else list(self.context.references)
+
+
+class QueryStream:
+    """An async iterator of answer pieces; ``references`` are known before the first piece."""
+
+    def __init__(self, answer: Answer, pieces: AsyncIterator[str]) -> None:
+        self.answer = answer
+        self.references = answer.references
+        self._pieces = pieces
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._pieces
+
+
+async def _one(text: str) -> AsyncIterator[str]:
+    yield text
+
+
+class QueryEngine:
+    """Answers questions over one workspace; every dependency is passed in."""
+
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        settings: Settings,
+        tokenizer: Tokenizer,
+        embed: EmbeddingFunc,
+        llm: CachedLLM | None,
+        keyword_fallback: KeywordFunc,
+        rerank: RerankFunc | None = None,
+    ) -> None:
+        self.pool = pool
+        self.settings = settings
+        self.tokenizer = tokenizer
+        self.embed = embed
+        self.llm = llm
+        self.keyword_fallback = keyword_fallback
+        self.rerank = rerank
+
+    async def keywords(self, query: str, param: QueryParam) -> tuple[list[str], list[str]]:
+        """High- and low-level keywords: given by the caller, from the LLM, or from NLP."""
+        given = predefined_keywords(param)
+        if given is not None:
+            return given
+        if self.llm is None:
+            return await asyncio.to_thread(self.keyword_fallback, query)
+        prompt = keywords_prompt(query, self.settings.summary_language)
+        answer = await self.llm(prompt, cache_type="keywords", mode=param.mode)
+        return parse_keywords(answer)
+
+    async def retrieve(self, query: str, param: QueryParam) -> Answer:
+        """Run every stage up to the finished context (no answer generation)."""
+        param = param.resolved(self.settings)
+        timings: dict[str, float] = {}
+        started = time.perf_counter()
+        if param.mode == "bypass":
+            plan = resolve_keywords([], [], mode="bypass", query=query)
+            return Answer(query, param, plan, None, timings)
+        hl, ll = await self.keywords(query, param) if param.mode != "naive" else ([], [])
+        plan = resolve_keywords(hl, ll, mode=param.mode, query=query)
+        timings["keywords"] = time.perf_counter() - started
+        if plan.fail:
+            return Answer(query, param, plan, None, timings)
+        texts = [plan.ll_query, plan.hl_query, self._vector_query(query, param)]
+        vectors = await self.embed(texts)
+        timings["embed"] = time.perf_counter() - started
+        threshold = float(param.cosine_threshold)  # type: ignore[arg-type]
+        found = Retrieved()
+        async with session(self.pool) as s:
+            if plan.use_local:
+                found.local_entities, found.local_relations = await local_search(s, vectors[0], param, threshold)
+            if plan.use_global:
+                found.global_entities, found.global_relations = await global_search(s, vectors[1], param, threshold)
+            if plan.use_vector or param.mode == "naive":
+                found.vector_chunks = await vector_search(s, vectors[2], param, threshold)
+            entities = merge_entities(found.local_entities, found.global_entities)
+            relations = merge_relations(found.local_relations, found.global_relations)
+            entities, relations = truncate_kg(entities, relations, tokenizer=self.tokenizer, param=param)
+            if param.mode == "naive":
+                chunks = found.vector_chunks
+            else:
+                chunks = await graph_chunks(s, entities, relations, found.vector_chunks, vectors[2], param)
+        timings["search"] = time.perf_counter() - started
+        chunks = await self._rerank(query, chunks, param)
+        context = build_context(entities, relations, chunks, tokenizer=self.tokenizer, param=param, query=query)
+        timings["context"] = time.perf_counter() - started
+        return Answer(query, param, plan, context, timings)
+
+    def _vector_query(self, query: str, param: QueryParam) -> str:
+        history = [m["content"] for m in param.conversation_history if m.get("role") == "user"]
+        return "\n".join([*history[-2:], query])
+
+    async def _rerank(self, query: str, chunks: list[ChunkHit], param: QueryParam) -> list[ChunkHit]:
+        if not (self.rerank and param.enable_rerank and chunks):
+            return chunks
+        results = await self.rerank(query, [c.content for c in chunks], param.chunk_top_k)
+        order: list[tuple[float, int]] = []
+        for item in results:
+            index, score = (item["index"], item["relevance_score"]) if isinstance(item, dict) else item
+            order.append((float(score), int(index)))
+        order.sort(key=lambda p: -p[0])
+        return [chunks[i] for _, i in order if 0 <= i < len(chunks)]
+
+    async def data(self, query: str, param: QueryParam) -> dict[str, Any]:
+        """Structured retrieval result (upstream's ``aquery_data`` shape); no answer generated."""
+        answer = await self.retrieve(query, param)
+        if answer.param.mode == "bypass":
+            return failure_data("bypass", "Bypass mode retrieves nothing.")
+        hl, ll = list(answer.plan.hl_keywords), list(answer.plan.ll_keywords)
+        if answer.context is None:
+            return failure_data(answer.param.mode, "Query returned empty dataset.", hl, ll)
+        result = render_data(answer.context, hl_keywords=hl, ll_keywords=ll)
+        result["metadata"]["timings_ms"] = {k: round(v * 1000, 2) for k, v in answer.timings.items()}
+        return result
+
+    async def text(self, query: str, param: QueryParam) -> str:
+        """The answer text (or the context / prompt when the param asks for them)."""
+        pieces = [p async for p in await self.stream(query, param)]
+        return "".join(pieces)
+
+    async def stream(self, query: str, param: QueryParam) -> QueryStream:
+        """Retrieve, then stream the answer."""
+        answer = await self.retrieve(query, param)
+        p = answer.param
+        if p.mode == "bypass":
+            if self.llm is None:
+                return QueryStream(answer, _one(BYPASS_WITHOUT_LLM))
+            pieces = self.llm.stream(query, history=p.conversation_history, cache_type="query", mode="bypass")
+            return QueryStream(answer, pieces)
+        if answer.failed or answer.context is None:
+            return QueryStream(answer, _one(FAIL_RESPONSE))
+        ctx = answer.context
+        if p.only_need_context:
+            return QueryStream(answer, _one(ctx.text))
+        if p.only_need_prompt:
+            return QueryStream(answer, _one(full_prompt(ctx.system_prompt, query)))
+        if self.llm is None:
+            return QueryStream(answer, _one(format_knowledge(ctx)))
+        pieces = self.llm.stream(
+            query,
+            system_prompt=ctx.system_prompt,
+            history=p.conversation_history,
+            cache_type="query",
+            mode=p.mode,
+        )
+        return QueryStream(answer, pieces)
+

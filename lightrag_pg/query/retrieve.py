@@ -1,0 +1,136 @@
+"""Retrieval stages: each reads the database in one statement for its whole batch."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..store.records import EntityRow, RelationRow
+from ..store.uow import Stores
+from .chunk_pick import chunk_candidates, select_chunk_ids
+from .merge import endpoint_names, merge_chunks, rank_local_relations
+from .param import QueryParam
+from .records import ChunkHit, EntityHit, RelationHit
+
+
+def entity_hit(row: EntityRow, similarity: float | None = None) -> EntityHit:
+    """An entity row as the query pipeline sees it."""
+    return EntityHit(
+        name=row.name,
+        entity_type=row.entity_type,
+        description=row.description,
+        source_ids=list(row.source_ids),
+        file_paths=list(row.file_paths),
+        degree=row.degree,
+        created_at=row.created_at,
+        similarity=similarity,
+    )
+
+
+def relation_hit(row: RelationRow, similarity: float | None = None) -> RelationHit:
+    """A relation row as the query pipeline sees it."""
+    return RelationHit(
+        src=row.src,
+        tgt=row.tgt,
+        keywords=row.keywords,
+        description=row.description,
+        weight=row.weight,
+        source_ids=list(row.source_ids),
+        file_paths=list(row.file_paths),
+        degree=row.degree,
+        created_at=row.created_at,
+        similarity=similarity,
+    )
+
+
+def chunk_hit(record: Mapping[str, Any]) -> ChunkHit:
+    """A chunk row as the query pipeline sees it."""
+    similarity = record.get("similarity")
+    return ChunkHit(
+        id=record["id"],
+        content=record["content"],
+        file_path=record["file_path"],
+        doc_id=record["doc_id"],
+        chunk_order_index=record["chunk_order_index"],
+        tokens=record["tokens"],
+        similarity=None if similarity is None else float(similarity),
+    )
+
+
+@dataclass
+class Retrieved:
+    """What the searches found, before merging and truncation."""
+
+    local_entities: list[EntityHit] = field(default_factory=list)
+    local_relations: list[RelationHit] = field(default_factory=list)
+    global_entities: list[EntityHit] = field(default_factory=list)
+    global_relations: list[RelationHit] = field(default_factory=list)
+    vector_chunks: list[ChunkHit] = field(default_factory=list)
+
+
+async def local_search(
+    s: Stores, ll_vector: np.ndarray, param: QueryParam, threshold: float
+) -> tuple[list[EntityHit], list[RelationHit]]:
+    """Entities near the low-level keywords, then all their edges ranked by (edge degree, weight)."""
+    found = await s.vectors.search_entities(ll_vector, threshold, param.top_k)
+    entities = [entity_hit(row, sim) for row, sim in found]
+    if not entities:
+        return [], []
+    edges = await s.graph.edges_of([e.name for e in entities])
+    return entities, rank_local_relations(relation_hit(r) for r in edges)
+
+
+async def global_search(
+    s: Stores, hl_vector: np.ndarray, param: QueryParam, threshold: float
+) -> tuple[list[EntityHit], list[RelationHit]]:
+    """Relations near the high-level keywords, then their endpoint entities in order."""
+    found = await s.vectors.search_relations(hl_vector, threshold, param.top_k)
+    relations = [relation_hit(row, sim) for row, sim in found]
+    if not relations:
+        return [], []
+    rows = await s.graph.get_entities(endpoint_names(relations))
+    return [entity_hit(r) for r in rows], relations
+
+
+async def vector_search(
+    s: Stores, query_vector: np.ndarray, param: QueryParam, threshold: float
+) -> list[ChunkHit]:
+    """Chunks nearest to the query."""
+    return [chunk_hit(r) for r in await s.chunks.search(query_vector, threshold, param.chunk_top_k)]
+
+
+async def graph_chunks(
+    s: Stores,
+    entities: Sequence[EntityHit],
+    relations: Sequence[RelationHit],
+    vector_chunks: Sequence[ChunkHit],
+    query_vector: np.ndarray,
+    param: QueryParam,
+) -> list[ChunkHit]:
+    """Chunks behind the kept entities and relations, picked by WEIGHT or VECTOR, merged
+    round-robin with the vector-search chunks. One statement for all candidates."""
+    entity_candidates = chunk_candidates([e.source_ids for e in entities])
+    relation_candidates_all = chunk_candidates([r.source_ids for r in relations])
+    wanted = {c for group in (*entity_candidates, *relation_candidates_all) for c in group}
+    rows = await s.chunks.with_similarity(sorted(wanted), query_vector) if wanted else []
+    by_id = {r["id"]: chunk_hit(r) for r in rows}
+    similarities = {i: c.similarity for i, c in by_id.items() if c.similarity is not None}
+    method = param.kg_chunk_pick_method or "VECTOR"
+    related = param.related_chunk_number or 5
+
+    def pick(candidates: list[list[str]]) -> list[ChunkHit]:
+        present = [[i for i in group if i in by_id] for group in candidates]
+        ids, _ = select_chunk_ids(
+            present, method=method, max_related_chunks=related, similarities=similarities
+        )
+        return [by_id[i] for i in ids]
+
+    entity_chunks = pick(entity_candidates)
+    taken = {c.id for c in entity_chunks}
+    relation_chunks = pick(
+        chunk_candidates([r.source_ids for r in relations], exclude=taken, drop_empty=True)
+    )
+    return merge_chunks(vector_chunks, entity_chunks, relation_chunks)

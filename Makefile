@@ -1,0 +1,18 @@
+# Quick start targets. Both install what they need first (PyPI only).
+PYTHON ?= python3
+PIP_FLAGS ?= --quiet --disable-pip-version-check
+
+.PHONY: install demo test bench
+
+install:
+	$(PYTHON) -m pip install $(PIP_FLAGS) -e '.[embedded,offline,dev]'
+
+demo: install
+	$(PYTHON) -m lightrag_pg demo
+
+test: install
+	$(PYTHON) -m pytest -q
+
+bench: install
+	$(PYTHON) bench/ingest.py --docs 20
+	$(PYTHON) bench/query.py --docs 20

@@ -1,0 +1,35 @@
+"""``lightrag-pg query "QUESTION"``: answer, stream or show the retrieved data."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from ..query.param import QueryParam
+from .common import make_rag
+
+MODES = ["local", "global", "hybrid", "naive", "mix", "bypass"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("query", help="ask a question")
+    p.add_argument("question")
+    p.add_argument("--mode", choices=MODES, default="mix")
+    p.add_argument("--top-k", type=int, default=40)
+    p.add_argument("--stream", action="store_true", help="print the answer as it is generated")
+    p.add_argument("--data", action="store_true", help="print the retrieved data as JSON, no answer")
+    p.set_defaults(run=run)
+
+
+async def run(args: argparse.Namespace) -> int:
+    param = QueryParam(mode=args.mode, top_k=args.top_k)
+    async with make_rag(args) as rag:
+        if args.data:
+            print(json.dumps(await rag.aquery_data(args.question, param), indent=2, ensure_ascii=False))
+        elif args.stream:
+            async for piece in await rag.aquery_stream(args.question, param):
+                print(piece, end="", flush=True)
+            print()
+        else:
+            print(await rag.aquery(args.question, param))
+    return 0

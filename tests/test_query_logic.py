@@ -448,6 +448,7 @@ def test_build_context_shape_and_references(bpe: tiktoken.Encoding) -> None:
         "entity_name": "Alice",
         "entity_type": "Concept",
         "description": "about Alice",
+        "rank": 0,
         "source_id": "c1",
         "file_path": "a.txt",
         "created_at": created.isoformat(),

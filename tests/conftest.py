@@ -17,7 +17,7 @@ from lightrag_pg.db.workspace import drop_workspace, workspace_exists
 
 from lightrag_pg.llm.openai_client import OpenAIChat
 
-from .embeddings import embedding_func
+from .embeddings import embedding_func, hashed_vectors
 from .fake_openai import FakeOpenAI
 from .scripted_llm import responder
 
@@ -85,7 +85,10 @@ class CountingConnection:
 @pytest.fixture(scope="session")
 def llm_server() -> Iterator[FakeOpenAI]:
     """The scripted OpenAI-compatible server, shared by the session."""
-    with FakeOpenAI(responder) as server:
+    def embedder(texts: list[str]) -> list[list[float]]:
+        return hashed_vectors(texts, 64).tolist()
+
+    with FakeOpenAI(responder, embedder) as server:
         yield server
 
 

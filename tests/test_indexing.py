@@ -215,3 +215,20 @@ async def test_many_fragments_are_summarised_by_the_llm(
         assert desc.startswith("Summary of 2 descriptions")
     finally:
         await rag.drop_workspace()
+
+
+async def test_a_10_mb_document_is_processed(make_rag, conn: asyncpg.Connection) -> None:  # type: ignore[no-untyped-def]
+    rag = make_rag(chunk_token_size=60_000, chunk_overlap_token_size=0, entity_extract_max_gleaning=0)
+    await rag.initialize()
+    try:
+        sentence = "Alice met Bob in Paris while Acme watched. "
+        text = sentence * (10_000_000 // len(sentence))
+        result = await rag.ainsert(text)
+        assert result.progress.docs_done == 1
+        ws = rag.workspace
+        chunks = await conn.fetchval(f"SELECT count(*) FROM {ws}.text_chunks")
+        assert chunks == await conn.fetchval(f"SELECT chunks_count FROM {ws}.doc_status") > 30
+        weight = await conn.fetchval(f"SELECT weight FROM {ws}.relations WHERE src = 'Alice' AND tgt = 'Bob'")
+        assert weight == chunks
+    finally:
+        await rag.drop_workspace()

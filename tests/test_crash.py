@@ -1,0 +1,482 @@
+"""Crashes and concurrent processes: real subprocesses, real PostgreSQL, the scripted LLM server.
+
+Workers run ``python -m tests.insert_worker`` and talk to the session's
+:class:`FakeOpenAI` over HTTP; a slow server keeps them mid-insert long enough
+to be killed with SIGKILL at a chosen point. Recovered workspaces are
+compared with control workspaces ingested without interruption.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import signal
+import sys
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import pytest
+
+from lightrag_pg import LightRAG
+from lightrag_pg.config import GRAPH_FIELD_SEP
+from lightrag_pg.db.workspace import drop_workspace, workspace_exists
+from lightrag_pg.index.prompts import classify_prompt, prompt_input_text
+from lightrag_pg.index.writer import BATCH
+from lightrag_pg.store.documents import NewDocument
+
+from .fake_openai import FakeOpenAI
+from .insert_worker import build_rag, server_embedding
+from .scripted_llm import _SENTENCE, D, KNOWN, names_in, responder
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Members M01..M21 are entities too (see crowd_responder): the committee
+# sentence yields more than BATCH relations, which are merged in two
+# transactions with an embedding call in between.
+MEMBERS = [f"M{i:02d}" for i in range(1, 22)]
+CROWD_DOC = f"Alice met Bob in Paris. The committee of {', '.join(MEMBERS)} elected Alice."
+CRASH_DOCS = [
+    "Alice met Bob in Paris. Alice works at Acme.",
+    "Bob joined Globex in Berlin. Acme and Globex compete.",
+    CROWD_DOC,
+    "Alice and Bob founded Quantum Lab. Paris welcomed Carol.",
+    "Globex sued Acme in Paris. Bob testified for Globex.",
+    "Carol and Bob met at Quantum Lab in Berlin. Alice joined later.",
+]
+# Documents enqueued together are processed in id order: the crowd document third.
+CRASH_IDS = [f"crash-{i}" for i in range(len(CRASH_DOCS))]
+CRASH_PATHS = [f"crash{i}.txt" for i in range(len(CRASH_DOCS))]
+
+# Every document names Alice and Bob; they share a sentence in A, B and C only.
+SHARED = {
+    "A": "Alice met Bob in Paris.",
+    "B": "Alice and Bob founded Acme in Berlin.",
+    "C": "Bob hired Carol. Alice and Bob argued at Globex.",
+    "D": "Alice wrote to Carol. Bob read the letter in Paris.",
+}
+
+
+# --------------------------------------------------------------------------- scripted LLM
+
+_MEMBER = re.compile(r"\bM\d{2}\b")
+
+
+def crowd_names(text: str) -> list[str]:
+    """Known names and members (M01, M02, ...), in order of first appearance."""
+    found = [(text.find(n), n) for n in KNOWN if n in text]
+    found += [(m.start(), m.group()) for m in _MEMBER.finditer(text)]
+    return list(dict.fromkeys(n for _, n in sorted(found)))
+
+
+def crowd_extraction(text: str) -> str:
+    """The scripted extraction answer, members included (typed Person)."""
+    sentences = [s.strip() for s in _SENTENCE.findall(text)]
+    lines = []
+    for name in crowd_names(text):
+        first = next(s for s in sentences if name in crowd_names(s))
+        lines.append(f"entity{D}{name}{D}{KNOWN.get(name, 'Person')}{D}{name} is mentioned: {first}")
+    seen: set[tuple[str, str]] = set()
+    for sentence in sentences:
+        names = crowd_names(sentence)
+        for i, a in enumerate(names):
+            for b in names[i + 1 :]:
+                if (a, b) not in seen:
+                    seen.add((a, b))
+                    lines.append(f"relation{D}{a}{D}{b}{D}co-occurrence, {a.lower()}{D}{sentence}")
+    return "\n".join(lines + ["<|COMPLETE|>"])
+
+
+def crowd_responder(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
+    prompt = messages[-1]["content"]
+    if classify_prompt(prompt) == "extraction":
+        return crowd_extraction(prompt_input_text(prompt) or "")
+    return responder(messages, body)
+
+
+# --------------------------------------------------------------------------- processes
+
+
+class Worker:
+    """One ``tests.insert_worker`` subprocess, its output going to files."""
+
+    def __init__(self, proc: asyncio.subprocess.Process, out: Path, err: Path) -> None:
+        self.proc = proc
+        self.out = out
+        self.err = err
+
+    @classmethod
+    async def start(cls, tmp_path: Path, name: str, spec: dict[str, Any]) -> Worker:
+        out, err = tmp_path / f"{name}.out", tmp_path / f"{name}.err"
+        with out.open("wb") as o, err.open("wb") as e:
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "tests.insert_worker", json.dumps(spec),
+                cwd=ROOT, stdin=asyncio.subprocess.DEVNULL, stdout=o, stderr=e,
+            )
+        return cls(proc, out, err)
+
+    def output(self) -> str:
+        return f"stdout:\n{self.out.read_text()}\nstderr:\n{self.err.read_text()[-4000:]}"
+
+    def result(self) -> dict[str, Any]:
+        lines = [json.loads(x) for x in self.out.read_text().splitlines() if x.startswith("{")]
+        done = [x for x in lines if x.get("event") == "done"]
+        assert done, f"worker printed no result\n{self.output()}"
+        return done[-1]
+
+    async def kill(self) -> None:
+        if self.proc.returncode is None:
+            self.proc.kill()
+            await asyncio.wait_for(self.proc.wait(), 10)
+
+
+def spec(dsn: str, workspace: str, llm_server: FakeOpenAI, texts: list[str], **extra: Any) -> dict[str, Any]:
+    return {"dsn": dsn, "workspace": workspace, "base_url": llm_server.base_url, "texts": texts, **extra}
+
+
+async def wait_until(
+    check: Callable[[], Awaitable[bool]], what: str, *, timeout: float, worker: Worker | None = None
+) -> None:
+    deadline = time.monotonic() + timeout
+    while not await check():
+        if worker is not None and worker.proc.returncode is not None:
+            pytest.fail(f"worker exited ({worker.proc.returncode}) before {what}\n{worker.output()}")
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout}s waiting for {what}")
+        await asyncio.sleep(0.01)
+
+
+def doc_lock_key(workspace: str, doc_id: str) -> str:
+    """The pipeline's session advisory lock key of one document."""
+    return f"lightrag_pg:doc:{workspace}:{doc_id}"
+
+
+async def wait_doc_locks_released(conn: asyncpg.Connection, ws: str, doc_ids: Iterable[str]) -> None:
+    """Wait until no session holds a document lock (a killed client's backend exits shortly after)."""
+    keys = [doc_lock_key(ws, d) for d in doc_ids]
+
+    async def free() -> bool:
+        for key in keys:
+            if not await conn.fetchval("SELECT pg_try_advisory_lock(hashtextextended($1, 0))", key):
+                return False
+            await conn.execute("SELECT pg_advisory_unlock(hashtextextended($1, 0))", key)
+        return True
+
+    await wait_until(free, "the dead worker's document locks to be released", timeout=10)
+
+
+async def drop_if_exists(conn: asyncpg.Connection, ws: str) -> None:
+    if await workspace_exists(conn, ws):
+        await drop_workspace(conn, ws)
+
+
+# --------------------------------------------------------------------------- invariants
+
+
+def fragments(description: str) -> tuple[str, ...]:
+    """A joined description's fragments, sorted (their order follows the merge order)."""
+    return tuple(sorted(f for f in description.split(GRAPH_FIELD_SEP) if f))
+
+
+async def statuses(conn: asyncpg.Connection, ws: str) -> dict[str, str]:
+    return {r["id"]: r["status"] for r in await conn.fetch(f"SELECT id, status FROM {ws}.doc_status")}
+
+
+async def graph_mirror(conn: asyncpg.Connection, ws: str) -> tuple[list[str], list[float]]:
+    """Entity names of the AGE vertices and weights of the AGE edges."""
+    g = f'"{ws}_kg"'
+    names = [json.loads(r[0])["entity_id"] for r in await conn.fetch(f'SELECT properties::text FROM {g}."entity"')]
+    weights = [json.loads(r[0])["weight"] for r in await conn.fetch(f'SELECT properties::text FROM {g}."DIRECTED"')]
+    return sorted(names), sorted(weights)
+
+
+async def assert_consistent(conn: asyncpg.Connection, ws: str) -> None:
+    """What must hold at every commit, crash or not."""
+    dangling = await conn.fetch(
+        f"SELECT src, tgt FROM {ws}.relations r WHERE NOT EXISTS (SELECT 1 FROM {ws}.entities e WHERE e.name = r.src)"
+        f" OR NOT EXISTS (SELECT 1 FROM {ws}.entities e WHERE e.name = r.tgt)"
+    )
+    assert dangling == []
+    entity_vectors = await conn.fetch(
+        f"SELECT e.name, count(v.name) AS n FROM {ws}.entities e LEFT JOIN {ws}.entity_vectors v USING (name)"
+        f" GROUP BY e.name HAVING count(v.name) <> 1"
+    )
+    assert entity_vectors == [], "entities without exactly one vector"
+    relation_vectors = await conn.fetch(
+        f"SELECT r.src, r.tgt, count(v.src) AS n FROM {ws}.relations r LEFT JOIN {ws}.relation_vectors v"
+        f" USING (src, tgt) GROUP BY r.src, r.tgt HAVING count(v.src) <> 1"
+    )
+    assert relation_vectors == [], "relations without exactly one vector"
+    n_entities = await conn.fetchval(f"SELECT count(*) FROM {ws}.entities")
+    n_relations = await conn.fetchval(f"SELECT count(*) FROM {ws}.relations")
+    assert await conn.fetchval(f"SELECT count(*) FROM {ws}.entity_vectors") == n_entities
+    assert await conn.fetchval(f"SELECT count(*) FROM {ws}.relation_vectors") == n_relations
+    g = f'"{ws}_kg"'
+    assert await conn.fetchval(f'SELECT count(*) FROM {g}."entity"') == n_entities
+    assert await conn.fetchval(f'SELECT count(*) FROM {g}."DIRECTED"') == n_relations
+    names, weights = await graph_mirror(conn, ws)
+    assert names == sorted(r[0] for r in await conn.fetch(f"SELECT name FROM {ws}.entities"))
+    assert weights == sorted(r[0] for r in await conn.fetch(f"SELECT weight FROM {ws}.relations"))
+    processed = await conn.fetch(
+        f"SELECT s.id, s.chunks_list, s.chunks_count,"
+        f" array(SELECT c.id FROM {ws}.text_chunks c WHERE c.doc_id = s.id ORDER BY c.id) AS stored,"
+        f" (SELECT count(*) FROM {ws}.text_chunks c JOIN {ws}.chunk_vectors v ON v.chunk_id = c.id"
+        f"  WHERE c.doc_id = s.id) AS vectors"
+        f" FROM {ws}.doc_status s WHERE s.status = 'processed'"
+    )
+    for doc in processed:
+        assert doc["chunks_list"], f"processed document {doc['id']} has no chunks_list"
+        assert sorted(doc["chunks_list"]) == doc["stored"], doc["id"]
+        assert doc["chunks_count"] == len(doc["chunks_list"]) == doc["vectors"], doc["id"]
+    # A document's chunks are written in the transaction that marks it processed.
+    assert await conn.fetchval(
+        f"SELECT count(*) FROM {ws}.text_chunks c JOIN {ws}.doc_status s ON s.id = c.doc_id"
+        f" WHERE s.status <> 'processed'"
+    ) == 0
+    # A link is written with the merge it records: the row carries one of the document's chunks.
+    assert await conn.fetch(
+        f"SELECT l.doc_id, l.entity_name FROM {ws}.doc_entities l JOIN {ws}.doc_status s ON s.id = l.doc_id"
+        f" JOIN {ws}.entities e ON e.name = l.entity_name"
+        f" WHERE s.status = 'processed' AND NOT (e.source_ids && s.chunks_list)"
+    ) == []
+    assert await conn.fetch(
+        f"SELECT l.doc_id, l.src, l.tgt FROM {ws}.doc_relations l JOIN {ws}.doc_status s ON s.id = l.doc_id"
+        f" JOIN {ws}.relations r ON (r.src, r.tgt) = (l.src, l.tgt)"
+        f" WHERE s.status = 'processed' AND NOT (r.source_ids && s.chunks_list)"
+    ) == []
+
+
+async def snapshot(conn: asyncpg.Connection, ws: str) -> dict[str, Any]:
+    """Everything an insert decides, independent of the order documents were merged in."""
+    entities = sorted(
+        (r["name"], r["entity_type"], sorted(r["source_ids"]), sorted(r["file_paths"]), fragments(r["description"]))
+        for r in await conn.fetch(f"SELECT * FROM {ws}.entities")
+    )
+    relations = sorted(
+        (r["src"], r["tgt"], r["weight"], sorted(r["source_ids"]), sorted(r["file_paths"]),
+         fragments(r["description"]), sorted(k.strip() for k in r["keywords"].split(",")))
+        for r in await conn.fetch(f"SELECT * FROM {ws}.relations")
+    )
+    return {
+        "entities": entities,
+        "relations": relations,
+        "chunks": sorted(tuple(r) for r in await conn.fetch(f"SELECT id, doc_id, content FROM {ws}.text_chunks")),
+        "docs": sorted(
+            (r["id"], r["status"], sorted(r["chunks_list"]))
+            for r in await conn.fetch(f"SELECT id, status, chunks_list FROM {ws}.doc_status")
+        ),
+        "doc_entities": sorted(tuple(r) for r in await conn.fetch(f"SELECT * FROM {ws}.doc_entities")),
+        "doc_relations": sorted(tuple(r) for r in await conn.fetch(f"SELECT * FROM {ws}.doc_relations")),
+    }
+
+
+def co_occurrences(texts: Iterable[str], a: str, b: str) -> int:
+    """Chunks (one per short document) with a sentence naming both ``a`` and ``b``: the scripted weight."""
+    return sum(
+        any(a in names_in(s) and b in names_in(s) for s in _SENTENCE.findall(t)) for t in texts
+    )
+
+
+async def ingest_control(dsn: str, ws: str, llm_server: FakeOpenAI, texts: list[str], **kw: Any) -> None:
+    control = build_rag(dsn, ws, llm_server.base_url, **kw.pop("rag", {}))
+    async with control:
+        result = await control.ainsert(texts, **kw)
+    assert result.progress.docs_done == len(texts) and result.progress.docs_failed == 0
+
+
+# --------------------------------------------------------------------------- tests
+
+
+async def test_sigkill_mid_insert_leaves_a_consistent_graph_and_a_rerun_adds_nothing_twice(
+    dsn: str, conn: asyncpg.Connection, make_rag: Callable[..., LightRAG], llm_server: FakeOpenAI,
+    tmp_path: Path,
+) -> None:
+    # Embeddings come from the slow server too, so every merge round spends
+    # time between reading rows and committing them.
+    rag = make_rag(embedding_func=server_embedding(llm_server.base_url))
+    await rag.initialize()
+    ws = rag.workspace
+    control_ws = f"{ws}_ctl"
+    worker: Worker | None = None
+    inserted = {"ids": CRASH_IDS, "file_paths": CRASH_PATHS}
+    try:
+        llm_server.responder = crowd_responder
+        llm_server.delay = 0.1
+        worker = await Worker.start(
+            tmp_path, "crash", spec(dsn, ws, llm_server, CRASH_DOCS, server_embeddings=True, **inserted)
+        )
+
+        async def mid_merge() -> bool:
+            # The crowd document has committed its first batch of relations, not yet the second.
+            row = await conn.fetchrow(
+                f"SELECT count(*) FILTER (WHERE status = 'processed') AS done,"
+                f" bool_or(id = 'crash-2' AND status <> 'processed' AND EXISTS"
+                f"  (SELECT 1 FROM {ws}.doc_relations l WHERE l.doc_id = s.id)) AS partial"
+                f" FROM {ws}.doc_status s"
+            )
+            return row["done"] >= 1 and bool(row["partial"])
+
+        await wait_until(mid_merge, "a processed and a half-merged document", timeout=30, worker=worker)
+        worker.proc.kill()
+        assert await asyncio.wait_for(worker.proc.wait(), 10) == -signal.SIGKILL
+        llm_server.delay = 0.0
+
+        at_kill = await statuses(conn, ws)
+        assert sorted(at_kill) == CRASH_IDS
+        unfinished = sorted(i for i, s in at_kill.items() if s != "processed")
+        assert "crash-2" in unfinished and len(unfinished) < len(CRASH_DOCS), at_kill
+        half = await conn.fetchval(f"SELECT count(*) FROM {ws}.doc_relations WHERE doc_id = 'crash-2'")
+        assert half == BATCH, "the kill was meant to land between the crowd document's two relation batches"
+        await wait_doc_locks_released(conn, ws, at_kill)
+        await assert_consistent(conn, ws)
+
+        result = await rag.ainsert(CRASH_DOCS, **inserted)
+        assert result.new_ids == [] and sorted(result.skipped_ids) == CRASH_IDS
+        p = result.progress
+        assert (p.docs_total, p.docs_done, p.docs_failed, p.docs_skipped) == (len(unfinished),) * 2 + (0, 0)
+        assert set((await statuses(conn, ws)).values()) == {"processed"}
+        await assert_consistent(conn, ws)
+
+        await ingest_control(dsn, control_ws, llm_server, CRASH_DOCS, rag={"server_embeddings": True}, **inserted)
+        recovered, control = await snapshot(conn, ws), await snapshot(conn, control_ws)
+        for key in control:
+            assert recovered[key] == control[key], key
+        weights = dict(
+            ((r["src"], r["tgt"]), r["weight"]) for r in await conn.fetch(f"SELECT src, tgt, weight FROM {ws}.relations")
+        )
+        assert weights[("Alice", "Bob")] == co_occurrences(CRASH_DOCS, "Alice", "Bob") == 3
+        assert weights[("Alice", "M01")] == weights[("M01", "M21")] == 1.0
+        assert len(weights) > BATCH
+    finally:
+        llm_server.responder = responder
+        llm_server.delay = 0.0
+        if worker is not None:
+            await worker.kill()
+        await rag.finalize()
+        await drop_if_exists(conn, ws)
+        await drop_if_exists(conn, control_ws)
+
+
+async def test_two_processes_inserting_overlapping_documents_merge_each_exactly_once(
+    dsn: str, conn: asyncpg.Connection, workspace_name: str, llm_server: FakeOpenAI, tmp_path: Path,
+) -> None:
+    ws, control_ws = workspace_name, f"{workspace_name}_ctl"
+    first = [SHARED[k] for k in "ABC"]
+    second = [SHARED[k] for k in "BCD"]
+    workers: list[Worker] = []
+    try:
+        # Neither process finds the workspace: they also race to create it.
+        llm_server.delay = 0.05
+        for name, texts in (("first", first), ("second", second)):
+            workers.append(
+                await Worker.start(tmp_path, name, spec(dsn, ws, llm_server, texts, server_embeddings=True))
+            )
+        try:
+            codes = await asyncio.wait_for(asyncio.gather(*(w.proc.wait() for w in workers)), 60)
+        except asyncio.TimeoutError:
+            pytest.fail("the two workers did not finish within 60 s (deadlock?)\n"
+                        + "\n".join(w.output() for w in workers))
+        assert codes == [0, 0], "\n".join(w.output() for w in workers)
+        llm_server.delay = 0.0
+        results = [w.result() for w in workers]
+
+        doc_ids = await statuses(conn, ws)
+        assert len(doc_ids) == 4 and set(doc_ids.values()) == {"processed"}
+        # Each document was enqueued by one process and processed by one process.
+        new = [set(r["new_ids"]) for r in results]
+        assert new[0].isdisjoint(new[1]) and new[0] | new[1] == set(doc_ids)
+        assert sum(r["docs_done"] for r in results) == 4, results
+        assert all(r["docs_failed"] == 0 for r in results), results
+        await assert_consistent(conn, ws)
+
+        for name in ("Alice", "Bob"):
+            source_ids = await conn.fetchval(f"SELECT source_ids FROM {ws}.entities WHERE name = $1", name)
+            chunks = await conn.fetch(f"SELECT id FROM {ws}.text_chunks WHERE content LIKE '%' || $1 || '%'", name)
+            assert len(chunks) == 4
+            assert sorted(source_ids) == sorted(r["id"] for r in chunks), name
+        weight = await conn.fetchval(f"SELECT weight FROM {ws}.relations WHERE src = 'Alice' AND tgt = 'Bob'")
+        assert weight == co_occurrences(SHARED.values(), "Alice", "Bob") == 3
+
+        await ingest_control(dsn, control_ws, llm_server, list(SHARED.values()), rag={"server_embeddings": True})
+        concurrent, control = await snapshot(conn, ws), await snapshot(conn, control_ws)
+        for key in control:
+            assert concurrent[key] == control[key], key
+    finally:
+        llm_server.delay = 0.0
+        for w in workers:
+            await w.kill()
+        await drop_if_exists(conn, ws)
+        await drop_if_exists(conn, control_ws)
+
+
+async def test_document_left_processing_by_a_killed_insert_is_finished_by_aprocess_pending(
+    dsn: str, conn: asyncpg.Connection, make_rag: Callable[..., LightRAG], llm_server: FakeOpenAI,
+    tmp_path: Path,
+) -> None:
+    rag = make_rag()
+    await rag.initialize()
+    ws = rag.workspace
+    worker: Worker | None = None
+    text = "Alice met Bob in Paris. Carol works at Acme."
+    try:
+        llm_server.delay = 3.0  # the worker hangs in its first LLM call
+        worker = await Worker.start(tmp_path, "stuck", spec(dsn, ws, llm_server, [text]))
+
+        async def claimed() -> bool:
+            return "processing" in (await statuses(conn, ws)).values()
+
+        await wait_until(claimed, "the document to be claimed", timeout=30, worker=worker)
+        await worker.kill()
+        llm_server.delay = 0.0
+        (doc_id,) = await statuses(conn, ws)
+        await wait_doc_locks_released(conn, ws, [doc_id])
+        assert await statuses(conn, ws) == {doc_id: "processing"}
+
+        progress = await rag.aprocess_pending()
+        assert (progress.docs_total, progress.docs_done, progress.docs_skipped) == (1, 1, 0)
+        assert await statuses(conn, ws) == {doc_id: "processed"}
+        assert await conn.fetchval(f"SELECT count(*) FROM {ws}.entities") == 5
+        await assert_consistent(conn, ws)
+    finally:
+        llm_server.delay = 0.0
+        if worker is not None:
+            await worker.kill()
+        await rag.finalize()
+        await drop_if_exists(conn, ws)
+
+
+async def test_processing_document_is_left_to_its_live_owner_and_taken_over_when_it_dies(
+    dsn: str, make_rag: Callable[..., LightRAG], conn: asyncpg.Connection,
+) -> None:
+    rag = make_rag()
+    await rag.initialize()
+    ws = rag.workspace
+    doc_id = "doc-crash-owner"
+    owner = await asyncpg.connect(dsn)
+    try:
+        async with rag.unit_of_work() as uow:
+            assert await uow.docs.insert([NewDocument(doc_id, "Alice met Bob in Berlin.", "owner.txt")]) == {doc_id}
+        await conn.execute(f"UPDATE {ws}.doc_status SET status = 'processing' WHERE id = $1", doc_id)
+        # Another process is (apparently) still working on it: it holds the document lock.
+        assert await owner.fetchval("SELECT pg_try_advisory_lock(hashtextextended($1, 0))", doc_lock_key(ws, doc_id))
+
+        progress = await rag.aprocess_pending()
+        assert (progress.docs_total, progress.docs_done, progress.docs_skipped) == (1, 0, 1)
+        assert await statuses(conn, ws) == {doc_id: "processing"}
+
+        owner.terminate()  # the owner dies without unlocking
+        await wait_doc_locks_released(conn, ws, [doc_id])
+        progress = await rag.aprocess_pending()
+        assert (progress.docs_total, progress.docs_done, progress.docs_skipped) == (1, 1, 0)
+        row = await conn.fetchrow(f"SELECT status, chunks_count, error_msg FROM {ws}.doc_status")
+        assert tuple(row) == ("processed", 1, None)
+        assert await conn.fetchval(f"SELECT weight FROM {ws}.relations WHERE src = 'Alice' AND tgt = 'Bob'") == 1.0
+        await assert_consistent(conn, ws)
+    finally:
+        if not owner.is_closed():
+            owner.terminate()
+        await rag.finalize()
+        await drop_if_exists(conn, ws)

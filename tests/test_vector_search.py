@@ -1,0 +1,48 @@
+"""Vector search per workspace: top_k rows when enough pass the threshold, beyond ef_search."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lightrag_pg import LightRAG
+from lightrag_pg.db.pool import HNSW_EF_SEARCH
+from lightrag_pg.store.records import EntityRow
+
+
+async def test_search_returns_top_k_rows_past_ef_search(rag: LightRAG) -> None:
+    n, dim = 600, 32
+    rng = np.random.default_rng(7)
+    base = np.zeros(dim, dtype=np.float32)
+    base[0] = 1.0
+    vectors = base + 0.3 * rng.standard_normal((n, dim)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    names = [f"E{i:04d}" for i in range(n)]
+    async with rag.unit_of_work() as uow:
+        await uow.graph.upsert_entities([EntityRow(name=x) for x in names])
+        await uow.vectors.upsert_entities(names, names, vectors)
+    top_k = HNSW_EF_SEARCH + 150
+    passing = int(((vectors @ base) >= 0.2).sum())
+    assert passing > top_k
+    async with rag.session() as s:
+        hits = await s.vectors.search_entities(base, 0.2, top_k)
+        assert len(hits) == top_k
+        sims = [sim for _, sim in hits]
+        assert sims == sorted(sims, reverse=True) and min(sims) >= 0.2
+        strict = await s.vectors.search_entities(base, 0.95, top_k)
+        assert all(sim >= 0.95 for _, sim in strict)
+        assert len(strict) == int(((vectors @ base) >= 0.95).sum())
+
+
+async def test_workspaces_do_not_see_each_other(rag: LightRAG, dsn: str) -> None:
+    from .embeddings import embedding_func
+
+    other = LightRAG(dsn=dsn, workspace=rag.workspace + "_other", embedding_func=embedding_func())
+    await other.initialize()
+    try:
+        async with rag.unit_of_work() as uow:
+            await uow.graph.upsert_entities([EntityRow(name="Mine")])
+            await uow.vectors.upsert_entities(["Mine"], ["Mine"], np.eye(32, dtype=np.float32)[:1])
+        async with other.session() as s:
+            assert await s.vectors.search_entities(np.eye(32, dtype=np.float32)[0], -1.0, 10) == []
+    finally:
+        await other.drop_workspace()

@@ -1,0 +1,297 @@
+"""Ingest throughput: insert a generated corpus into a fresh workspace and report rates.
+
+Extraction uses the instant scripted LLM of :mod:`bench.corpus` (``--extractor
+llm``) or the offline spaCy extractor (``--extractor nlp``), so the figures are
+the cost of lightrag_pg and PostgreSQL, not of a model. SQL statements are
+counted on the client (every asyncpg ``execute``/``fetch*``/``executemany``,
+plus one per pool connection reset). A baseline measured in the same process
+(the same chunk rows written with one ``COPY``) puts the time in proportion.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextvars
+import importlib.util
+import os
+import sys
+import tempfile
+import time
+import uuid
+import warnings
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import asyncpg.connection
+
+from bench.corpus import CorpusLLM, documents, vocabulary
+from lightrag_pg import EmbeddingFunc, LightRAG
+from lightrag_pg.db.embedded import DSN_ENV
+from lightrag_pg.errors import ConfigurationError
+from tests.embeddings import embedding_func as hashed_embedding_func
+
+HASHED_DIM = 64
+COUNTED_METHODS = ("execute", "executemany", "fetch", "fetchrow", "fetchval")
+_in_reset: contextvars.ContextVar[bool] = contextvars.ContextVar("in_reset", default=False)
+
+
+class StatementCounter:
+    """Counts the statements every asyncpg connection sends while active.
+
+    The connection methods are patched on the class, so pooled connections,
+    transactions (BEGIN/COMMIT go through ``execute``) and connection init
+    hooks are all counted. A pool's reset on release is one round trip,
+    counted under ``reset``.
+    """
+
+    def __init__(self) -> None:
+        self.by_method: Counter[str] = Counter()
+        self._saved: dict[str, Any] = {}
+
+    @property
+    def total(self) -> int:
+        """Statements counted so far."""
+        return sum(self.by_method.values())
+
+    def _wrap(self, name: str, method: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+        async def counted(conn: asyncpg.Connection, *args: Any, **kwargs: Any) -> Any:
+            if not _in_reset.get():
+                self.by_method[name] += 1
+            return await method(conn, *args, **kwargs)
+
+        return counted
+
+    def _wrap_reset(self, method: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+        async def counted(conn: asyncpg.Connection, *args: Any, **kwargs: Any) -> Any:
+            self.by_method["reset"] += 1
+            token = _in_reset.set(True)
+            try:
+                return await method(conn, *args, **kwargs)
+            finally:
+                _in_reset.reset(token)
+
+        return counted
+
+    def __enter__(self) -> Self:
+        cls = asyncpg.connection.Connection
+        for name in (*COUNTED_METHODS, "reset"):
+            self._saved[name] = getattr(cls, name)
+        for name in COUNTED_METHODS:
+            setattr(cls, name, self._wrap(name, self._saved[name]))
+        cls.reset = self._wrap_reset(self._saved["reset"])  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        for name, method in self._saved.items():
+            setattr(asyncpg.connection.Connection, name, method)
+        self._saved.clear()
+
+
+@contextmanager
+def database(dsn: str | None) -> Iterator[str]:
+    """``dsn``, else ``$LIGHTRAG_PG_DSN``, else an embedded server in a temporary directory."""
+    chosen = dsn or os.environ.get(DSN_ENV)
+    if chosen:
+        yield chosen
+        return
+    warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR")
+    try:
+        import pgserver
+    except ImportError:
+        sys.exit(f"no --dsn or ${DSN_ENV} and pgserver is missing: pip install -e '.[embedded]'")
+    with tempfile.TemporaryDirectory(prefix="lightrag-pg-bench-") as tmp:
+        server = pgserver.get_server(Path(tmp) / "pgdata", cleanup_mode="stop")
+        try:
+            yield server.get_uri()
+        finally:
+            server.cleanup()
+
+
+def choose_embedding(kind: str) -> EmbeddingFunc:
+    """The hashed bag-of-words embedding (dim 64) or the local MiniLM model."""
+    if kind == "hashed":
+        return hashed_embedding_func(HASHED_DIM)
+    from lightrag_pg.offline.embedding import local_embedding_func
+
+    return local_embedding_func()
+
+
+def local_embedding_available() -> bool:
+    """Whether the local MiniLM embedding can be loaded."""
+    try:
+        choose_embedding("local")
+    except (ImportError, ConfigurationError):
+        return False
+    return True
+
+
+def workspace_name(prefix: str) -> str:
+    """A fresh workspace name."""
+    return f"{prefix}_{uuid.uuid4().hex[:8]}"
+
+
+async def table_count(rag: LightRAG, table: str) -> int:
+    """Rows in one table of the workspace."""
+    async with rag.pool.acquire() as conn:
+        return int(await conn.fetchval(f"SELECT count(*) FROM {table}"))
+
+
+async def raw_chunk_insert(rag: LightRAG) -> tuple[float, int]:
+    """Seconds to COPY the workspace's chunk rows into a scratch table, and the row count.
+
+    The scratch table has the columns and primary key of ``text_chunks``; it
+    is logged like the real one and dropped afterwards.
+    """
+    async with rag.pool.acquire() as conn:
+        rows = await conn.fetch(
+            "SELECT id, doc_id, chunk_order_index, tokens, content, file_path FROM text_chunks"
+        )
+        await conn.execute(
+            "CREATE TABLE bench_raw_chunks (id text PRIMARY KEY, doc_id text NOT NULL, "
+            "chunk_order_index integer NOT NULL, tokens integer NOT NULL, "
+            "content text NOT NULL, file_path text NOT NULL)"
+        )
+        try:
+            started = time.perf_counter()
+            await conn.copy_records_to_table("bench_raw_chunks", records=[tuple(r) for r in rows])
+            seconds = time.perf_counter() - started
+        finally:
+            await conn.execute("DROP TABLE bench_raw_chunks")
+    return seconds, len(rows)
+
+
+async def warm_up(rag: LightRAG, extractor: str) -> float:
+    """Load the models (spaCy, embedding) outside the timed run; return the seconds spent."""
+    started = time.perf_counter()
+    if extractor == "nlp":
+        from lightrag_pg.offline._spacy_text import load_spacy
+
+        await asyncio.to_thread(load_spacy)
+    assert rag.embedding_func is not None
+    await rag.embedding_func(["warm up"])
+    return time.perf_counter() - started
+
+
+@dataclass(frozen=True, slots=True)
+class IngestResult:
+    """What one timed insert did and cost."""
+
+    documents: int
+    failed: int
+    chunks: int
+    entities: int
+    relations: int
+    seconds: float
+    statements: Counter[str]
+    llm_calls: int
+
+
+async def ingest(rag: LightRAG, texts: list[str], llm: CorpusLLM | None) -> IngestResult:
+    """Insert ``texts`` while counting statements; count what the workspace holds afterwards."""
+    with StatementCounter() as counter:
+        started = time.perf_counter()
+        result = await rag.ainsert(texts)
+        seconds = time.perf_counter() - started
+    return IngestResult(
+        documents=result.progress.docs_done,
+        failed=result.progress.docs_failed,
+        chunks=await table_count(rag, "text_chunks"),
+        entities=await table_count(rag, "entities"),
+        relations=await table_count(rag, "relations"),
+        seconds=seconds,
+        statements=counter.by_method,
+        llm_calls=llm.calls if llm else 0,
+    )
+
+
+def report(r: IngestResult, raw_seconds: float, raw_rows: int) -> None:
+    """Print the figures of one run."""
+    chunks = max(r.chunks, 1)
+    total = sum(r.statements.values())
+    breakdown = ", ".join(f"{k} {v}" for k, v in sorted(r.statements.items()))
+    print(f"documents:               {r.documents} (failed {r.failed})")
+    print(f"chunks:                  {r.chunks}")
+    print(f"entities:                {r.entities}")
+    print(f"relations:               {r.relations}")
+    print(f"seconds:                 {r.seconds:.2f}")
+    print(f"documents/s:             {r.documents / r.seconds:.2f}")
+    print(f"chunks/s:                {r.chunks / r.seconds:.2f}")
+    print(f"SQL statements:          {total} ({breakdown})")
+    print(f"SQL statements/chunk:    {total / chunks:.1f}")
+    print(f"LLM calls:               {r.llm_calls}")
+    print(f"LLM calls/chunk:         {r.llm_calls / chunks:.2f}")
+    print(f"raw COPY of {raw_rows} chunk rows: {raw_seconds * 1000:.1f} ms")
+    print(f"pipeline time / raw insert time: {r.seconds / raw_seconds:.0f}x")
+
+
+async def run(args: argparse.Namespace, dsn: str) -> None:
+    """Build the corpus, ingest it into a fresh workspace, report, drop the workspace."""
+    vocab = vocabulary(seed=args.seed)
+    texts = documents(args.docs, args.words, args.seed, vocab)
+    llm = CorpusLLM(vocab) if args.extractor == "llm" else None
+    embedding = choose_embedding(args.embedding)
+    rag = LightRAG(dsn=dsn, workspace=workspace_name("bench_ingest"), llm_model_func=llm,
+                   embedding_func=embedding, extractor=args.extractor)
+    await rag.initialize()
+    try:
+        load_seconds = await warm_up(rag, args.extractor)
+        print(f"extractor {args.extractor}, embedding {embedding.model_name} "
+              f"(dim {embedding.embedding_dim}), {args.docs} docs x ~{args.words} words; "
+              f"model load {load_seconds:.2f} s (not timed)")
+        result = await ingest(rag, texts, llm)
+        raw_seconds, raw_rows = await raw_chunk_insert(rag)
+        report(result, raw_seconds, raw_rows)
+    finally:
+        await rag.drop_workspace()
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """Command-line options; the embedding default depends on the extractor."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--docs", type=int, default=20, help="documents to ingest")
+    parser.add_argument("--words", type=int, default=1500, help="words per document")
+    parser.add_argument("--extractor", choices=("llm", "nlp"), default="llm")
+    parser.add_argument("--embedding", choices=("hashed", "local"), default=None,
+                        help="hashed (dim 64) or local MiniLM; default hashed for llm, "
+                             "local (if installed) for nlp")
+    parser.add_argument("--dsn", default=None, help=f"PostgreSQL DSN (default ${DSN_ENV}, "
+                                                    "else an embedded server)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    if args.embedding is None:
+        wants_local = args.extractor == "nlp" and local_embedding_available()
+        args.embedding = "local" if wants_local else "hashed"
+    return args
+
+
+def check_nlp() -> None:
+    """Exit with a clear message when the offline extractor cannot run."""
+    from lightrag_pg.offline._spacy_text import SPACY_MODELS
+
+    if importlib.util.find_spec("spacy") is None or not any(
+        importlib.util.find_spec(model) for model in SPACY_MODELS
+    ):
+        sys.exit("--extractor nlp needs spaCy and an English model: pip install -e '.[offline]'")
+
+
+def main() -> None:
+    """Entry point."""
+    args = parse_args()
+    if args.extractor == "nlp":
+        check_nlp()
+    with database(args.dsn) as dsn:
+        asyncio.run(run(args, dsn))
+
+
+if __name__ == "__main__":
+    main()

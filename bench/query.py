@@ -1,0 +1,162 @@
+"""Query latency: build a workspace from the generated corpus, then time ``aquery_data`` per mode.
+
+The workspace is built with the instant scripted LLM (which also answers the
+keyword prompts), so the latencies are those of lightrag_pg and PostgreSQL.
+Every mode first runs a warm-up pass over other generated questions; the timed
+pass then asks new questions, so keyword extraction misses the LLM cache as a
+new user question would. Baselines measured in the same process: one
+``SELECT 1`` round trip and one bare pgvector top-k search on
+``entity_vectors``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.corpus import CorpusLLM, documents, questions, vocabulary
+from bench.ingest import StatementCounter, choose_embedding, database, workspace_name
+from lightrag_pg import LightRAG, QueryParam
+from lightrag_pg.db.embedded import DSN_ENV
+
+MODES: tuple[str, ...] = ("local", "global", "hybrid", "mix", "naive")
+BASELINE_ROUNDS = 200
+
+
+@dataclass(frozen=True, slots=True)
+class ModeResult:
+    """Latencies (ms), statement counts and result sizes of one mode's timed pass."""
+
+    mode: str
+    latencies_ms: list[float]
+    statements: list[int]
+    entities: list[int]
+    relations: list[int]
+    chunks: list[int]
+
+
+def median(values: Sequence[float]) -> float:
+    """The median of ``values``."""
+    return float(np.median(values))
+
+
+def p95(values: Sequence[float]) -> float:
+    """The 95th percentile of ``values`` (linear interpolation)."""
+    return float(np.percentile(values, 95))
+
+
+async def run_mode(rag: LightRAG, mode: str, asked: Sequence[str]) -> ModeResult:
+    """Ask every question in ``mode``, timing and counting statements one query at a time."""
+    latencies: list[float] = []
+    statements: list[int] = []
+    sizes: list[tuple[int, int, int]] = []
+    for question in asked:
+        with StatementCounter() as counter:
+            started = time.perf_counter()
+            result = await rag.aquery_data(question, QueryParam(mode=mode))  # type: ignore[arg-type]
+            latencies.append((time.perf_counter() - started) * 1000)
+        statements.append(counter.total)
+        data = result.get("data") or {}
+        sizes.append((len(data.get("entities", [])), len(data.get("relationships", [])),
+                      len(data.get("chunks", []))))
+    return ModeResult(mode, latencies, statements, [s[0] for s in sizes],
+                      [s[1] for s in sizes], [s[2] for s in sizes])
+
+
+async def baselines(rag: LightRAG, asked: Sequence[str]) -> tuple[float, float]:
+    """Median ms of ``SELECT 1`` and of a bare top-k search on ``entity_vectors``."""
+    assert rag.embedding_func is not None
+    vectors = await rag.embedding_func(list(asked))
+    top_k = QueryParam().top_k
+    select_one: list[float] = []
+    search: list[float] = []
+    async with rag.pool.acquire() as conn:
+        for _ in range(BASELINE_ROUNDS):
+            started = time.perf_counter()
+            await conn.fetchval("SELECT 1")
+            select_one.append((time.perf_counter() - started) * 1000)
+        for round_ in range(BASELINE_ROUNDS):
+            vector = vectors[round_ % len(vectors)]
+            started = time.perf_counter()
+            await conn.fetch(
+                "SELECT name FROM entity_vectors ORDER BY embedding <=> $1 LIMIT $2", vector, top_k
+            )
+            search.append((time.perf_counter() - started) * 1000)
+    return median(select_one), median(search)
+
+
+async def build(rag: LightRAG, texts: list[str]) -> float:
+    """Ingest ``texts``; return the seconds it took."""
+    started = time.perf_counter()
+    result = await rag.ainsert(texts)
+    if result.progress.docs_failed:
+        raise RuntimeError(f"{result.progress.docs_failed} documents failed: {result.progress.failures}")
+    return time.perf_counter() - started
+
+
+def report(results: Sequence[ModeResult], select_one_ms: float, search_ms: float) -> None:
+    """Print one line per mode, then the baselines."""
+    print(f"{'mode':<8}{'median ms':>10}{'p95 ms':>9}{'SQL/query':>11}"
+          f"{'x SELECT 1':>12}{'x top-k':>9}{'entities':>10}{'relations':>11}{'chunks':>8}")
+    for r in results:
+        med = median(r.latencies_ms)
+        print(f"{r.mode:<8}{med:>10.2f}{p95(r.latencies_ms):>9.2f}"
+              f"{float(np.mean(r.statements)):>11.1f}{med / select_one_ms:>12.0f}"
+              f"{med / search_ms:>9.1f}{float(np.mean(r.entities)):>10.1f}"
+              f"{float(np.mean(r.relations)):>11.1f}{float(np.mean(r.chunks)):>8.1f}")
+    print(f"baseline SELECT 1 round trip:           median {select_one_ms:.3f} ms")
+    print(f"baseline entity_vectors top-k search:   median {search_ms:.3f} ms")
+
+
+async def run(args: argparse.Namespace, dsn: str) -> None:
+    """Build the workspace, warm up, time every mode, report, drop the workspace."""
+    vocab = vocabulary(seed=args.seed)
+    texts = documents(args.docs, args.words, args.seed, vocab)
+    embedding = choose_embedding(args.embedding)
+    rag = LightRAG(dsn=dsn, workspace=workspace_name("bench_query"),
+                   llm_model_func=CorpusLLM(vocab), embedding_func=embedding)
+    await rag.initialize()
+    try:
+        seconds = await build(rag, texts)
+        print(f"built {args.docs} docs x ~{args.words} words in {seconds:.1f} s "
+              f"(embedding {embedding.model_name}); {args.queries} queries per mode")
+        warm = questions(args.queries, texts, vocab, seed=args.seed + 1)
+        timed = questions(args.queries, texts, vocab, seed=args.seed + 2)
+        for mode in MODES:
+            for question in warm:
+                await rag.aquery_data(question, QueryParam(mode=mode))  # type: ignore[arg-type]
+        results = [await run_mode(rag, mode, timed) for mode in MODES]
+        select_one_ms, search_ms = await baselines(rag, timed)
+        report(results, select_one_ms, search_ms)
+    finally:
+        await rag.drop_workspace()
+
+
+def main() -> None:
+    """Entry point."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--docs", type=int, default=20, help="documents in the workspace")
+    parser.add_argument("--queries", type=int, default=30, help="timed queries per mode")
+    parser.add_argument("--words", type=int, default=1500, help="words per document")
+    parser.add_argument("--embedding", choices=("hashed", "local"), default="hashed",
+                        help="hashed (dim 64) or local MiniLM")
+    parser.add_argument("--dsn", default=None,
+                        help=f"PostgreSQL DSN (default ${DSN_ENV}, else an embedded server)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    with database(args.dsn) as dsn:
+        asyncio.run(run(args, dsn))
+
+
+if __name__ == "__main__":
+    main()

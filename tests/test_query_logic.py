@@ -304,7 +304,7 @@ def test_rank_local_relations_and_endpoints() -> None:
     ]
     ranked = rank_local_relations(rels)
     assert [r.src for r in ranked] == ["C", "E", "A", "G"]
-    assert endpoint_names([rel("B", "A"), rel("A", "C"), rel("D", "B")]) == ["B", "A", "C", "D"]
+    assert endpoint_names([rel("B", "A"), rel("A", "C"), rel("D", "B")]) == ["A", "B", "C", "D"]
 
 
 def test_truncate_by_tokens_keeps_fitting_prefix() -> None:

@@ -26,10 +26,10 @@ async def test_search_returns_top_k_rows_past_ef_search(rag: LightRAG) -> None:
     async with rag.session() as s:
         hits = await s.vectors.search_entities(base, 0.2, top_k)
         assert len(hits) == top_k
-        sims = [sim for _, sim in hits]
+        sims = [h.similarity for h in hits]
         assert sims == sorted(sims, reverse=True) and min(sims) >= 0.2
         strict = await s.vectors.search_entities(base, 0.95, top_k)
-        assert all(sim >= 0.95 for _, sim in strict)
+        assert all(h.similarity >= 0.95 for h in strict)
         assert len(strict) == int(((vectors @ base) >= 0.95).sum())
 
 

@@ -7,9 +7,10 @@ the database.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass
 from typing import Protocol
+
+from ..store.records import EntityRow, RelationRow
 
 
 class TokenEncoder(Protocol):
@@ -20,48 +21,13 @@ class TokenEncoder(Protocol):
         ...
 
 
-@dataclass(slots=True)
-class EntityHit:
-    """An entity (graph vertex) retrieved for a query.
+EntityHit = EntityRow
+"""An entity retrieved for a query: the stored row with its degree and, when it
+came from a vector search, its similarity."""
 
-    ``degree`` is the vertex degree in the graph; ``similarity`` is the cosine
-    similarity to the keyword embedding when the entity came from a vector
-    search, ``None`` when it was reached through a relation.
-    """
-
-    name: str
-    entity_type: str
-    description: str
-    source_ids: list[str] = field(default_factory=list)
-    file_paths: list[str] = field(default_factory=list)
-    degree: int = 0
-    created_at: datetime | None = None
-    similarity: float | None = None
-
-
-@dataclass(slots=True)
-class RelationHit:
-    """A relation (undirected graph edge) retrieved for a query.
-
-    ``degree`` is the edge degree: the sum of the degrees of both endpoints.
-    """
-
-    src: str
-    tgt: str
-    keywords: str
-    description: str
-    weight: float = 1.0
-    source_ids: list[str] = field(default_factory=list)
-    file_paths: list[str] = field(default_factory=list)
-    degree: int = 0
-    created_at: datetime | None = None
-    similarity: float | None = None
-
-    @property
-    def pair(self) -> tuple[str, str]:
-        """The endpoints in canonical (sorted) order, identifying the edge."""
-        a, b = sorted((self.src, self.tgt))
-        return a, b
+RelationHit = RelationRow
+"""A relation retrieved for a query: the stored row with its edge degree (sum of
+the endpoint degrees) and, when it came from a vector search, its similarity."""
 
 
 @dataclass(slots=True)

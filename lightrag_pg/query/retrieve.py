@@ -8,42 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from ..store.records import EntityRow, RelationRow
 from ..store.uow import Stores
 from .chunk_pick import chunk_candidates, select_chunk_ids
 from .merge import endpoint_names, merge_chunks, rank_local_relations
 from .param import QueryParam
 from .records import ChunkHit, EntityHit, RelationHit
-
-
-def entity_hit(row: EntityRow, similarity: float | None = None) -> EntityHit:
-    """An entity row as the query pipeline sees it."""
-    return EntityHit(
-        name=row.name,
-        entity_type=row.entity_type,
-        description=row.description,
-        source_ids=list(row.source_ids),
-        file_paths=list(row.file_paths),
-        degree=row.degree,
-        created_at=row.created_at,
-        similarity=similarity,
-    )
-
-
-def relation_hit(row: RelationRow, similarity: float | None = None) -> RelationHit:
-    """A relation row as the query pipeline sees it."""
-    return RelationHit(
-        src=row.src,
-        tgt=row.tgt,
-        keywords=row.keywords,
-        description=row.description,
-        weight=row.weight,
-        source_ids=list(row.source_ids),
-        file_paths=list(row.file_paths),
-        degree=row.degree,
-        created_at=row.created_at,
-        similarity=similarity,
-    )
 
 
 def chunk_hit(record: Mapping[str, Any]) -> ChunkHit:
@@ -75,24 +44,21 @@ async def local_search(
     s: Stores, ll_vector: np.ndarray, param: QueryParam, threshold: float
 ) -> tuple[list[EntityHit], list[RelationHit]]:
     """Entities near the low-level keywords, then all their edges ranked by (edge degree, weight)."""
-    found = await s.vectors.search_entities(ll_vector, threshold, param.top_k)
-    entities = [entity_hit(row, sim) for row, sim in found]
+    entities = await s.vectors.search_entities(ll_vector, threshold, param.top_k)
     if not entities:
         return [], []
     edges = await s.graph.edges_of([e.name for e in entities])
-    return entities, rank_local_relations(relation_hit(r) for r in edges)
+    return entities, rank_local_relations(edges)
 
 
 async def global_search(
     s: Stores, hl_vector: np.ndarray, param: QueryParam, threshold: float
 ) -> tuple[list[EntityHit], list[RelationHit]]:
     """Relations near the high-level keywords, then their endpoint entities in order."""
-    found = await s.vectors.search_relations(hl_vector, threshold, param.top_k)
-    relations = [relation_hit(row, sim) for row, sim in found]
+    relations = await s.vectors.search_relations(hl_vector, threshold, param.top_k)
     if not relations:
         return [], []
-    rows = await s.graph.get_entities(endpoint_names(relations))
-    return [entity_hit(r) for r in rows], relations
+    return await s.graph.get_entities(endpoint_names(relations)), relations
 
 
 async def vector_search(

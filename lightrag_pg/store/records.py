@@ -12,6 +12,11 @@ _RELATION_COLUMNS = ("src", "tgt", "keywords", "description", "weight", "source_
                      "file_paths", "version", "created_at", "updated_at", "degree")
 
 
+def _similarity(record: Mapping[str, Any]) -> float | None:
+    value = record.get("similarity")
+    return None if value is None else float(value)
+
+
 def canonical_pair(a: str, b: str) -> tuple[str, str]:
     """Order an undirected pair the way ``relations`` stores it (byte order, like COLLATE "C")."""
     return (a, b) if a < b else (b, a)
@@ -19,7 +24,11 @@ def canonical_pair(a: str, b: str) -> tuple[str, str]:
 
 @dataclass(slots=True)
 class EntityRow:
-    """One row of ``entities``; ``degree`` is filled in by reads."""
+    """One row of ``entities``.
+
+    ``degree`` is filled in by reads; ``similarity`` (cosine to the query) by
+    vector searches, and is None for entities reached through the graph.
+    """
 
     name: str
     entity_type: str = "UNKNOWN"
@@ -30,11 +39,12 @@ class EntityRow:
     degree: int = 0
     created_at: datetime | None = None
     updated_at: datetime | None = None
+    similarity: float | None = None
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> EntityRow:
-        """Build from a database row holding the entity columns and ``degree``."""
-        return cls(**{f: record[f] for f in _ENTITY_COLUMNS})
+        """Build from a database row holding the entity columns, ``degree`` and maybe ``similarity``."""
+        return cls(**{f: record[f] for f in _ENTITY_COLUMNS}, similarity=_similarity(record))
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -49,7 +59,8 @@ class EntityRow:
 
 @dataclass(slots=True)
 class RelationRow:
-    """One row of ``relations`` (``src < tgt``); ``degree`` is the edge degree."""
+    """One row of ``relations`` (``src < tgt``); ``degree`` is the edge degree
+    (sum of the endpoint degrees), ``similarity`` as for :class:`EntityRow`."""
 
     src: str
     tgt: str
@@ -62,6 +73,7 @@ class RelationRow:
     degree: int = 0
     created_at: datetime | None = None
     updated_at: datetime | None = None
+    similarity: float | None = None
 
     def __post_init__(self) -> None:
         if self.src == self.tgt:
@@ -70,8 +82,8 @@ class RelationRow:
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> RelationRow:
-        """Build from a database row holding the relation columns and ``degree``."""
-        return cls(**{f: record[f] for f in _RELATION_COLUMNS})
+        """Build from a database row holding the relation columns, ``degree`` and maybe ``similarity``."""
+        return cls(**{f: record[f] for f in _RELATION_COLUMNS}, similarity=_similarity(record))
 
     @property
     def pair(self) -> tuple[str, str]:

@@ -189,10 +189,8 @@ def document(index: int, words: int = 1500, seed: int = 0,
     sentences: list[str] = []
     count = 0
     while count < words:
-        if rng.random() < 0.6:
-            sentence = _fill(rng.choice(_NAMED_TEMPLATES), cast, rng)
-        else:
-            sentence = _filler(rng)
+        named = rng.random() < 0.6
+        sentence = _fill(rng.choice(_NAMED_TEMPLATES), cast, rng) if named else _filler(rng)
         sentences.append(sentence)
         count += len(sentence.split())
         if len(sentences) == 6:
@@ -253,7 +251,7 @@ class CorpusLLM:
         for (a, b), sentence in pairs.items():
             verb = next(iter(_KEYWORD.findall(sentence)), "mention")
             lines.append(f"relation{D}{a}{D}{b}{D}{verb}, co-occurrence{D}{sentence}")
-        return "\n".join(lines + [COMPLETE])
+        return "\n".join([*lines, COMPLETE])
 
     def keywords_answer(self, query: str) -> str:
         """Keyword JSON: names as low-level keywords, long words as high-level ones."""

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Coroutine, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from contextlib import AbstractAsyncContextManager
 from typing import Any, TypeVar
 
 import asyncpg
@@ -19,8 +19,6 @@ from .db.identifiers import validate_workspace
 from .db.pool import create_pool
 from .db.workspace import WorkspaceInfo, create_workspace, drop_workspace, list_workspaces
 from .errors import LightRAGError
-from .llm.embedding import EmbeddingFunc
-from .llm.wrap import LLMFunc
 from .index.documents import prepare_documents
 from .index.extract import Extractor, LLMExtractor, NLPExtractor
 from .index.pipeline import Pipeline
@@ -29,8 +27,9 @@ from .index.summary import Summarizer
 from .index.writer import GraphWriter
 from .llm.cached import CachedLLM
 from .llm.defaults import choose_extractor, default_embedding, default_llm
+from .llm.embedding import EmbeddingFunc
 from .llm.tokenizer import get_tokenizer
-from .llm.wrap import wrap_embedding, wrap_llm
+from .llm.wrap import LLMFunc, wrap_embedding, wrap_llm
 from .query.engine import QueryEngine, QueryStream, RerankFunc
 from .query.param import QueryParam
 from .query.plain_keywords import offline_keywords
@@ -194,8 +193,12 @@ class LightRAG:
             progress=state,
         )
 
-    def insert(self, texts: str | Sequence[str], ids: str | Sequence[str] | None = None,
-               file_paths: str | Sequence[str] | None = None) -> InsertResult:
+    def insert(
+        self,
+        texts: str | Sequence[str],
+        ids: str | Sequence[str] | None = None,
+        file_paths: str | Sequence[str] | None = None,
+    ) -> InsertResult:
         """Synchronous :meth:`ainsert` (initializes and finalizes around the call if needed)."""
         return _run_sync(self, self.ainsert(texts, ids, file_paths))
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import itertools
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
 import os
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 import asyncpg
 import pytest
@@ -14,7 +14,6 @@ import pytest_asyncio
 
 from lightrag_pg import LightRAG
 from lightrag_pg.db.workspace import drop_workspace, workspace_exists
-
 from lightrag_pg.llm.openai_client import OpenAIChat
 
 from .embeddings import embedding_func, hashed_vectors
@@ -85,6 +84,7 @@ class CountingConnection:
 @pytest.fixture(scope="session")
 def llm_server() -> Iterator[FakeOpenAI]:
     """The scripted OpenAI-compatible server, shared by the session."""
+
     def embedder(texts: list[str]) -> list[list[float]]:
         return hashed_vectors(texts, 64).tolist()
 
@@ -93,9 +93,7 @@ def llm_server() -> Iterator[FakeOpenAI]:
 
 
 @pytest.fixture
-def make_rag(
-    dsn: str, workspace_name: str, llm_server: FakeOpenAI
-) -> Iterator[Callable[..., LightRAG]]:
+def make_rag(dsn: str, workspace_name: str, llm_server: FakeOpenAI) -> Iterator[Callable[..., LightRAG]]:
     """Build LightRAG instances on this test's workspace, talking to the scripted LLM server."""
     made: list[LightRAG] = []
 

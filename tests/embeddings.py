@@ -25,7 +25,6 @@ def hashed_vectors(texts: list[str], dim: int = DIM) -> np.ndarray:
     return out
 
 
-
 def embedding_func(dim: int = DIM) -> EmbeddingFunc:
     """An EmbeddingFunc over :func:`hashed_vectors`."""
 

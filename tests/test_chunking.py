@@ -141,17 +141,15 @@ def test_split_by_character_only_rejects_over_long_piece(tok: WordTokenizer) -> 
 
 def test_empty_separator_means_no_separator(tok: WordTokenizer) -> None:
     text = " ".join(words(7))
-    assert chunk_text(
-        text, tok, chunk_token_size=4, overlap=1, split_by_character=""
-    ) == chunk_text(text, tok, chunk_token_size=4, overlap=1)
+    assert chunk_text(text, tok, chunk_token_size=4, overlap=1, split_by_character="") == chunk_text(
+        text, tok, chunk_token_size=4, overlap=1
+    )
 
 
 @pytest.mark.parametrize(
     ("size", "overlap"), [(0, 0), (-5, 0), (10, 10), (10, 11), (10, -1), (True, 0), (10, 1.5)]
 )
-def test_bad_sizes_are_configuration_errors(
-    tok: WordTokenizer, size: object, overlap: object
-) -> None:
+def test_bad_sizes_are_configuration_errors(tok: WordTokenizer, size: object, overlap: object) -> None:
     with pytest.raises(ConfigurationError):
         chunk_text("a b c", tok, chunk_token_size=size, overlap=overlap)  # type: ignore[arg-type]
 

@@ -11,16 +11,17 @@ import pytest
 from lightrag_pg import LightRAG
 from lightrag_pg.errors import ConnectionLost
 from lightrag_pg.store.records import EntityRow, RelationRow
-
 from lightrag_pg.store.uow import Stores
 
 from .conftest import CountingConnection
 
-NASTY = "O'Brien $$ \"quoted\" ; DROP TABLE x; --"
+NASTY = 'O\'Brien $$ "quoted" ; DROP TABLE x; --'
 
 
 def entities(*names: str) -> list[EntityRow]:
-    return [EntityRow(name=n, entity_type="Person", description=f"about {n}", source_ids=["c1"]) for n in names]
+    return [
+        EntityRow(name=n, entity_type="Person", description=f"about {n}", source_ids=["c1"]) for n in names
+    ]
 
 
 async def cypher_count(conn: asyncpg.Connection, graph: str, pattern: str) -> int:
@@ -145,7 +146,9 @@ async def test_optimistic_upsert_refuses_stale_versions(rag: LightRAG) -> None:
         assert await uow.graph.upsert_entities_if_unchanged([fresh]) == {"New"}
 
 
-async def test_dropped_connection_mid_transaction_is_translated(rag: LightRAG, conn: asyncpg.Connection) -> None:
+async def test_dropped_connection_mid_transaction_is_translated(
+    rag: LightRAG, conn: asyncpg.Connection
+) -> None:
     with pytest.raises(ConnectionLost):
         async with rag.unit_of_work() as uow:
             await uow.graph.upsert_entities(entities("Lost"))

@@ -16,8 +16,18 @@ DOCS = [
 
 
 async def table_counts(conn: asyncpg.Connection, ws: str) -> dict[str, int]:
-    tables = ["full_docs", "doc_status", "text_chunks", "chunk_vectors", "entities", "entity_vectors",
-              "relations", "relation_vectors", "doc_entities", "doc_relations"]
+    tables = [
+        "full_docs",
+        "doc_status",
+        "text_chunks",
+        "chunk_vectors",
+        "entities",
+        "entity_vectors",
+        "relations",
+        "relation_vectors",
+        "doc_entities",
+        "doc_relations",
+    ]
     return {t: await conn.fetchval(f"SELECT count(*) FROM {ws}.{t}") for t in tables}
 
 
@@ -43,8 +53,14 @@ async def test_insert_builds_exactly_the_scripted_graph(
     assert len(entities["Bob"]["source_ids"]) == 2
     relations = {(r["src"], r["tgt"]): r for r in await conn.fetch(f"SELECT * FROM {ws}.relations")}
     assert set(relations) == {
-        ("Alice", "Bob"), ("Alice", "Paris"), ("Bob", "Paris"), ("Acme", "Alice"),
-        ("Berlin", "Bob"), ("Bob", "Globex"), ("Berlin", "Globex"), ("Acme", "Globex"),
+        ("Alice", "Bob"),
+        ("Alice", "Paris"),
+        ("Bob", "Paris"),
+        ("Acme", "Alice"),
+        ("Berlin", "Bob"),
+        ("Bob", "Globex"),
+        ("Berlin", "Globex"),
+        ("Acme", "Globex"),
     }
     assert relations[("Alice", "Bob")]["weight"] == 1.0
     assert relations[("Alice", "Bob")]["description"] == "Alice met Bob in Paris."
@@ -138,7 +154,9 @@ async def test_llm_errors_mark_the_document_failed_then_a_later_insert_finishes_
 
 
 async def test_llm_timeout_marks_the_document_failed(
-    make_rag, conn: asyncpg.Connection, llm_server: FakeOpenAI  # type: ignore[no-untyped-def]
+    make_rag,
+    conn: asyncpg.Connection,
+    llm_server: FakeOpenAI,  # type: ignore[no-untyped-def]
 ) -> None:
     rag = make_rag(llm_timeout=0.2, max_retries=0)
     await rag.initialize()
@@ -154,7 +172,9 @@ async def test_llm_timeout_marks_the_document_failed(
 
 
 async def test_malformed_and_truncated_llm_output_is_tolerated(
-    make_rag, conn: asyncpg.Connection, llm_server: FakeOpenAI  # type: ignore[no-untyped-def]
+    make_rag,
+    conn: asyncpg.Connection,
+    llm_server: FakeOpenAI,  # type: ignore[no-untyped-def]
 ) -> None:
     original = llm_server.responder
     llm_server.responder = lambda messages, body: (
@@ -179,7 +199,9 @@ async def test_malformed_and_truncated_llm_output_is_tolerated(
 
 @pytest.mark.parametrize("fault", ["dimension", "count"])
 async def test_bad_embeddings_fail_the_document_cleanly(
-    make_rag, conn: asyncpg.Connection, fault: str  # type: ignore[no-untyped-def]
+    make_rag,
+    conn: asyncpg.Connection,
+    fault: str,  # type: ignore[no-untyped-def]
 ) -> None:
     import numpy as np
 
@@ -205,7 +227,8 @@ async def test_bad_embeddings_fail_the_document_cleanly(
 
 
 async def test_many_fragments_are_summarised_by_the_llm(
-    make_rag, conn: asyncpg.Connection  # type: ignore[no-untyped-def]
+    make_rag,
+    conn: asyncpg.Connection,  # type: ignore[no-untyped-def]
 ) -> None:
     rag = make_rag(force_llm_summary_on_merge=2)
     await rag.initialize()

@@ -167,9 +167,7 @@ async def test_streaming_retry_applies_to_opening() -> None:
 async def test_openai_embedding_batches_and_shape() -> None:
     texts = [f"text number {i}" for i in range(7)]
     with FakeOpenAI() as srv:
-        embed = OpenAIEmbedding(
-            "fake-embed", base_url=srv.base_url, api_key="t", batch_size=3, **FAST
-        )
+        embed = OpenAIEmbedding("fake-embed", base_url=srv.base_url, api_key="t", batch_size=3, **FAST)
         async with embed:
             vectors = await embed(texts)
             again = await embed.as_embedding_func(64)(texts[:2])
@@ -183,9 +181,7 @@ async def test_openai_embedding_batches_and_shape() -> None:
 @pytest.mark.asyncio
 async def test_openai_embedding_wrong_dimension() -> None:
     with FakeOpenAI(embedding_dim=32) as srv:
-        embed = OpenAIEmbedding(
-            "fake-embed", base_url=srv.base_url, api_key="t", dimensions=64, **FAST
-        )
+        embed = OpenAIEmbedding("fake-embed", base_url=srv.base_url, api_key="t", dimensions=64, **FAST)
         async with embed:
             with pytest.raises(EmbeddingError, match="32-dimensional vectors, expected 64"):
                 await embed(["a", "b"])
@@ -317,15 +313,11 @@ async def test_call_with_retries_and_limited() -> None:
             raise TimeoutError
         return count
 
-    result = await call_with_retries(
-        fails_twice, timeout=1, max_retries=2, base_delay=0.01, what="x"
-    )
+    result = await call_with_retries(fails_twice, timeout=1, max_retries=2, base_delay=0.01, what="x")
     assert result == 3
     count = 0
     with pytest.raises(LLMTimeout, match="unit test failed after 2 attempts"):
-        await call_with_retries(
-            fails_twice, timeout=1, max_retries=1, base_delay=0.01, what="unit test"
-        )
+        await call_with_retries(fails_twice, timeout=1, max_retries=1, base_delay=0.01, what="unit test")
 
     running = peak = 0
 

@@ -26,18 +26,31 @@ async def test_alembic_command_line_creates_the_whole_schema(
 ) -> None:
     env = {**os.environ, "LIGHTRAG_PG_DSN": dsn}
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "alembic", "-x", f"workspace={workspace_name}",
-        "-x", "embedding_dim=12", "upgrade", "head",
-        cwd=ROOT, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        sys.executable,
+        "-m",
+        "alembic",
+        "-x",
+        f"workspace={workspace_name}",
+        "-x",
+        "embedding_dim=12",
+        "upgrade",
+        "head",
+        cwd=ROOT,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
     _, err = await proc.communicate()
     assert proc.returncode == 0, err.decode()
     info = await read_info(conn, workspace_name)
     assert info is not None and info.embedding_dim == 12 and info.revision == "0003"
-    assert await conn.fetchval(
-        "SELECT count(*) FROM pg_tables WHERE schemaname = $1 AND tablename = 'alembic_version'",
-        workspace_name,
-    ) == 1
+    assert (
+        await conn.fetchval(
+            "SELECT count(*) FROM pg_tables WHERE schemaname = $1 AND tablename = 'alembic_version'",
+            workspace_name,
+        )
+        == 1
+    )
     await drop_workspace(conn, workspace_name)
 
 

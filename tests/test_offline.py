@@ -63,13 +63,9 @@ def minilm() -> LocalMiniLM:
 def test_entities_and_types(extractor: NLPExtractor) -> None:
     result = extractor.extract(CURIE, chunk_id="chunk-1", file_path="curie.txt")
     assert [(e.name, e.entity_type) for e in result.entities] == EXPECTED_ENTITIES
-    assert all(
-        e.chunk_id == "chunk-1" and e.file_path == "curie.txt" for e in result.entities
-    )
+    assert all(e.chunk_id == "chunk-1" and e.file_path == "curie.txt" for e in result.entities)
     marie = result.entities[0]
-    assert marie.description.startswith(
-        "Marie Curie worked at the University of Paris."
-    )
+    assert marie.description.startswith("Marie Curie worked at the University of Paris.")
     assert len(marie.description) <= 500
 
 
@@ -79,12 +75,8 @@ def test_cooccurrence_relations(extractor: NLPExtractor) -> None:
     assert got == EXPECTED_RELATIONS
     assert len(result.relations) == len(EXPECTED_RELATIONS)
     assert all(r.src != r.tgt for r in result.relations)
-    pair = next(
-        r for r in result.relations if {r.src, r.tgt} == {"Marie Curie", "Pierre Curie"}
-    )
-    assert pair.description.startswith(
-        "Marie Curie discovered polonium with Pierre Curie."
-    )
+    pair = next(r for r in result.relations if {r.src, r.tgt} == {"Marie Curie", "Pierre Curie"})
+    assert pair.description.startswith("Marie Curie discovered polonium with Pierre Curie.")
     assert "Nobel Prize" in pair.description
     assert "discover" in pair.keywords.split(", ")
 
@@ -92,17 +84,13 @@ def test_cooccurrence_relations(extractor: NLPExtractor) -> None:
 def test_extraction_is_deterministic_and_batchable(extractor: NLPExtractor) -> None:
     first = extractor.extract(CURIE, chunk_id="c", file_path="f")
     assert extractor.extract(CURIE, chunk_id="c", file_path="f") == first
-    many = extractor.extract_many(
-        [CURIE, "", CURIE], chunk_ids=["c", "e", "c"], file_paths=["f", "f", "f"]
-    )
+    many = extractor.extract_many([CURIE, "", CURIE], chunk_ids=["c", "e", "c"], file_paths=["f", "f", "f"])
     assert many[0] == first and many[2] == first
     assert many[1] == Extraction(entities=(), relations=())
 
 
 def test_bad_input(extractor: NLPExtractor) -> None:
-    result = extractor.extract(
-        "Marie Curie\x00 lived in Warsaw.", chunk_id="c", file_path="f"
-    )
+    result = extractor.extract("Marie Curie\x00 lived in Warsaw.", chunk_id="c", file_path="f")
     assert {e.name for e in result.entities} == {"Marie Curie", "Warsaw"}
     with pytest.raises(ExtractionError):
         extractor.extract(b"bytes", chunk_id="c", file_path="f")  # type: ignore[arg-type]
@@ -124,9 +112,7 @@ def test_type_fallback_and_name_bound() -> None:
 
 
 def test_query_keywords() -> None:
-    hl, ll = nlp_keywords(
-        "How did Marie Curie and Pierre Curie contribute to radioactivity research?"
-    )
+    hl, ll = nlp_keywords("How did Marie Curie and Pierre Curie contribute to radioactivity research?")
     assert ll == ["Marie Curie", "Pierre Curie", "radioactivity research"]
     assert hl == ["contribute"]
     hl, ll = nlp_keywords("What are the environmental impacts of renewable energy?")
@@ -163,10 +149,7 @@ async def test_minilm_truncates_long_text(minilm: LocalMiniLM) -> None:
 
 async def test_local_embedding_func(minilm: LocalMiniLM) -> None:
     func = local_embedding_func()
-    assert (
-        func.embedding_dim == EMBEDDING_DIM
-        and func.model_name == LocalMiniLM.model_name
-    )
+    assert func.embedding_dim == EMBEDDING_DIM and func.model_name == LocalMiniLM.model_name
     vectors = await func(["Marie Curie", "polonium"])
     assert np.allclose(vectors, await minilm(["Marie Curie", "polonium"]), atol=1e-6)
 

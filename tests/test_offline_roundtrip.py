@@ -17,8 +17,14 @@ TEXT = (
     "Pierre Curie. The Nobel Prize committee honoured Marie Curie in 1903. "
     "Pierre Curie taught physics at the University of Paris."
 )
-ENDPOINT_VARS = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "LLM_BINDING_HOST", "LLM_BINDING_API_KEY",
-                 "EMBEDDING_BINDING_HOST", "EMBEDDING_BINDING_API_KEY")
+ENDPOINT_VARS = (
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "LLM_BINDING_HOST",
+    "LLM_BINDING_API_KEY",
+    "EMBEDDING_BINDING_HOST",
+    "EMBEDDING_BINDING_API_KEY",
+)
 
 
 async def test_offline_ingest_and_query_through_the_public_api(

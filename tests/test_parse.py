@@ -55,9 +55,7 @@ def test_good_output() -> None:
     result = parse(GOOD)
     assert result.dropped_lines == 0
     assert result.entities == (
-        ExtractedEntity(
-            "Halvorsen Lab", "Organization", "A coral research group.", "chunk-1", "doc.txt"
-        ),
+        ExtractedEntity("Halvorsen Lab", "Organization", "A coral research group.", "chunk-1", "doc.txt"),
         ExtractedEntity("Amara Osei", "Person", "A postdoctoral researcher.", "chunk-1", "doc.txt"),
     )
     assert result.relations == (
@@ -83,9 +81,7 @@ def test_prompt_examples_parse_cleanly() -> None:
 
 
 def test_truncated_last_line_is_dropped_and_counted(caplog: pytest.LogCaptureFixture) -> None:
-    output = "\n".join(
-        [ent("Alpha"), ent("Beta"), rel("Alpha", "Beta"), "relation<|#|>Alpha<|#|>Be"]
-    )
+    output = "\n".join([ent("Alpha"), ent("Beta"), rel("Alpha", "Beta"), "relation<|#|>Alpha<|#|>Be"])
     with caplog.at_level(logging.WARNING, logger="lightrag_pg.index.parse"):
         result = parse(output)
     assert [e.name for e in result.entities] == ["Alpha", "Beta"]
@@ -140,9 +136,7 @@ def test_text_after_completion_is_ignored() -> None:
 def test_quotes_and_dollar_signs_are_kept_verbatim() -> None:
     output = "\n".join(
         [
-            ent(
-                'Dwayne "The Rock" Johnson', "Person", 'He said "hi" and paid $$5$$ for $$ tokens.'
-            ),
+            ent('Dwayne "The Rock" Johnson', "Person", 'He said "hi" and paid $$5$$ for $$ tokens.'),
             ent("O'Brien's $$Cafe", "Organization", "It's \"quoted\" and 'single'."),
             rel('Dwayne "The Rock" Johnson', "O'Brien's $$Cafe", "visits", '$$ $1 "x"'),
         ]
@@ -184,9 +178,7 @@ def test_legacy_tuple_format_with_record_delimiter() -> None:
         ExtractedEntity("Alex", "Person", "Alex is a character...", "chunk-1", "doc.txt"),
     )
     assert result.relations == (
-        ExtractedRelation(
-            "Alex", "Taylor", "conflict", "Power dynamic...", 7.0, "chunk-1", "doc.txt"
-        ),
+        ExtractedRelation("Alex", "Taylor", "conflict", "Power dynamic...", 7.0, "chunk-1", "doc.txt"),
     )
     assert result.dropped_lines == 0
 
@@ -200,18 +192,14 @@ def test_legacy_records_on_one_line() -> None:
 
 def test_relation_with_trailing_strength() -> None:
     result = parse(
-        "\n".join(
-            [rel("A", "B", "kw", "desc", "8.5"), rel("A", "C", "kw", "desc", '"2"'), rel("A", "D")]
-        )
+        "\n".join([rel("A", "B", "kw", "desc", "8.5"), rel("A", "C", "kw", "desc", '"2"'), rel("A", "D")])
     )
     assert [r.weight for r in result.relations] == [8.5, 2.0, 1.0]
     assert result.relations[0].keywords == "kw" and result.relations[0].description == "desc"
 
 
 def test_relation_with_bad_extra_field_is_dropped() -> None:
-    result = parse(
-        "\n".join([rel("A", "B", "kw", "desc", "not a number"), rel("A", "B", "k", "d", "-3")])
-    )
+    result = parse("\n".join([rel("A", "B", "kw", "desc", "not a number"), rel("A", "B", "k", "d", "-3")]))
     assert result.dropped_lines == 1
     assert [r.weight for r in result.relations] == [1.0]
 
@@ -226,17 +214,13 @@ def test_trailing_delimiter_is_tolerated() -> None:
     "delimiter", ["<|>", "<||>", "<|##|>", "<#>", "<|#>", "<#|>", "<｜#｜>", "＜｜#｜＞"]
 )
 def test_corrupted_and_full_width_delimiters(delimiter: str) -> None:
-    output = (
-        delimiter.join(["entity", "Alpha", "Person", "d"]) + "\n<｜COMPLETE｜>\n" + ent("After")
-    )
+    output = delimiter.join(["entity", "Alpha", "Person", "d"]) + "\n<｜COMPLETE｜>\n" + ent("After")
     result = parse(output)
     assert [e.name for e in result.entities] == ["Alpha"]
 
 
 def test_self_relation_is_dropped_and_counted() -> None:
-    result = parse(
-        "\n".join([rel("Alpha", "Alpha"), rel("Alpha", " alpha "), rel("Alpha", "Beta")])
-    )
+    result = parse("\n".join([rel("Alpha", "Alpha"), rel("Alpha", " alpha "), rel("Alpha", "Beta")]))
     assert [(r.src, r.tgt) for r in result.relations] == [("Alpha", "Beta")]
     assert result.dropped_lines == 2
 
@@ -264,9 +248,7 @@ def test_names_are_cleaned_but_keep_case() -> None:
 
 def test_name_and_description_length_bounds() -> None:
     long_name = "N" * 300
-    result = parse(
-        ent(long_name, "Person", "x" * 50), max_name_length=256, max_description_length=20
-    )
+    result = parse(ent(long_name, "Person", "x" * 50), max_name_length=256, max_description_length=20)
     assert result.entities[0].name == "N" * 256
     assert result.entities[0].description == "x" * 20
     default = parse(ent("M" * 1000))
@@ -402,9 +384,7 @@ def test_gleaning_prompt() -> None:
 
 def test_summary_prompt() -> None:
     descriptions = ["First fact.", 'Second "quoted"\nfact with $$.']
-    prompt = summary_prompt(
-        "entity", "Amara Osei", descriptions, language="German", summary_length=600
-    )
+    prompt = summary_prompt("entity", "Amara Osei", descriptions, language="German", summary_length=600)
     assert classify_prompt(prompt) == "summary"
     assert prompt_descriptions(prompt) == descriptions
     assert "Kind: entity" in prompt and "Name: Amara Osei" in prompt

@@ -124,7 +124,9 @@ async def test_empty_workspace_gives_the_fail_response(llm_rag: LightRAG) -> Non
     assert data["status"] == "failure"
 
 
-async def test_query_without_keywords_fails_like_upstream(corpus_rag: LightRAG, llm_server: FakeOpenAI) -> None:
+async def test_query_without_keywords_fails_like_upstream(
+    corpus_rag: LightRAG, llm_server: FakeOpenAI
+) -> None:
     original = llm_server.responder
     llm_server.responder = lambda messages, body: '{"high_level_keywords": [], "low_level_keywords": []}'
     try:

@@ -179,8 +179,7 @@ def test_system_prompts_render_and_fail_response() -> None:
         '{"high_level_keywords": ["AI"], "low_level_keywords": ["GPU", "CUDA"]}',
         'Sure!\n```json\n{"high_level_keywords": ["AI"], '
         '"low_level_keywords": ["GPU", "CUDA"]}\n```\nHope it helps {ok}',
-        "<think>maybe {x}</think>"
-        "{'high_level_keywords': ['AI'], 'low_level_keywords': ['GPU', 'CUDA'],}",
+        "<think>maybe {x}</think>{'high_level_keywords': ['AI'], 'low_level_keywords': ['GPU', 'CUDA'],}",
         '{"High-level keywords": "AI", "low_level": ["GPU", " CUDA ", "cuda", ""]}',
         'Here: {"high_level_keywords": ["AI"], "low_level_keywords": ["GPU", "CUDA"',
     ],
@@ -191,9 +190,7 @@ def test_parse_keywords_tolerant(text: str) -> None:
 
 def test_parse_keywords_missing_and_odd_values() -> None:
     assert parse_keywords('{"low_level_keywords": ["x"]}') == ([], ["x"])
-    assert parse_keywords(
-        '{"high_level_keywords": null, "low_level_keywords": [1, {"a": 1}, "y"]}'
-    ) == (
+    assert parse_keywords('{"high_level_keywords": null, "low_level_keywords": [1, {"a": 1}, "y"]}') == (
         [],
         ["1", "y"],
     )
@@ -325,11 +322,7 @@ def test_truncate_kg_respects_budgets(bpe: tiktoken.Encoding) -> None:
     assert 0 < len(kept_e) < 50 and 0 < len(kept_r) < 50
     assert kept_e == entities[: len(kept_e)] and kept_r == relations[: len(kept_r)]
     used = sum(
-        len(
-            bpe.encode(
-                json.dumps({"entity": e.name, "type": e.entity_type, "description": e.description})
-            )
-        )
+        len(bpe.encode(json.dumps({"entity": e.name, "type": e.entity_type, "description": e.description})))
         for e in kept_e
     )
     assert used <= 200
@@ -356,9 +349,7 @@ def test_weighted_polling_linear_gradient() -> None:
         [f"c{i}" for i in range(10)],
     ]
     # quotas round(5 - i/2 * 4) = 5, 3, 1
-    assert pick_by_weighted_polling(candidates, 5) == (
-        ["a0", "a1", "a2", "a3", "a4", "b0", "b1", "b2", "c0"]
-    )
+    assert pick_by_weighted_polling(candidates, 5) == (["a0", "a1", "a2", "a3", "a4", "b0", "b1", "b2", "c0"])
     assert pick_by_weighted_polling([["x", "y", "z"]], 2) == ["x", "y"]
     assert pick_by_weighted_polling([], 5) == []
 
@@ -420,9 +411,7 @@ def test_build_context_shape_and_references(bpe: tiktoken.Encoding) -> None:
     entities = [ent("Alice", ["c1"], file_paths=["a.txt"], created_at=created), ent("Bob", ["c2"])]
     relations = [rel("Alice", "Bob", ["c1"], weight=2.0)]
     chunks = [chunk("c1", "b.txt"), chunk("c2", "a.txt"), chunk("c3", "a.txt")]
-    ctx = build_context(
-        entities, relations, chunks, tokenizer=bpe, param=QueryParam(), query="Who is Alice?"
-    )
+    ctx = build_context(entities, relations, chunks, tokenizer=bpe, param=QueryParam(), query="Who is Alice?")
     text = ctx.text
     for section in (
         "Knowledge Graph Data (Entity)",
@@ -483,10 +472,7 @@ def test_chunk_budget_shrinks_as_kg_grows(bpe: tiktoken.Encoding) -> None:
 
 def test_total_never_exceeds_budget(bpe: tiktoken.Encoding) -> None:
     # many distinct long file paths: the reference list outgrows the 200-token buffer
-    chunks = [
-        ChunkHit(str(i), "tiny", "/very/long/path/" + "segment/" * 20 + f"{i}.txt")
-        for i in range(60)
-    ]
+    chunks = [ChunkHit(str(i), "tiny", "/very/long/path/" + "segment/" * 20 + f"{i}.txt") for i in range(60)]
     for total in (800, 1500, 4000):
         param = QueryParam(max_total_tokens=total, chunk_top_k=60, max_entity_tokens=300)
         ctx = build_context(

@@ -80,9 +80,7 @@ def test_good_names_pass() -> None:
 
 
 async def test_every_table_lives_in_the_workspace_schema(rag: LightRAG, conn: asyncpg.Connection) -> None:
-    rows = await conn.fetch(
-        "SELECT tablename FROM pg_tables WHERE schemaname = $1", rag.workspace
-    )
+    rows = await conn.fetch("SELECT tablename FROM pg_tables WHERE schemaname = $1", rag.workspace)
     assert {r[0] for r in rows} == TABLES | {"alembic_version"}
     info = await read_info(conn, rag.workspace)
     assert info is not None and info.graph_enabled and info.embedding_dim == 32
@@ -138,8 +136,13 @@ async def test_creation_is_idempotent_and_safe_across_processes(
 ) -> None:
     procs = [
         await asyncio.create_subprocess_exec(
-            sys.executable, "-c", CREATE_SCRIPT, dsn, workspace_name,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            sys.executable,
+            "-c",
+            CREATE_SCRIPT,
+            dsn,
+            workspace_name,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
         )
         for _ in range(3)
     ]

@@ -31,7 +31,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``lightrag-pg`` and ``python -m lightrag_pg``."""
     warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.ERROR, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.ERROR, format="%(levelname)s %(name)s: %(message)s"
+    )
     try:
         return asyncio.run(args.run(args))
     except LightRAGError as exc:

@@ -58,7 +58,8 @@ async def run_list(args: argparse.Namespace) -> int:
             info = await read_info(conn, name)
             assert info is not None
             graph = "AGE graph" if info.graph_enabled else "no graph"
-            print(f"{name}\tdim={info.embedding_dim}\t{info.embedding_model or ''}\t{graph}\trev {info.revision}")
+            model = info.embedding_model or ""
+            print(f"{name}\tdim={info.embedding_dim}\t{model}\t{graph}\trev {info.revision}")
     finally:
         await conn.close()
     return 0

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from ..errors import ConfigurationError
@@ -22,7 +22,7 @@ def default_data_dir() -> Path:
     return Path(platformdirs.user_data_dir("lightrag-pg")) / "pgdata"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _start(data_dir: Path) -> str:
     try:
         import pgserver
@@ -54,5 +54,5 @@ def sqlalchemy_url(dsn: str) -> str:
     """Turn a libpq-style DSN into a SQLAlchemy asyncpg URL."""
     for prefix in ("postgresql+asyncpg://", "postgresql://", "postgres://"):
         if dsn.startswith(prefix):
-            return "postgresql+asyncpg://" + dsn[len(prefix):]
+            return "postgresql+asyncpg://" + dsn[len(prefix) :]
     raise ConfigurationError(f"DSN must start with postgresql:// (got {dsn.split(':', 1)[0]}://...)")

@@ -10,9 +10,7 @@ GRAPH_SUFFIX = "_kg"
 MAX_WORKSPACE_LENGTH = 63 - len(GRAPH_SUFFIX)
 
 _NAME = re.compile(r"[a-z_][a-z0-9_]*\Z")
-_RESERVED = frozenset(
-    {"public", "information_schema", "ag_catalog", "pg_catalog", "pg_toast", "alembic"}
-)
+_RESERVED = frozenset({"public", "information_schema", "ag_catalog", "pg_catalog", "pg_toast", "alembic"})
 
 
 def validate_workspace(name: object) -> str:

@@ -146,9 +146,7 @@ def configure_context(context: Any, connection: Connection, target: MigrationTar
     )
 
 
-_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
-    weakref.WeakKeyDictionary()
-)
+_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
 
 
 def _process_lock() -> asyncio.Lock:
@@ -165,8 +163,6 @@ async def upgrade(dsn: str, target: MigrationTarget, revision: str = "head") -> 
     engine = create_async_engine(sqlalchemy_url(dsn), poolclass=NullPool)
     try:
         async with _process_lock(), engine.begin() as conn:
-            await conn.run_sync(
-                lambda sync: command.upgrade(alembic_config(target, sync), revision)
-            )
+            await conn.run_sync(lambda sync: command.upgrade(alembic_config(target, sync), revision))
     finally:
         await engine.dispose()

@@ -38,9 +38,7 @@ def _ts(name: str, comment: str) -> Column:
 
 
 def _text_array(name: str, comment: str) -> Column:
-    return Column(
-        name, ARRAY(Text), nullable=False, server_default=text("'{}'::text[]"), comment=comment
-    )
+    return Column(name, ARRAY(Text), nullable=False, server_default=text("'{}'::text[]"), comment=comment)
 
 
 def _hnsw(table: str) -> Index:
@@ -59,7 +57,13 @@ def build_metadata(embedding_dim: int) -> MetaData:
     Table(
         "workspace_info",
         md,
-        Column("id", Integer, primary_key=True, server_default=text("1"), comment="Always 1: one row per workspace"),
+        Column(
+            "id",
+            Integer,
+            primary_key=True,
+            server_default=text("1"),
+            comment="Always 1: one row per workspace",
+        ),
         Column("embedding_dim", Integer, nullable=False, comment="Dimension of every vector column"),
         Column("embedding_model", Text, nullable=True, comment="Name of the embedding model first used"),
         Column("graph_enabled", Boolean, nullable=False, comment="Whether the AGE graph mirror exists"),
@@ -70,9 +74,20 @@ def build_metadata(embedding_dim: int) -> MetaData:
     Table(
         "full_docs",
         md,
-        Column("id", Text, primary_key=True, comment="Document id: doc- plus the MD5 of the cleaned content, or the caller's id"),
+        Column(
+            "id",
+            Text,
+            primary_key=True,
+            comment="Document id: doc- plus the MD5 of the cleaned content, or the caller's id",
+        ),
         Column("content", Text, nullable=False, comment="Full cleaned document text"),
-        Column("file_path", Text, nullable=False, server_default="unknown_source", comment="Source file path or label"),
+        Column(
+            "file_path",
+            Text,
+            nullable=False,
+            server_default="unknown_source",
+            comment="Source file path or label",
+        ),
         _ts("created_at", "When the document was first stored"),
         _ts("updated_at", "When the document row last changed"),
         comment="Original documents, one row each",
@@ -82,17 +97,37 @@ def build_metadata(embedding_dim: int) -> MetaData:
         md,
         Column("id", Text, primary_key=True, comment="Document id (full_docs.id)"),
         Column("status", Text, nullable=False, comment="pending, processing, processed or failed"),
-        Column("content_summary", Text, nullable=False, server_default="", comment="First characters of the document"),
+        Column(
+            "content_summary",
+            Text,
+            nullable=False,
+            server_default="",
+            comment="First characters of the document",
+        ),
         Column("content_length", Integer, nullable=False, comment="Length of the document in characters"),
         Column("chunks_count", Integer, nullable=True, comment="Number of chunks once chunked"),
         _text_array("chunks_list", "Ids of the document's chunks"),
-        Column("file_path", Text, nullable=False, server_default="unknown_source", comment="Source file path or label"),
+        Column(
+            "file_path",
+            Text,
+            nullable=False,
+            server_default="unknown_source",
+            comment="Source file path or label",
+        ),
         Column("track_id", Text, nullable=True, comment="Id of the insert call that enqueued the document"),
         Column("error_msg", Text, nullable=True, comment="Why processing failed, when status is failed"),
-        Column("metadata", JSONB, nullable=False, server_default=text("'{}'::jsonb"), comment="Processing details (timings, counts)"),
+        Column(
+            "metadata",
+            JSONB,
+            nullable=False,
+            server_default=text("'{}'::jsonb"),
+            comment="Processing details (timings, counts)",
+        ),
         _ts("created_at", "When the document was enqueued"),
         _ts("updated_at", "When the status last changed"),
-        CheckConstraint("status IN ('pending', 'processing', 'processed', 'failed')", name="doc_status_status_check"),
+        CheckConstraint(
+            "status IN ('pending', 'processing', 'processed', 'failed')", name="doc_status_status_check"
+        ),
         Index("doc_status_status_idx", "status"),
         Index("doc_status_track_id_idx", "track_id"),
         comment="Processing state of every document",
@@ -101,11 +136,23 @@ def build_metadata(embedding_dim: int) -> MetaData:
         "text_chunks",
         md,
         Column("id", Text, primary_key=True, comment="Chunk id: chunk- plus the MD5 of its content"),
-        Column("doc_id", Text, ForeignKey("full_docs.id", ondelete="CASCADE"), nullable=False, comment="Document the chunk belongs to"),
+        Column(
+            "doc_id",
+            Text,
+            ForeignKey("full_docs.id", ondelete="CASCADE"),
+            nullable=False,
+            comment="Document the chunk belongs to",
+        ),
         Column("chunk_order_index", Integer, nullable=False, comment="Position of the chunk in its document"),
         Column("tokens", Integer, nullable=False, comment="Number of tokens in the chunk"),
         Column("content", Text, nullable=False, comment="Chunk text"),
-        Column("file_path", Text, nullable=False, server_default="unknown_source", comment="Source file path of the document"),
+        Column(
+            "file_path",
+            Text,
+            nullable=False,
+            server_default="unknown_source",
+            comment="Source file path of the document",
+        ),
         _ts("created_at", "When the chunk was stored"),
         _ts("updated_at", "When the chunk last changed"),
         Index("text_chunks_doc_id_idx", "doc_id"),
@@ -114,7 +161,13 @@ def build_metadata(embedding_dim: int) -> MetaData:
     Table(
         "chunk_vectors",
         md,
-        Column("chunk_id", Text, ForeignKey("text_chunks.id", ondelete="CASCADE"), primary_key=True, comment="Chunk id (text_chunks.id)"),
+        Column(
+            "chunk_id",
+            Text,
+            ForeignKey("text_chunks.id", ondelete="CASCADE"),
+            primary_key=True,
+            comment="Chunk id (text_chunks.id)",
+        ),
         Column("embedding", VECTOR(embedding_dim), nullable=False, comment="Embedding of the chunk content"),
         _hnsw("chunk_vectors"),
         comment="Chunk embeddings (HNSW, cosine)",
@@ -123,12 +176,33 @@ def build_metadata(embedding_dim: int) -> MetaData:
         "entities",
         md,
         Column("name", Text, primary_key=True, comment="Entity name, unique in the workspace"),
-        Column("id", BigInteger, Identity(always=False), nullable=False, unique=True, comment="Numeric id; also the entry id of the AGE vertex"),
-        Column("entity_type", Text, nullable=False, server_default="UNKNOWN", comment="Entity type (majority of extracted types)"),
-        Column("description", Text, nullable=False, server_default="", comment="Merged or summarised description"),
+        Column(
+            "id",
+            BigInteger,
+            Identity(always=False),
+            nullable=False,
+            unique=True,
+            comment="Numeric id; also the entry id of the AGE vertex",
+        ),
+        Column(
+            "entity_type",
+            Text,
+            nullable=False,
+            server_default="UNKNOWN",
+            comment="Entity type (majority of extracted types)",
+        ),
+        Column(
+            "description", Text, nullable=False, server_default="", comment="Merged or summarised description"
+        ),
         _text_array("source_ids", "Ids of the chunks the entity was extracted from (capped)"),
         _text_array("file_paths", "Files the entity was extracted from (capped)"),
-        Column("version", Integer, nullable=False, server_default=text("1"), comment="Incremented on every merge; used to detect concurrent merges"),
+        Column(
+            "version",
+            Integer,
+            nullable=False,
+            server_default=text("1"),
+            comment="Incremented on every merge; used to detect concurrent merges",
+        ),
         _ts("created_at", "When the entity was first merged"),
         _ts("updated_at", "When the entity last changed"),
         comment="Knowledge graph vertices",
@@ -136,7 +210,13 @@ def build_metadata(embedding_dim: int) -> MetaData:
     Table(
         "entity_vectors",
         md,
-        Column("name", Text, ForeignKey("entities.name", ondelete="CASCADE"), primary_key=True, comment="Entity name (entities.name)"),
+        Column(
+            "name",
+            Text,
+            ForeignKey("entities.name", ondelete="CASCADE"),
+            primary_key=True,
+            comment="Entity name (entities.name)",
+        ),
         Column("content", Text, nullable=False, comment="Text that was embedded: name and description"),
         Column("embedding", VECTOR(embedding_dim), nullable=False, comment="Embedding of content"),
         _ts("updated_at", "When the vector was computed"),
@@ -146,15 +226,46 @@ def build_metadata(embedding_dim: int) -> MetaData:
     Table(
         "relations",
         md,
-        Column("src", Text, ForeignKey("entities.name", ondelete="CASCADE"), nullable=False, comment="First endpoint (the smaller name in byte order)"),
-        Column("tgt", Text, ForeignKey("entities.name", ondelete="CASCADE"), nullable=False, comment="Second endpoint (the larger name in byte order)"),
-        Column("id", BigInteger, Identity(always=False), nullable=False, unique=True, comment="Numeric id; also the entry id of the AGE edge"),
-        Column("keywords", Text, nullable=False, server_default="", comment="Comma-separated relation keywords"),
-        Column("description", Text, nullable=False, server_default="", comment="Merged or summarised description"),
-        Column("weight", Float, nullable=False, server_default=text("1.0"), comment="Sum of extracted strengths"),
+        Column(
+            "src",
+            Text,
+            ForeignKey("entities.name", ondelete="CASCADE"),
+            nullable=False,
+            comment="First endpoint (the smaller name in byte order)",
+        ),
+        Column(
+            "tgt",
+            Text,
+            ForeignKey("entities.name", ondelete="CASCADE"),
+            nullable=False,
+            comment="Second endpoint (the larger name in byte order)",
+        ),
+        Column(
+            "id",
+            BigInteger,
+            Identity(always=False),
+            nullable=False,
+            unique=True,
+            comment="Numeric id; also the entry id of the AGE edge",
+        ),
+        Column(
+            "keywords", Text, nullable=False, server_default="", comment="Comma-separated relation keywords"
+        ),
+        Column(
+            "description", Text, nullable=False, server_default="", comment="Merged or summarised description"
+        ),
+        Column(
+            "weight", Float, nullable=False, server_default=text("1.0"), comment="Sum of extracted strengths"
+        ),
         _text_array("source_ids", "Ids of the chunks the relation was extracted from (capped)"),
         _text_array("file_paths", "Files the relation was extracted from (capped)"),
-        Column("version", Integer, nullable=False, server_default=text("1"), comment="Incremented on every merge; used to detect concurrent merges"),
+        Column(
+            "version",
+            Integer,
+            nullable=False,
+            server_default=text("1"),
+            comment="Incremented on every merge; used to detect concurrent merges",
+        ),
         _ts("created_at", "When the relation was first merged"),
         _ts("updated_at", "When the relation last changed"),
         PrimaryKeyConstraint("src", "tgt", name="relations_pkey"),
@@ -167,19 +278,41 @@ def build_metadata(embedding_dim: int) -> MetaData:
         md,
         Column("src", Text, nullable=False, comment="First endpoint (relations.src)"),
         Column("tgt", Text, nullable=False, comment="Second endpoint (relations.tgt)"),
-        Column("content", Text, nullable=False, comment="Text that was embedded: keywords, endpoints, description"),
+        Column(
+            "content",
+            Text,
+            nullable=False,
+            comment="Text that was embedded: keywords, endpoints, description",
+        ),
         Column("embedding", VECTOR(embedding_dim), nullable=False, comment="Embedding of content"),
         _ts("updated_at", "When the vector was computed"),
         PrimaryKeyConstraint("src", "tgt", name="relation_vectors_pkey"),
-        ForeignKeyConstraint(["src", "tgt"], ["relations.src", "relations.tgt"], ondelete="CASCADE", name="relation_vectors_relation_fkey"),
+        ForeignKeyConstraint(
+            ["src", "tgt"],
+            ["relations.src", "relations.tgt"],
+            ondelete="CASCADE",
+            name="relation_vectors_relation_fkey",
+        ),
         _hnsw("relation_vectors"),
         comment="Relation embeddings (HNSW, cosine)",
     )
     Table(
         "doc_entities",
         md,
-        Column("doc_id", Text, ForeignKey("full_docs.id", ondelete="CASCADE"), nullable=False, comment="Document id"),
-        Column("entity_name", Text, ForeignKey("entities.name", ondelete="CASCADE"), nullable=False, comment="Entity extracted from the document"),
+        Column(
+            "doc_id",
+            Text,
+            ForeignKey("full_docs.id", ondelete="CASCADE"),
+            nullable=False,
+            comment="Document id",
+        ),
+        Column(
+            "entity_name",
+            Text,
+            ForeignKey("entities.name", ondelete="CASCADE"),
+            nullable=False,
+            comment="Entity extracted from the document",
+        ),
         PrimaryKeyConstraint("doc_id", "entity_name", name="doc_entities_pkey"),
         Index("doc_entities_entity_idx", "entity_name"),
         comment="Which entities each document contributed to",
@@ -187,11 +320,22 @@ def build_metadata(embedding_dim: int) -> MetaData:
     Table(
         "doc_relations",
         md,
-        Column("doc_id", Text, ForeignKey("full_docs.id", ondelete="CASCADE"), nullable=False, comment="Document id"),
+        Column(
+            "doc_id",
+            Text,
+            ForeignKey("full_docs.id", ondelete="CASCADE"),
+            nullable=False,
+            comment="Document id",
+        ),
         Column("src", Text, nullable=False, comment="Relation first endpoint"),
         Column("tgt", Text, nullable=False, comment="Relation second endpoint"),
         PrimaryKeyConstraint("doc_id", "src", "tgt", name="doc_relations_pkey"),
-        ForeignKeyConstraint(["src", "tgt"], ["relations.src", "relations.tgt"], ondelete="CASCADE", name="doc_relations_relation_fkey"),
+        ForeignKeyConstraint(
+            ["src", "tgt"],
+            ["relations.src", "relations.tgt"],
+            ondelete="CASCADE",
+            name="doc_relations_relation_fkey",
+        ),
         Index("doc_relations_pair_idx", "src", "tgt"),
         comment="Which relations each document contributed to",
     )
@@ -200,7 +344,13 @@ def build_metadata(embedding_dim: int) -> MetaData:
         md,
         Column("id", Text, primary_key=True, comment="Hash of cache type, mode and prompt"),
         Column("cache_type", Text, nullable=False, comment="extract, summary, keywords or query"),
-        Column("mode", Text, nullable=False, server_default="default", comment="Query mode, or default for indexing"),
+        Column(
+            "mode",
+            Text,
+            nullable=False,
+            server_default="default",
+            comment="Query mode, or default for indexing",
+        ),
         Column("chunk_id", Text, nullable=True, comment="Chunk whose extraction produced this entry"),
         Column("prompt", Text, nullable=False, comment="The prompt (or its key) sent to the model"),
         Column("response", Text, nullable=False, comment="The model's answer"),

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import asyncpg
-from alembic.script import ScriptDirectory
 from alembic.config import Config
+from alembic.script import ScriptDirectory
 
 from ..errors import DimensionMismatch, WorkspaceNotFound
 from .errors import translated
@@ -98,12 +98,13 @@ async def drop_workspace(conn: asyncpg.Connection, name: str) -> None:
     schema = quote_ident(validate_workspace(name))
     graph = graph_name(name)
     async with translated(), conn.transaction():
-        await conn.execute("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", f"lightrag_pg:workspace:{name}")
+        await conn.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", f"lightrag_pg:workspace:{name}"
+        )
         if not await workspace_exists(conn, name):
             raise WorkspaceNotFound(f"workspace {name!r} does not exist")
         has_graph = await conn.fetchval(
-            "SELECT count(*) FROM pg_extension e, pg_namespace n "
-            "WHERE e.extname = 'age' AND n.nspname = $1",
+            "SELECT count(*) FROM pg_extension e, pg_namespace n WHERE e.extname = 'age' AND n.nspname = $1",
             graph,
         )
         if has_graph:

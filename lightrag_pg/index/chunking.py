@@ -133,6 +133,4 @@ def _check_sizes(size: int, overlap: int) -> None:
     if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
         raise ConfigurationError(f"chunk_token_size must be a positive integer, got {size!r}")
     if isinstance(overlap, bool) or not isinstance(overlap, int) or not 0 <= overlap < size:
-        raise ConfigurationError(
-            f"chunk overlap must be an integer in [0, {size}), got {overlap!r}"
-        )
+        raise ConfigurationError(f"chunk overlap must be an integer in [0, {size}), got {overlap!r}")

@@ -22,9 +22,7 @@ def clean_text(text: object, *, index: int, max_bytes: int) -> str:
         raise InvalidInput(f"document #{index} is {type(text).__name__}, expected str")
     size = len(text.encode("utf-8", errors="replace"))
     if size > max_bytes:
-        raise InvalidInput(
-            f"document #{index} is {size:,} bytes, more than max_document_bytes={max_bytes:,}"
-        )
+        raise InvalidInput(f"document #{index} is {size:,} bytes, more than max_document_bytes={max_bytes:,}")
     cleaned = text.replace("\x00", "").strip()
     if not cleaned:
         raise InvalidInput(f"document #{index} is empty or whitespace only")

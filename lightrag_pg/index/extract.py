@@ -77,6 +77,4 @@ class NLPExtractor:
         )
 
     async def extract(self, chunk_id: str, text: str, file_path: str) -> Extraction:
-        return await asyncio.to_thread(
-            self._impl.extract, text, chunk_id=chunk_id, file_path=file_path
-        )
+        return await asyncio.to_thread(self._impl.extract, text, chunk_id=chunk_id, file_path=file_path)

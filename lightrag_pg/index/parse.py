@@ -106,9 +106,7 @@ def parse_extraction(
     the accepted formats and the normalisation rules.
     """
     canonical_types = {_TYPE_KEY_RE.sub("", t).casefold(): t for t in entity_types}
-    parser = _LineParser(
-        chunk_id, file_path, max_name_length, max_description_length, canonical_types
-    )
+    parser = _LineParser(chunk_id, file_path, max_name_length, max_description_length, canonical_types)
     completion = _COMPLETION_RE.search(output)
     if completion:
         output = output[: completion.start()]
@@ -253,9 +251,9 @@ def _clean(raw: str, limit: int | None = None) -> str:
             if wrapped and text.endswith(right) and left not in inner and right not in inner:
                 text, changed = inner.strip(), True
                 break
-    if text[:1] == '"' and text.count('"') == 1 or text[:1] == "“" and "”" not in text:
+    if (text[:1] == '"' and text.count('"') == 1) or (text[:1] == "“" and "”" not in text):
         text = text[1:].strip()
-    if text[-1:] == '"' and text.count('"') == 1 or text[-1:] == "”" and "“" not in text:
+    if (text[-1:] == '"' and text.count('"') == 1) or (text[-1:] == "”" and "“" not in text):
         text = text[:-1].strip()
     if limit is not None and len(text) > limit:
         text = text[:limit].rstrip()
@@ -299,7 +297,7 @@ def _merge(first: Sequence[T], second: Sequence[T], key: Callable[[T], Hashable]
         return grouped
 
     def longest(items: list[T]) -> int:
-        return max(len(getattr(item, "description")) for item in items)
+        return max(len(item.description) for item in items)
 
     old, new = groups(first), groups(second)
     merged: list[T] = []

@@ -105,8 +105,14 @@ class Pipeline:
             split_by_character_only=s.split_by_character_only,
         )
         chunks = [
-            ChunkRow(md5_id("chunk-", doc_id, str(p.chunk_order_index), p.content), doc_id, p.chunk_order_index, p.tokens,
-                     p.content, doc["file_path"])
+            ChunkRow(
+                md5_id("chunk-", doc_id, str(p.chunk_order_index), p.content),
+                doc_id,
+                p.chunk_order_index,
+                p.tokens,
+                p.content,
+                doc["file_path"],
+            )
             for p in pieces
         ]
         state.chunks_total += len(chunks)

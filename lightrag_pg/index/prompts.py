@@ -202,9 +202,7 @@ _KIND_BY_HEADER: dict[str, Literal["extraction", "gleaning", "summary"]] = {
 }
 
 
-def extraction_messages(
-    text: str, *, entity_types: Sequence[str], language: str
-) -> tuple[str, str]:
+def extraction_messages(text: str, *, entity_types: Sequence[str], language: str) -> tuple[str, str]:
     """Return ``(system_prompt, user_prompt)`` for extracting from ``text``.
 
     The system prompt depends only on ``entity_types`` and ``language`` (so it
@@ -214,9 +212,7 @@ def extraction_messages(
     if not isinstance(text, str):
         raise InvalidInput(f"chunk text must be a string, got {type(text).__name__}")
     types = _format_types(entity_types)
-    system = _SYSTEM_TEMPLATE.format(
-        entity_types=types, language=language, examples=_render_examples()
-    )
+    system = _SYSTEM_TEMPLATE.format(entity_types=types, language=language, examples=_render_examples())
     user = _USER_TEMPLATE.format(entity_types=types, language=language, text=text)
     return system, user
 
@@ -267,7 +263,7 @@ def classify_prompt(prompt: str) -> Literal["extraction", "gleaning", "summary"]
 
 def prompt_input_text(prompt: str) -> str | None:
     """Return the chunk text embedded in an extraction user prompt, or ``None``."""
-    head, sep, rest = prompt.partition(EXTRACTION_MARKER + "\n")
+    _, sep, rest = prompt.partition(EXTRACTION_MARKER + "\n")
     if not sep:
         return None
     body, sep, _ = rest.rpartition("\n" + INPUT_TEXT_END)

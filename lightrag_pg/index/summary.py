@@ -56,9 +56,7 @@ class Summarizer:
         total = sum(self.tokenizer.count(f) for f in fragments)
         return total >= self.settings.summary_max_tokens
 
-    async def describe(
-        self, kind: Literal["entity", "relation"], name: str, fragments: list[str]
-    ) -> str:
+    async def describe(self, kind: Literal["entity", "relation"], name: str, fragments: list[str]) -> str:
         """One description for ``fragments`` (joined with the separator, or summarised)."""
         if not fragments:
             return ""

@@ -97,9 +97,9 @@ class GraphWriter:
             merged.append(row)
             fragments.append(frags)
         descriptions = await asyncio.gather(
-            *(self.summarizer.describe("entity", r.name, f) for r, f in zip(merged, fragments))
+            *(self.summarizer.describe("entity", r.name, f) for r, f in zip(merged, fragments, strict=True))
         )
-        for row, description in zip(merged, descriptions):
+        for row, description in zip(merged, descriptions, strict=True):
             row.description = description
         vectors = await self.embed([entity_vector_text(r) for r in merged])
         if not merged:
@@ -141,10 +141,10 @@ class GraphWriter:
         descriptions = await asyncio.gather(
             *(
                 self.summarizer.describe("relation", f"{r.src} - {r.tgt}", f)
-                for r, f in zip(merged, fragments)
+                for r, f in zip(merged, fragments, strict=True)
             )
         )
-        for row, description in zip(merged, descriptions):
+        for row, description in zip(merged, descriptions, strict=True):
             row.description = description
             for name in row.pair:
                 if name in endpoints and not endpoints[name].description:

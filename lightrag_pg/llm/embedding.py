@@ -33,13 +33,9 @@ class EmbeddingFunc:
 
     def __post_init__(self) -> None:
         if isinstance(self.embedding_dim, bool) or not isinstance(self.embedding_dim, int):
-            raise ConfigurationError(
-                f"embedding_dim must be a positive integer, got {self.embedding_dim!r}"
-            )
+            raise ConfigurationError(f"embedding_dim must be a positive integer, got {self.embedding_dim!r}")
         if self.embedding_dim <= 0:
-            raise ConfigurationError(
-                f"embedding_dim must be a positive integer, got {self.embedding_dim!r}"
-            )
+            raise ConfigurationError(f"embedding_dim must be a positive integer, got {self.embedding_dim!r}")
         if not callable(self.func):
             raise ConfigurationError("func must be callable")
 
@@ -77,8 +73,7 @@ def validate_embeddings(result: Any, count: int, dim: int, name: str = "custom")
         ) from exc
     if array.ndim != 2:
         raise EmbeddingError(
-            f"{who} returned a {array.ndim}-D array of shape {array.shape}; "
-            f"expected shape ({count}, {dim})"
+            f"{who} returned a {array.ndim}-D array of shape {array.shape}; expected shape ({count}, {dim})"
         )
     if array.shape[0] != count:
         raise EmbeddingError(f"{who} returned {array.shape[0]} vectors for {count} texts")

@@ -167,9 +167,7 @@ class OpenAIChat:
         async def attempt() -> Any:
             async with self._limiter:
                 client = self._holder.get()
-                return await client.chat.completions.create(
-                    messages=messages, stream=stream, **params
-                )
+                return await client.chat.completions.create(messages=messages, stream=stream, **params)
 
         response = await call_with_retries(
             attempt,
@@ -243,9 +241,7 @@ class OpenAIEmbedding:
         env_dim = _env("EMBEDDING_DIM")
         if dimensions is None and env_dim is not None:
             if not env_dim.isdigit() or int(env_dim) <= 0:
-                raise ConfigurationError(
-                    f"EMBEDDING_DIM must be a positive integer, got {env_dim!r}"
-                )
+                raise ConfigurationError(f"EMBEDDING_DIM must be a positive integer, got {env_dim!r}")
             dimensions = int(env_dim)
         self.model = model or _env("EMBEDDING_MODEL") or "text-embedding-3-small"
         self.dimensions = dimensions

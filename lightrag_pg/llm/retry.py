@@ -110,9 +110,9 @@ class Limiter:
         if max_concurrent <= 0:
             raise ConfigurationError(f"max_concurrent must be positive, got {max_concurrent!r}")
         self.max_concurrent = max_concurrent
-        self._semaphores: weakref.WeakKeyDictionary[
-            asyncio.AbstractEventLoop, asyncio.Semaphore
-        ] = weakref.WeakKeyDictionary()
+        self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
 
     def semaphore(self) -> asyncio.Semaphore:
         """The semaphore of the running event loop."""
@@ -130,9 +130,7 @@ class Limiter:
         self.semaphore().release()
 
 
-def limited(
-    func: Callable[P, Awaitable[T]], max_concurrent: int | Limiter
-) -> Callable[P, Awaitable[T]]:
+def limited(func: Callable[P, Awaitable[T]], max_concurrent: int | Limiter) -> Callable[P, Awaitable[T]]:
     """Wrap an async callable so at most ``max_concurrent`` calls run at once."""
     limiter = max_concurrent if isinstance(max_concurrent, Limiter) else Limiter(max_concurrent)
 

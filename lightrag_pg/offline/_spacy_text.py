@@ -31,9 +31,7 @@ LABEL_TYPES: dict[str, str] = {
     "LAW": "Concept",
     "LANGUAGE": "Concept",
 }
-SKIPPED_LABELS = frozenset(
-    {"DATE", "TIME", "MONEY", "PERCENT", "QUANTITY", "CARDINAL", "ORDINAL"}
-)
+SKIPPED_LABELS = frozenset({"DATE", "TIME", "MONEY", "PERCENT", "QUANTITY", "CARDINAL", "ORDINAL"})
 
 
 @lru_cache(maxsize=1)
@@ -42,17 +40,13 @@ def load_spacy() -> Any:
     try:
         import spacy
     except ImportError as exc:
-        raise ConfigurationError(
-            "spaCy is not installed; pip install 'lightrag-pg[offline]'"
-        ) from exc
+        raise ConfigurationError("spaCy is not installed; pip install 'lightrag-pg[offline]'") from exc
     for name in SPACY_MODELS:
         try:
             return spacy.load(name, exclude=["senter"])
         except OSError:
             continue
-    raise ConfigurationError(
-        "no English spaCy model is installed; pip install 'lightrag-pg[offline]'"
-    )
+    raise ConfigurationError("no English spaCy model is installed; pip install 'lightrag-pg[offline]'")
 
 
 def resolve_type(wanted: str, entity_types: Sequence[str]) -> str:
@@ -63,9 +57,7 @@ def resolve_type(wanted: str, entity_types: Sequence[str]) -> str:
 
 _WS = re.compile(r"\s+")
 _LEADING_ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
-_STRIP_POS = frozenset(
-    {"DET", "PRON", "NUM", "PUNCT", "SYM", "PART", "CCONJ", "ADP", "SPACE", "X"}
-)
+_STRIP_POS = frozenset({"DET", "PRON", "NUM", "PUNCT", "SYM", "PART", "CCONJ", "ADP", "SPACE", "X"})
 _NAME_EDGE_POS = frozenset({"DET", "PUNCT", "SPACE", "PART"})
 _KEEP_PLURAL = frozenset({"data", "media", "species", "series", "news"})
 
@@ -80,11 +72,7 @@ def normalize_name(text: str, max_length: int) -> str:
     name = collapse(text)
     while name and unicodedata.category(name[0])[0] in "PSZ" and name[0] not in "#$@":
         name = name[1:]
-    while (
-        name
-        and unicodedata.category(name[-1])[0] in "PZ"
-        and not (name[-1] == ")" and "(" in name)
-    ):
+    while name and unicodedata.category(name[-1])[0] in "PZ" and not (name[-1] == ")" and "(" in name):
         name = name[:-1]
     name = _LEADING_ARTICLE.sub("", name).strip()
     return name[:max_length].rstrip()
@@ -100,9 +88,7 @@ def trim_span(span: Any, *, named: bool = False) -> Any:
     edge = _NAME_EDGE_POS if named else _STRIP_POS
     while start < end and (
         doc[start].pos_ in edge
-        or (
-            not named and (doc[start].is_stop or doc[start].ent_type_ in SKIPPED_LABELS)
-        )
+        or (not named and (doc[start].is_stop or doc[start].ent_type_ in SKIPPED_LABELS))
     ):
         start += 1
     while end > start and (doc[end - 1].pos_ in edge or doc[end - 1].is_punct):
@@ -124,14 +110,10 @@ def concept_name(chunk: Any, head_counts: Counter[str]) -> str:
     nouns = [t.i for t in chunk if t.pos_ == "NOUN"]
     if len(nouns) >= 2:
         doc, start = chunk.doc, nouns[0]
-        while start > chunk.start and (
-            doc[start - 1].text == "-" or not doc[start - 1].whitespace_
-        ):
+        while start > chunk.start and (doc[start - 1].text == "-" or not doc[start - 1].whitespace_):
             start -= 1
         words = doc[start : chunk.end]
-        return "".join(t.text.lower() + t.whitespace_ for t in words[:-1]) + _lemma(
-            words[-1]
-        )
+        return "".join(t.text.lower() + t.whitespace_ for t in words[:-1]) + _lemma(words[-1])
     if head_counts[chunk.root.lemma_.lower()] >= 2:
         return _lemma(chunk.root)
     return ""
@@ -144,14 +126,8 @@ def phrase_lemmas(chunks: Iterable[Any]) -> Iterator[tuple[int, str]]:
     """
     for chunk in chunks:
         part = trim_span(chunk)
-        if (
-            not len(part)
-            or part.root.pos_ != "NOUN"
-            or any(t.ent_type_ in LABEL_TYPES for t in part)
-        ):
+        if not len(part) or part.root.pos_ != "NOUN" or any(t.ent_type_ in LABEL_TYPES for t in part):
             continue
-        name = "".join(t.text.lower() + t.whitespace_ for t in part[:-1]) + _lemma(
-            part[-1]
-        )
+        name = "".join(t.text.lower() + t.whitespace_ for t in part[:-1]) + _lemma(part[-1])
         if name:
             yield part.start, name

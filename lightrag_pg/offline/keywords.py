@@ -82,9 +82,7 @@ def nlp_keywords(query: str) -> tuple[list[str], list[str]]:
     ll, entity_types, heads = _low_level(doc)
     ll = _dedupe(ll)
     specific = {w.lower() for w in ll}
-    phrases = [
-        p for _, p in phrase_lemmas(doc.noun_chunks) if p.lower() not in specific
-    ]
+    phrases = [p for _, p in phrase_lemmas(doc.noun_chunks) if p.lower() not in specific]
     hl = list(phrases)
     for sent in doc.sents:
         root = sent.root
@@ -94,11 +92,7 @@ def nlp_keywords(query: str) -> tuple[list[str], list[str]]:
     if not ll:
         ll = _dedupe(phrases) or _dedupe(
             [e.text for e in doc.ents]
-            + [
-                t.lemma_.lower()
-                for t in doc
-                if t.pos_ in _CONTENT_POS and not t.is_stop
-            ]
+            + [t.lemma_.lower() for t in doc if t.pos_ in _CONTENT_POS and not t.is_stop]
         )
     if not hl:
         hl = _dedupe(entity_types + heads) or list(ll)

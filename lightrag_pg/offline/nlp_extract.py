@@ -93,17 +93,13 @@ class NLPExtractor:
         if not entity_types:
             raise ConfigurationError("entity_types must not be empty")
         if max_name_length < 1 or max_entities_per_sentence < 2:
-            raise ConfigurationError(
-                "max_name_length must be >= 1 and max_entities_per_sentence >= 2"
-            )
+            raise ConfigurationError("max_name_length must be >= 1 and max_entities_per_sentence >= 2")
         self.entity_types = tuple(entity_types)
         self.max_name_length = max_name_length
         self.max_entities_per_sentence = max_entities_per_sentence
         self._concept = resolve_type("Concept", self.entity_types)
 
-    def extract(
-        self, text: str, *, chunk_id: str, file_path: str = "unknown_source"
-    ) -> Extraction:
+    def extract(self, text: str, *, chunk_id: str, file_path: str = "unknown_source") -> Extraction:
         """Entities and relations found in one chunk of ``text``."""
         nlp = load_spacy()
         return self._from_doc(nlp(_prepare(text, nlp)), chunk_id, file_path)
@@ -117,22 +113,12 @@ class NLPExtractor:
         batch_size: int = 16,
     ) -> list[Extraction]:
         """``extract`` for many chunks at once, through spaCy's batched ``nlp.pipe``."""
-        if len(chunk_ids) != len(texts) or (
-            file_paths is not None and len(file_paths) != len(texts)
-        ):
-            raise ExtractionError(
-                "texts, chunk_ids and file_paths must have the same length"
-            )
-        paths = (
-            list(file_paths)
-            if file_paths is not None
-            else ["unknown_source"] * len(texts)
-        )
+        if len(chunk_ids) != len(texts) or (file_paths is not None and len(file_paths) != len(texts)):
+            raise ExtractionError("texts, chunk_ids and file_paths must have the same length")
+        paths = list(file_paths) if file_paths is not None else ["unknown_source"] * len(texts)
         nlp = load_spacy()
         docs = nlp.pipe([_prepare(t, nlp) for t in texts], batch_size=batch_size)
-        return [
-            self._from_doc(doc, cid, fp) for doc, cid, fp in zip(docs, chunk_ids, paths)
-        ]
+        return [self._from_doc(doc, cid, fp) for doc, cid, fp in zip(docs, chunk_ids, paths, strict=True)]
 
     def _mentions(self, doc: Any) -> list[_Mention]:
         found: list[_Mention] = []
@@ -194,9 +180,7 @@ class NLPExtractor:
             sentence_of[sent.start : sent.end] = [index] * len(sent)
         entities: dict[str, _Entity] = {}
         per_sentence: dict[int, list[str]] = {}
-        for (start, name, etype, label), key in zip(
-            mentions, self._mention_keys(mentions)
-        ):
+        for (start, name, etype, label), key in zip(mentions, self._mention_keys(mentions), strict=True):
             ent = entities.setdefault(key, _Entity())
             ent.surfaces[name] += 1
             ent.types[etype] += 1 if label == "np" else 2
@@ -255,10 +239,7 @@ class NLPExtractor:
                             keywords=_keywords(topics[index], {a, b}),
                         )
                     pair.count += 1
-                    if (
-                        len(pair.sentences) < MAX_RELATION_SENTENCES
-                        and text not in pair.sentences
-                    ):
+                    if len(pair.sentences) < MAX_RELATION_SENTENCES and text not in pair.sentences:
                         pair.sentences.append(text)
         return list(pairs.values())
 
@@ -267,9 +248,7 @@ def _prepare(text: str, nlp: Any) -> str:
     if not isinstance(text, str):
         raise ExtractionError(f"expected text as str, got {type(text).__name__}")
     if len(text) > nlp.max_length:
-        raise ExtractionError(
-            f"text of {len(text)} characters exceeds spaCy's limit of {nlp.max_length}"
-        )
+        raise ExtractionError(f"text of {len(text)} characters exceeds spaCy's limit of {nlp.max_length}")
     return text.replace("\x00", " ")
 
 

@@ -70,8 +70,7 @@ def pick_by_weighted_polling(
     if n == 1:
         return list(candidates[0][:max_related_chunks])
     expected = [
-        int(round(max_related_chunks - i / (n - 1) * (max_related_chunks - min_related_chunks)))
-        for i in range(n)
+        round(max_related_chunks - i / (n - 1) * (max_related_chunks - min_related_chunks)) for i in range(n)
     ]
     selected: list[str] = []
     used: list[int] = []

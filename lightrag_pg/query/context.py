@@ -100,9 +100,7 @@ def build_context(
     if naive:
         entities, relations = [], []
     template = system_prompt_template or (NAIVE_RAG_RESPONSE if naive else RAG_RESPONSE)
-    kept_entities, kept_relations = truncate_kg(
-        entities, relations, tokenizer=tokenizer, param=param
-    )
+    kept_entities, kept_relations = truncate_kg(entities, relations, tokenizer=tokenizer, param=param)
     count = _counter(tokenizer)
 
     entities_str = "\n".join(json_line(entity_row(e)) for e in kept_entities)
@@ -235,9 +233,7 @@ def _render(naive: bool, entities: str, relations: str, chunks: str, refs: str) 
 
 
 def _chunk_rows(chunks: Sequence[ChunkHit], ref_ids: Sequence[str]) -> list[dict[str, str]]:
-    return [
-        {"reference_id": ref, "content": c.content} for c, ref in zip(chunks, ref_ids, strict=True)
-    ]
+    return [{"reference_id": ref, "content": c.content} for c, ref in zip(chunks, ref_ids, strict=True)]
 
 
 def _context_text(

@@ -115,9 +115,13 @@ class QueryEngine:
         found = Retrieved()
         async with session(self.pool) as s:
             if plan.use_local:
-                found.local_entities, found.local_relations = await local_search(s, vectors[0], param, threshold)
+                found.local_entities, found.local_relations = await local_search(
+                    s, vectors[0], param, threshold
+                )
             if plan.use_global:
-                found.global_entities, found.global_relations = await global_search(s, vectors[1], param, threshold)
+                found.global_entities, found.global_relations = await global_search(
+                    s, vectors[1], param, threshold
+                )
             if plan.use_vector or param.mode == "naive":
                 found.vector_chunks = await vector_search(s, vectors[2], param, threshold)
             entities = merge_entities(found.local_entities, found.global_entities)
@@ -129,7 +133,9 @@ class QueryEngine:
                 chunks = await graph_chunks(s, entities, relations, found.vector_chunks, vectors[2], param)
         timings["search"] = time.perf_counter() - started
         chunks = await self._rerank(query, chunks, param)
-        context = build_context(entities, relations, chunks, tokenizer=self.tokenizer, param=param, query=query)
+        context = build_context(
+            entities, relations, chunks, tokenizer=self.tokenizer, param=param, query=query
+        )
         timings["context"] = time.perf_counter() - started
         return Answer(query, param, plan, context, timings)
 
@@ -191,4 +197,3 @@ class QueryEngine:
             mode=p.mode,
         )
         return QueryStream(answer, pieces)
-

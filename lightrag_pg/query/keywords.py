@@ -95,9 +95,7 @@ def needs_keywords(mode: str) -> bool:
     return mode in KG_MODES
 
 
-def resolve_keywords(
-    hl_keywords: list[str], ll_keywords: list[str], *, mode: str, query: str
-) -> KeywordPlan:
+def resolve_keywords(hl_keywords: list[str], ll_keywords: list[str], *, mode: str, query: str) -> KeywordPlan:
     """Apply upstream ``kg_query``'s empty-keyword rules and pick the searches.
 
     * ``ll`` empty in local/hybrid/mix, or ``hl`` empty in global/hybrid/mix:

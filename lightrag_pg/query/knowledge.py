@@ -30,7 +30,9 @@ def format_knowledge(ctx: QueryContext, *, max_items: int = 10) -> str:
         lines.append("")
     if ctx.chunks:
         lines.append("Sources:")
-        for chunk, ref in list(zip(ctx.chunks, ctx.chunk_reference_ids))[: max(3, max_items // 2)]:
+        for chunk, ref in list(zip(ctx.chunks, ctx.chunk_reference_ids, strict=True))[
+            : max(3, max_items // 2)
+        ]:
             label = f"[{ref}] " if ref else ""
             lines.append(f"  - {label}{_clip(chunk.content, 240)}")
         lines.append("")

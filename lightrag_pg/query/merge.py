@@ -41,9 +41,7 @@ def merge_entities(local: Sequence[EntityHit], global_: Sequence[EntityHit]) -> 
     return round_robin(local, global_, key=lambda e: e.name)
 
 
-def merge_relations(
-    local: Sequence[RelationHit], global_: Sequence[RelationHit]
-) -> list[RelationHit]:
+def merge_relations(local: Sequence[RelationHit], global_: Sequence[RelationHit]) -> list[RelationHit]:
     """Round-robin local and global relations, identified by their sorted endpoints."""
     return round_robin(local, global_, key=lambda r: r.pair)
 

@@ -86,8 +86,7 @@ class QueryParam:
                 raise InvalidInput(f"cosine_threshold must lie in [-1, 1], got {value}")
         if self.kg_chunk_pick_method not in (None, *CHUNK_PICK_METHODS):
             raise InvalidInput(
-                "kg_chunk_pick_method must be 'VECTOR', 'WEIGHT' or None; "
-                f"got {self.kg_chunk_pick_method!r}"
+                f"kg_chunk_pick_method must be 'VECTOR', 'WEIGHT' or None; got {self.kg_chunk_pick_method!r}"
             )
         self.hl_keywords = _check_keywords("hl_keywords", self.hl_keywords)
         self.ll_keywords = _check_keywords("ll_keywords", self.ll_keywords)
@@ -98,9 +97,7 @@ class QueryParam:
         return dataclasses.replace(
             self,
             cosine_threshold=(
-                settings.cosine_threshold
-                if self.cosine_threshold is None
-                else float(self.cosine_threshold)
+                settings.cosine_threshold if self.cosine_threshold is None else float(self.cosine_threshold)
             ),
             kg_chunk_pick_method=self.kg_chunk_pick_method or settings.kg_chunk_pick_method,
             related_chunk_number=self.related_chunk_number or settings.related_chunk_number,

@@ -5,8 +5,46 @@ from __future__ import annotations
 import re
 
 _STOP = frozenset(
-    "what which who whom whose when where why how does did do is are was were the a an of in on "
-    "for to and or with about from by at into between tell me please explain describe".split()
+    [
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "when",
+        "where",
+        "why",
+        "how",
+        "does",
+        "did",
+        "do",
+        "is",
+        "are",
+        "was",
+        "were",
+        "the",
+        "a",
+        "an",
+        "of",
+        "in",
+        "on",
+        "for",
+        "to",
+        "and",
+        "or",
+        "with",
+        "about",
+        "from",
+        "by",
+        "at",
+        "into",
+        "between",
+        "tell",
+        "me",
+        "please",
+        "explain",
+        "describe",
+    ]
 )
 _PROPER = re.compile(r"\b[A-Z][\w'$-]*(?:\s+[A-Z][\w'$-]*)*")
 _WORD = re.compile(r"[A-Za-z][\w-]{3,}")

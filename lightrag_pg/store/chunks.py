@@ -62,13 +62,9 @@ class ChunkStore:
     @translating
     async def with_similarity(self, ids: Sequence[str], query: np.ndarray) -> list[asyncpg.Record]:
         """Chunks by id (any order) with their cosine similarity to ``query``."""
-        return await self.conn.fetch(
-            SQL["chunks_with_similarity"], list(ids), np.asarray(query, np.float32)
-        )
+        return await self.conn.fetch(SQL["chunks_with_similarity"], list(ids), np.asarray(query, np.float32))
 
     @translating
     async def search(self, query: np.ndarray, threshold: float, top_k: int) -> list[asyncpg.Record]:
         """Chunks nearest to ``query`` with similarity >= ``threshold``, best first."""
-        return await self.conn.fetch(
-            SQL["search_chunks"], np.asarray(query, np.float32), threshold, top_k
-        )
+        return await self.conn.fetch(SQL["search_chunks"], np.asarray(query, np.float32), threshold, top_k)

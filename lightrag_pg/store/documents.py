@@ -44,8 +44,7 @@ class DocumentStore:
         if not docs:
             return set()
         rows = [
-            {"id": d.id, "content": d.content, "file_path": d.file_path, "track_id": d.track_id}
-            for d in docs
+            {"id": d.id, "content": d.content, "file_path": d.file_path, "track_id": d.track_id} for d in docs
         ]
         return {r["id"] for r in await self.conn.fetch(SQL["insert_docs"], rows)}
 

@@ -92,15 +92,11 @@ class GraphStore:
             await self.conn.fetch(SQL["upsert_relations"], [r.as_json() for r in rows])
 
     @translating
-    async def upsert_relations_if_unchanged(
-        self, rows: Sequence[RelationRow]
-    ) -> set[tuple[str, str]]:
+    async def upsert_relations_if_unchanged(self, rows: Sequence[RelationRow]) -> set[tuple[str, str]]:
         """Write relations whose stored version still equals ``row.version``; return those written."""
         if not rows:
             return set()
-        written = await self.conn.fetch(
-            SQL["upsert_relations_if_unchanged"], [r.as_json() for r in rows]
-        )
+        written = await self.conn.fetch(SQL["upsert_relations_if_unchanged"], [r.as_json() for r in rows])
         return {(r["src"], r["tgt"]) for r in written}
 
     @translating
@@ -121,9 +117,7 @@ class GraphStore:
     ) -> dict[str, tuple[EntityRow | None, bool]]:
         """For each name: the stored entity (or None) and whether ``doc_id`` already merged into it."""
         rows = await self.conn.fetch(SQL["entities_for_merge"], list(names), doc_id)
-        return {
-            r["name"]: (EntityRow.from_record(r) if r["present"] else None, r["linked"]) for r in rows
-        }
+        return {r["name"]: (EntityRow.from_record(r) if r["present"] else None, r["linked"]) for r in rows}
 
     @translating
     async def relations_for_merge(

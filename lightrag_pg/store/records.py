@@ -2,14 +2,35 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Mapping
+from typing import Any
 
-_ENTITY_COLUMNS = ("name", "entity_type", "description", "source_ids", "file_paths", "version",
-                   "created_at", "updated_at", "degree")
-_RELATION_COLUMNS = ("src", "tgt", "keywords", "description", "weight", "source_ids",
-                     "file_paths", "version", "created_at", "updated_at", "degree")
+_ENTITY_COLUMNS = (
+    "name",
+    "entity_type",
+    "description",
+    "source_ids",
+    "file_paths",
+    "version",
+    "created_at",
+    "updated_at",
+    "degree",
+)
+_RELATION_COLUMNS = (
+    "src",
+    "tgt",
+    "keywords",
+    "description",
+    "weight",
+    "source_ids",
+    "file_paths",
+    "version",
+    "created_at",
+    "updated_at",
+    "degree",
+)
 
 
 def _similarity(record: Mapping[str, Any]) -> float | None:

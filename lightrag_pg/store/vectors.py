@@ -46,23 +46,15 @@ class VectorStore:
             )
 
     @translating
-    async def search_entities(
-        self, query: np.ndarray, threshold: float, top_k: int
-    ) -> list[EntityRow]:
+    async def search_entities(self, query: np.ndarray, threshold: float, top_k: int) -> list[EntityRow]:
         """Entities nearest to ``query`` (similarity >= threshold), with degrees and
         similarities, best first."""
-        rows = await self.conn.fetch(
-            SQL["search_entities"], np.asarray(query, np.float32), threshold, top_k
-        )
+        rows = await self.conn.fetch(SQL["search_entities"], np.asarray(query, np.float32), threshold, top_k)
         return [EntityRow.from_record(r) for r in rows]
 
     @translating
-    async def search_relations(
-        self, query: np.ndarray, threshold: float, top_k: int
-    ) -> list[RelationRow]:
+    async def search_relations(self, query: np.ndarray, threshold: float, top_k: int) -> list[RelationRow]:
         """Relations nearest to ``query`` (similarity >= threshold), with edge degrees and
         similarities, best first."""
-        rows = await self.conn.fetch(
-            SQL["search_relations"], np.asarray(query, np.float32), threshold, top_k
-        )
+        rows = await self.conn.fetch(SQL["search_relations"], np.asarray(query, np.float32), threshold, top_k)
         return [RelationRow.from_record(r) for r in rows]

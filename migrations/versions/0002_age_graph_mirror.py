@@ -13,7 +13,7 @@ extension the migration records ``graph_enabled = false`` and does nothing else.
 
 from __future__ import annotations
 
-from typing import Sequence, Union
+from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
@@ -22,9 +22,9 @@ from lightrag_pg.db.identifiers import quote_ident
 from lightrag_pg.db.migrate import TARGET_KEY
 
 revision: str = "0002"
-down_revision: Union[str, Sequence[str], None] = "0001"
-branch_labels: Union[str, Sequence[str], None] = None
-depends_on: Union[str, Sequence[str], None] = None
+down_revision: str | Sequence[str] | None = "0001"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
 
 MIRROR_SQL = """
 CREATE FUNCTION {ws}.mirror_entity() RETURNS trigger LANGUAGE plpgsql AS $fn$

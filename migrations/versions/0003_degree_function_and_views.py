@@ -11,7 +11,7 @@ with node and edge degrees as plain columns.
 
 from __future__ import annotations
 
-from typing import Sequence, Union
+from collections.abc import Sequence
 
 from alembic import op
 
@@ -19,9 +19,9 @@ from lightrag_pg.db.identifiers import quote_ident
 from lightrag_pg.db.migrate import TARGET_KEY
 
 revision: str = "0003"
-down_revision: Union[str, Sequence[str], None] = "0002"
-branch_labels: Union[str, Sequence[str], None] = None
-depends_on: Union[str, Sequence[str], None] = None
+down_revision: str | Sequence[str] | None = "0002"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
 
 STATEMENTS = (
     """

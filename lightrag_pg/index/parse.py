@@ -87,7 +87,7 @@ _PAIRS = (
     ("**", "**"),
 )
 
-T = TypeVar("T")
+T = TypeVar("T", ExtractedEntity, ExtractedRelation)
 
 
 def parse_extraction(

@@ -19,7 +19,7 @@ from ..config import Settings
 from ..llm.embedding import EmbeddingFunc
 from ..llm.tokenizer import Tokenizer
 from ..store.chunks import ChunkRow
-from ..store.documents import FAILED, PENDING, PROCESSING, NewDocument
+from ..store.documents import FAILED, PENDING, PROCESSING, DocumentStore, NewDocument
 from ..store.uow import Stores, session, unit_of_work
 from ..types import Extraction
 from .chunking import chunk_text
@@ -91,7 +91,9 @@ class Pipeline:
             finally:
                 await lock_conn.execute("SELECT pg_advisory_unlock(hashtextextended($1, 0))", key)
 
-    async def _run(self, doc_id: str, docs, state: Progress, progress: ProgressCallback) -> None:  # type: ignore[no-untyped-def]
+    async def _run(
+        self, doc_id: str, docs: DocumentStore, state: Progress, progress: ProgressCallback
+    ) -> None:
         started = time.monotonic()
         (doc,) = await docs.get([doc_id])
         s = self.settings

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import asyncpg
 
@@ -26,6 +27,9 @@ from ..store.uow import session, unit_of_work
 from ..types import ExtractedEntity, ExtractedRelation
 from .merge import entity_vector_text, merge_entity, merge_relation, relation_vector_text
 from .summary import Summarizer, split_description
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 MAX_ROUNDS = 8
 BATCH = 200
@@ -72,7 +76,13 @@ class GraphWriter:
             stats.relations += await self._until_done(self._relation_round, doc_id, batch_r, stats)
         return stats
 
-    async def _until_done(self, round_fn, doc_id: str, pending: dict, stats: MergeStats) -> int:  # type: ignore[no-untyped-def]
+    async def _until_done(
+        self,
+        round_fn: Callable[[str, dict[K, V]], Awaitable[set[K]]],
+        doc_id: str,
+        pending: dict[K, V],
+        stats: MergeStats,
+    ) -> int:
         written = 0
         for _ in range(MAX_ROUNDS):
             if not pending:

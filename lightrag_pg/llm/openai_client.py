@@ -167,7 +167,7 @@ class OpenAIChat:
         async def attempt() -> Any:
             async with self._limiter:
                 client = self._holder.get()
-                return await client.chat.completions.create(messages=messages, stream=stream, **params)
+                return await client.chat.completions.create(messages=messages, stream=stream, **params)  # type: ignore[arg-type]
 
         response = await call_with_retries(
             attempt,

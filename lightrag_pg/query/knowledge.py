@@ -30,10 +30,9 @@ def format_knowledge(ctx: QueryContext, *, max_items: int = 10) -> str:
         lines.append("")
     if ctx.chunks:
         lines.append("Sources:")
-        for chunk, ref in list(zip(ctx.chunks, ctx.chunk_reference_ids, strict=True))[
-            : max(3, max_items // 2)
-        ]:
-            label = f"[{ref}] " if ref else ""
+        excerpts = list(zip(ctx.chunks, ctx.chunk_reference_ids, strict=True))
+        for chunk, ref_id in excerpts[: max(3, max_items // 2)]:
+            label = f"[{ref_id}] " if ref_id else ""
             lines.append(f"  - {label}{_clip(chunk.content, 240)}")
         lines.append("")
     if ctx.references:

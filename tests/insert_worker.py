@@ -20,15 +20,19 @@ from lightrag_pg.llm.openai_client import OpenAIChat, OpenAIEmbedding
 
 from .embeddings import embedding_func
 
-
 SERVER_EMBEDDING_DIM = 64
 
 
 def server_embedding(base_url: str) -> EmbeddingFunc:
     """Embeddings from the scripted server (so they are delayed like LLM calls)."""
     client = OpenAIEmbedding(
-        model="fake-embedding", base_url=base_url, api_key="test",
-        dimensions=SERVER_EMBEDDING_DIM, timeout=10.0, max_retries=1, base_delay=0.01,
+        model="fake-embedding",
+        base_url=base_url,
+        api_key="test",
+        dimensions=SERVER_EMBEDDING_DIM,
+        timeout=10.0,
+        max_retries=1,
+        base_delay=0.01,
     )
     return EmbeddingFunc(embedding_dim=SERVER_EMBEDDING_DIM, func=client, model_name="fake-embedding")
 
@@ -55,12 +59,17 @@ def build_rag(
 
 async def main(spec: dict[str, Any]) -> int:
     rag = build_rag(
-        spec["dsn"], spec["workspace"], spec["base_url"],
-        server_embeddings=bool(spec.get("server_embeddings")), **spec.get("settings", {}),
+        spec["dsn"],
+        spec["workspace"],
+        spec["base_url"],
+        server_embeddings=bool(spec.get("server_embeddings")),
+        **spec.get("settings", {}),
     )
     async with rag:
         print(json.dumps({"event": "ready"}), flush=True)
         result = await rag.ainsert(spec["texts"], spec.get("ids"), spec.get("file_paths"))
+        async with rag.session() as s:
+            mine = await s.docs.statuses([*result.new_ids, *result.skipped_ids])
     p = result.progress
     print(
         json.dumps(
@@ -73,6 +82,7 @@ async def main(spec: dict[str, Any]) -> int:
                 "docs_skipped": p.docs_skipped,
                 "docs_failed": p.docs_failed,
                 "failures": p.failures,
+                "statuses": {r["id"]: r["status"] for r in mine},
             }
         ),
         flush=True,

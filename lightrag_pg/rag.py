@@ -21,6 +21,7 @@ from .db.workspace import WorkspaceInfo, create_workspace, drop_workspace, list_
 from .errors import LightRAGError
 from .index.documents import prepare_documents
 from .index.extract import Extractor, LLMExtractor, NLPExtractor
+from .index.locks import DocumentLocks
 from .index.pipeline import Pipeline
 from .index.progress import Progress, ProgressCallback, ignore_progress
 from .index.summary import Summarizer
@@ -163,6 +164,7 @@ class LightRAG:
                 extractor=extractor,
                 embed=embed,
                 writer=GraphWriter(self.pool, embed, summarizer, s),
+                locks=DocumentLocks(self.dsn, self.workspace),
             )
         return self._pipeline_instance
 
@@ -176,8 +178,10 @@ class LightRAG:
     ) -> InsertResult:
         """Insert documents and process them (and any left unfinished by an earlier run).
 
-        Documents already in the workspace are skipped. Each document ends
-        ``processed`` or ``failed`` (with its error message in ``doc_status``).
+        Documents already in the workspace are not inserted again. When this
+        returns, each of the given documents is ``processed`` or ``failed``
+        (with its error message in ``doc_status``); documents another process
+        is working on are waited for.
         """
         track_id = f"insert-{datetime.now(timezone.utc):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:8]}"
         docs = prepare_documents(
@@ -185,7 +189,7 @@ class LightRAG:
         )
         pipeline = self._pipeline()
         new_ids = await pipeline.enqueue(docs)
-        state = await pipeline.process(progress)
+        state = await pipeline.process(progress, wait_for={d.id for d in docs})
         return InsertResult(
             track_id=track_id,
             new_ids=new_ids,
@@ -235,6 +239,8 @@ class LightRAG:
         """Close the connection pool."""
         if self._pool is not None:
             pool, self._pool = self._pool, None
+            if self._pipeline_instance is not None:
+                await self._pipeline_instance.close()
             self._pipeline_instance = None
             self._engine_instance = None
             await pool.close()

@@ -50,7 +50,7 @@ def extraction_answer(text: str) -> str:
                 continue
             seen.add((a, b))
             lines.append(f"relation{D}{a}{D}{b}{D}co-occurrence, {a.lower()}{D}{sentence.strip()}")
-    return "\n".join(lines + ["<|COMPLETE|>"])
+    return "\n".join([*lines, "<|COMPLETE|>"])
 
 
 def keywords_answer(query: str) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from lightrag_pg.errors import ConfigurationError, InvalidInput
@@ -56,7 +58,7 @@ def test_token_windows_and_overlap_are_exact(tok: WordTokenizer) -> None:
     assert [c.tokens for c in chunks] == [10, 10, 10, 4]
     expected = [words(25)[s:e] for s, e in [(0, 10), (7, 17), (14, 24), (21, 25)]]
     assert [c.content.split() for c in chunks] == expected
-    for left, right in zip(chunks, chunks[1:]):
+    for left, right in itertools.pairwise(chunks):
         assert left.content.split()[-3:] == right.content.split()[:3]
 
 

@@ -26,7 +26,10 @@ def entities(*names: str) -> list[EntityRow]:
 
 async def cypher_count(conn: asyncpg.Connection, graph: str, pattern: str) -> int:
     await conn.execute("LOAD 'age'; SET search_path = ag_catalog, public")
-    sql = f"SELECT * FROM ag_catalog.cypher('{graph}', $$ MATCH {pattern} RETURN count(*) $$) AS (n ag_catalog.agtype)"
+    sql = (
+        f"SELECT * FROM ag_catalog.cypher('{graph}', $$ MATCH {pattern} RETURN count(*) $$) "
+        "AS (n ag_catalog.agtype)"
+    )
     return int(str(await conn.fetchval(sql)))
 
 
@@ -122,7 +125,7 @@ async def test_concurrent_units_of_work_lose_no_update(rag: LightRAG) -> None:
             started.set()
             row = locked["A"]
             await asyncio.sleep(hold)
-            row.source_ids = row.source_ids + [chunk]
+            row.source_ids = [*row.source_ids, chunk]
             await uow.graph.upsert_entities([row])
 
     first = asyncio.create_task(append_source("c-first", 0.3))

@@ -23,7 +23,8 @@ from lightrag_pg.types import Extraction
 CURIE = (
     "Marie Curie worked at the University of Paris. "
     "Marie Curie discovered polonium with Pierre Curie. "
-    "Pierre Curie taught physics at the University of Paris, and Curie studied the radioactivity of polonium. "
+    "Pierre Curie taught physics at the University of Paris, and Curie studied the radioactivity "
+    "of polonium. "
     "In 1903 the Nobel Prize in Physics was awarded to Marie Curie and Pierre Curie."
 )
 

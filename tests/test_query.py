@@ -40,7 +40,7 @@ async def expected_entity_ranking(rag: LightRAG, keywords: str, conn: asyncpg.Co
     rows = await conn.fetch(f"SELECT name, content FROM {rag.workspace}.entity_vectors")
     query = hashed_vectors([keywords])[0]
     sims = hashed_vectors([r["content"] for r in rows]) @ query
-    ranked = sorted(zip(sims, [r["name"] for r in rows]), key=lambda p: (-p[0], p[1]))
+    ranked = sorted(zip(sims, [r["name"] for r in rows], strict=False), key=lambda p: (-p[0], p[1]))
     return [name for sim, name in ranked if sim >= 0.2]
 
 

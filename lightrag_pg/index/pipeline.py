@@ -1,8 +1,8 @@
 """The document pipeline: enqueue → claim → chunk → extract → merge → finish.
 
 A document is processed by one worker at a time across all processes: the
-worker holds a session advisory lock on it, so a crashed process releases
-its documents automatically and the next run picks them up.
+worker holds a session advisory lock on it (:mod:`.locks`), so a crashed
+process releases its documents automatically and the next run picks them up.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
 
 import asyncpg
 
@@ -19,16 +19,19 @@ from ..config import Settings
 from ..llm.embedding import EmbeddingFunc
 from ..llm.tokenizer import Tokenizer
 from ..store.chunks import ChunkRow
-from ..store.documents import FAILED, PENDING, PROCESSING, DocumentStore, NewDocument
-from ..store.uow import Stores, session, unit_of_work
+from ..store.documents import FAILED, PENDING, PROCESSING, NewDocument
+from ..store.uow import session, unit_of_work
 from ..types import Extraction
 from .chunking import chunk_text
 from .documents import md5_id
 from .extract import Extractor
+from .locks import DocumentLocks
 from .progress import Progress, ProgressCallback, ignore_progress
 from .writer import GraphWriter
 
 log = logging.getLogger(__name__)
+
+DONE, BUSY, FINISHED_ELSEWHERE = "done", "busy", "finished elsewhere"
 
 
 @dataclass
@@ -42,6 +45,8 @@ class Pipeline:
     extractor: Extractor
     embed: EmbeddingFunc
     writer: GraphWriter
+    locks: DocumentLocks
+    _gate: asyncio.Semaphore | None = field(default=None, init=False)
 
     async def enqueue(self, docs: Sequence[NewDocument]) -> list[str]:
         """Store new documents as pending; return their ids (already known ids are skipped)."""
@@ -50,52 +55,69 @@ class Pipeline:
             inserted = await uow.docs.insert([d for d in docs if d.id not in known])
         return [d.id for d in docs if d.id in inserted]
 
-    async def process(self, progress: ProgressCallback = ignore_progress) -> Progress:
-        """Process every pending, processing or failed document of the workspace."""
+    async def process(
+        self, progress: ProgressCallback = ignore_progress, wait_for: Collection[str] = ()
+    ) -> Progress:
+        """Process every pending, processing or failed document of the workspace.
+
+        Documents another process is working on are skipped, except those in
+        ``wait_for``: for them this call waits until they are finished (or
+        takes them over if that process dies).
+        """
         async with session(self.pool) as s:
             ids = await s.docs.ids_with_status(PENDING, PROCESSING, FAILED)
         state = Progress(docs_total=len(ids))
         progress(state)
-        gate = asyncio.Semaphore(self.settings.max_parallel_insert)
+        if self._gate is None:
+            self._gate = asyncio.Semaphore(self.settings.max_parallel_insert)
+        gate = self._gate
 
         async def run(doc_id: str) -> None:
-            async with gate:
-                await self._process_one(doc_id, state, progress)
+            delay = 0.05
+            while True:
+                async with gate:
+                    outcome = await self._process_one(doc_id, state, progress)
+                if outcome != BUSY or doc_id not in wait_for:
+                    break
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
+            if outcome != DONE:
+                state.docs_skipped += 1
+                progress(state)
 
         await asyncio.gather(*(run(i) for i in ids))
         return state
 
-    async def _process_one(self, doc_id: str, state: Progress, progress: ProgressCallback) -> None:
-        async with self.pool.acquire() as lock_conn:
-            key = f"lightrag_pg:doc:{self.workspace}:{doc_id}"
-            if not await lock_conn.fetchval("SELECT pg_try_advisory_lock(hashtextextended($1, 0))", key):
-                state.docs_skipped += 1
-                progress(state)
-                return
-            try:
-                docs = Stores(lock_conn).docs
-                if not await docs.claim([doc_id]):
-                    state.docs_skipped += 1
-                    progress(state)
-                    return
-                try:
-                    await self._run(doc_id, docs, state, progress)
-                    state.docs_done += 1
-                except Exception as exc:  # recorded in doc_status, never lost
-                    log.exception("document %s failed", doc_id)
-                    message = f"{type(exc).__name__}: {exc}"
-                    await docs.mark_failed(doc_id, message)
-                    state.docs_failed += 1
-                    state.failures[doc_id] = message
-                progress(state)
-            finally:
-                await lock_conn.execute("SELECT pg_advisory_unlock(hashtextextended($1, 0))", key)
+    async def close(self) -> None:
+        """Release the document locks."""
+        await self.locks.close()
 
-    async def _run(
-        self, doc_id: str, docs: DocumentStore, state: Progress, progress: ProgressCallback
-    ) -> None:
+    async def _process_one(self, doc_id: str, state: Progress, progress: ProgressCallback) -> str:
+        if not await self.locks.try_acquire(doc_id):
+            return BUSY
+        try:
+            async with session(self.pool) as s:
+                if not await s.docs.claim([doc_id]):
+                    return FINISHED_ELSEWHERE
+            try:
+                await self._run(doc_id, state, progress)
+                state.docs_done += 1
+            except Exception as exc:  # recorded in doc_status, never lost
+                log.exception("document %s failed", doc_id)
+                message = f"{type(exc).__name__}: {exc}"
+                async with session(self.pool) as s:
+                    await s.docs.mark_failed(doc_id, message)
+                state.docs_failed += 1
+                state.failures[doc_id] = message
+            progress(state)
+            return DONE
+        finally:
+            await self.locks.release(doc_id)
+
+    async def _run(self, doc_id: str, state: Progress, progress: ProgressCallback) -> None:
         started = time.monotonic()
-        (doc,) = await docs.get([doc_id])
+        async with session(self.pool) as s:
+            (doc,) = await s.docs.get([doc_id])
         s = self.settings
         pieces = await asyncio.to_thread(
             chunk_text,

@@ -33,6 +33,7 @@ Output is deterministic: entities by first mention, relations by first co-occurr
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -244,12 +245,16 @@ class NLPExtractor:
         return list(pairs.values())
 
 
+_HEADING = re.compile(r"(?m)^[ \t]{0,3}#{1,6}[ \t]+(.+?)[ \t#]*$")
+"""A Markdown heading, which becomes a sentence of its own."""
+
+
 def _prepare(text: str, nlp: Any) -> str:
     if not isinstance(text, str):
         raise ExtractionError(f"expected text as str, got {type(text).__name__}")
     if len(text) > nlp.max_length:
         raise ExtractionError(f"text of {len(text)} characters exceeds spaCy's limit of {nlp.max_length}")
-    return text.replace("\x00", " ")
+    return _HEADING.sub(r"\1.", text.replace("\x00", " "))
 
 
 def _surface(entity: _Entity, key: str) -> str:

@@ -30,16 +30,29 @@ FROM unnest($1::text[], $2::text[]) AS p(src, tgt);
 
 -- name: edges_of
 -- Every relation touching any of the given entities, with its edge degree.
+-- Endpoint degrees are counted in one grouped pass over the relations that
+-- touch any endpoint, not one look-up per edge.
 WITH n AS (SELECT DISTINCT name FROM unnest($1::text[]) AS u(name)),
 hit AS (
     SELECT r.src, r.tgt FROM relations r JOIN n ON r.src = n.name
     UNION
     SELECT r.src, r.tgt FROM relations r JOIN n ON r.tgt = n.name
+),
+ends AS (SELECT src AS name FROM hit UNION SELECT tgt FROM hit),
+degree AS (
+    SELECT name, count(*) AS d FROM (
+        SELECT r.src AS name FROM relations r JOIN ends e ON r.src = e.name
+        UNION ALL
+        SELECT r.tgt AS name FROM relations r JOIN ends e ON r.tgt = e.name
+    ) touching
+    GROUP BY name
 )
 SELECT r.src, r.tgt, r.keywords, r.description, r.weight, r.source_ids, r.file_paths,
-       r.version, r.created_at, r.updated_at,
-       node_degree(r.src) + node_degree(r.tgt) AS degree
-FROM hit JOIN relations r USING (src, tgt)
+       r.version, r.created_at, r.updated_at, ds.d + dt.d AS degree
+FROM hit
+JOIN relations r USING (src, tgt)
+JOIN degree ds ON ds.name = r.src
+JOIN degree dt ON dt.name = r.tgt
 ORDER BY r.src, r.tgt;
 
 -- name: upsert_entities

@@ -116,8 +116,8 @@ class Pipeline:
 
     async def _run(self, doc_id: str, state: Progress, progress: ProgressCallback) -> None:
         started = time.monotonic()
-        async with session(self.pool) as s:
-            (doc,) = await s.docs.get([doc_id])
+        async with session(self.pool) as stores:
+            (doc,) = await stores.docs.get([doc_id])
         s = self.settings
         pieces = await asyncio.to_thread(
             chunk_text,

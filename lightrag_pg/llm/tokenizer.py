@@ -54,6 +54,7 @@ _SPECS: dict[str, tuple[str, dict[str, int]]] = {
 }
 
 SUPPORTED_TOKENIZERS: tuple[str, ...] = tuple(_SPECS)
+COUNT_CACHE_SIZE = 4096
 
 
 class Tokenizer:
@@ -65,6 +66,7 @@ class Tokenizer:
 
     def __init__(self, encoding: tiktoken.Encoding) -> None:
         self._encoding = encoding
+        self._count = functools.lru_cache(maxsize=COUNT_CACHE_SIZE)(self._count_uncached)
 
     @property
     def name(self) -> str:
@@ -85,7 +87,10 @@ class Tokenizer:
         return self._encoding.decode(tokens, errors="replace")
 
     def count(self, text: str) -> int:
-        """Return the number of tokens in ``text``."""
+        """Return the number of tokens in ``text`` (recent answers are remembered)."""
+        return self._count(text)
+
+    def _count_uncached(self, text: str) -> int:
         return len(self._encoding.encode_ordinary(text))
 
     def __repr__(self) -> str:

@@ -32,7 +32,7 @@ from .prompts import (
     RAG_RESPONSE,
     render_system_prompt,
 )
-from .records import ChunkHit, EntityHit, RelationHit, TokenEncoder
+from .records import ChunkHit, EntityHit, RelationHit, TokenEncoder, count_tokens
 
 BUFFER_TOKENS = 200
 """Upstream's reserve for the reference list and safety margin."""
@@ -209,7 +209,7 @@ def failure_data(
 
 
 def _counter(tokenizer: TokenEncoder) -> Callable[[str], int]:
-    return lambda text: len(tokenizer.encode(text))
+    return lambda text: count_tokens(tokenizer, text)
 
 
 def _system_prompt(template: str, context: str, param: QueryParam) -> str:

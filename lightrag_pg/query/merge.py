@@ -7,7 +7,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from .param import QueryParam
-from .records import ChunkHit, EntityHit, RelationHit, TokenEncoder
+from .records import ChunkHit, EntityHit, RelationHit, TokenEncoder, count_tokens
 
 T = TypeVar("T")
 UNKNOWN_SOURCE = "unknown_source"
@@ -96,7 +96,7 @@ def truncate_by_tokens(
         return []
     used = 0
     for index, item in enumerate(items):
-        used += len(tokenizer.encode(render(item)))
+        used += count_tokens(tokenizer, render(item))
         if used > max_tokens:
             return list(items[:index])
     return list(items)

@@ -21,6 +21,12 @@ class TokenEncoder(Protocol):
         ...
 
 
+def count_tokens(tokenizer: TokenEncoder, text: str) -> int:
+    """Tokens in ``text``, through the tokenizer's (cached) ``count`` when it has one."""
+    count = getattr(tokenizer, "count", None)
+    return count(text) if callable(count) else len(tokenizer.encode(text))
+
+
 EntityHit = EntityRow
 """An entity retrieved for a query: the stored row with its degree and, when it
 came from a vector search, its similarity."""

@@ -4,9 +4,11 @@ Each round reads the stored rows without locks, computes the merged rows
 (LLM summaries and embeddings included) with no transaction open, then
 writes them in one transaction that only succeeds for rows nobody changed
 in between (a version check under the row lock). Rows that changed are
-merged again. A document's contribution to a row is recorded in the same
-transaction (``doc_entities``/``doc_relations``), so re-running a document
-after a crash never merges it twice.
+merged again. A vector is recomputed only when the text it is embedded from
+changed (that text is cut at the embedding model's input limit). A
+document's contribution to a row is recorded in the same transaction
+(``doc_entities``/``doc_relations``), so re-running a document after a crash
+never merges it twice.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 import asyncpg
+import numpy as np
 
 from ..config import Settings
 from ..errors import ConcurrentUpdate
@@ -53,6 +56,7 @@ class GraphWriter:
         self.pool = pool
         self.embed = embed
         self.summarizer = summarizer
+        self.tokenizer = summarizer.tokenizer
         self.settings = settings
 
     async def merge(
@@ -95,15 +99,31 @@ class GraphWriter:
             f"document {doc_id}: {len(pending)} rows kept changing under concurrent merges"
         )
 
+    def _vector_text(self, text: str) -> str:
+        """``text`` cut to what the embedding model reads (its ``max_token_size``), so a
+        description that only grows past that point does not need a new vector."""
+        limit = self.embed.max_token_size
+        if limit is None:
+            return text
+        tokens = self.tokenizer.encode(text)
+        return text if len(tokens) <= limit else self.tokenizer.decode(tokens[:limit])
+
+    async def _changed_vectors(
+        self, texts: list[str], stored: list[str | None]
+    ) -> tuple[list[int], np.ndarray]:
+        """Indexes of the texts whose vector must be (re)computed, and those vectors."""
+        changed = [i for i, (t, old) in enumerate(zip(texts, stored, strict=True)) if t != old]
+        return changed, await self.embed([texts[i] for i in changed])
+
     async def _entity_round(self, doc_id: str, pending: dict[str, list[ExtractedEntity]]) -> set[str]:
         async with session(self.pool) as s:
             current = await s.graph.entities_for_merge(doc_id, list(pending))
-        already = {n for n, (_, linked) in current.items() if linked}
+        already = {n for n, state in current.items() if state.linked}
         todo = [n for n in pending if n not in already]
         merged: list[EntityRow] = []
         fragments: list[list[str]] = []
         for name in todo:
-            row, frags = merge_entity(name, current[name][0], pending[name], self.settings)
+            row, frags = merge_entity(name, current[name].row, pending[name], self.settings)
             merged.append(row)
             fragments.append(frags)
         descriptions = await asyncio.gather(
@@ -111,16 +131,17 @@ class GraphWriter:
         )
         for row, description in zip(merged, descriptions, strict=True):
             row.description = description
-        vectors = await self.embed([entity_vector_text(r) for r in merged])
         if not merged:
             return already
+        texts = [self._vector_text(entity_vector_text(r)) for r in merged]
+        changed, vectors = await self._changed_vectors(
+            texts, [current[r.name].vector_content for r in merged]
+        )
         async with unit_of_work(self.pool) as uow:
             written = await uow.graph.upsert_entities_if_unchanged(merged)
-            keep = [i for i, r in enumerate(merged) if r.name in written]
+            keep = [k for k, i in enumerate(changed) if merged[i].name in written]
             await uow.vectors.upsert_entities(
-                [merged[i].name for i in keep],
-                [entity_vector_text(merged[i]) for i in keep],
-                vectors[keep],
+                [merged[changed[k]].name for k in keep], [texts[changed[k]] for k in keep], vectors[keep]
             )
             await uow.docs.link_entities(doc_id, sorted(written))
         return written | already
@@ -130,23 +151,20 @@ class GraphWriter:
     ) -> set[tuple[str, str]]:
         async with session(self.pool) as s:
             current = await s.graph.relations_for_merge(doc_id, list(pending))
-        already = {p for p, (_, linked, _) in current.items() if linked}
+        already = {p for p, state in current.items() if state.linked}
         todo = [p for p in pending if p not in already]
         merged: list[RelationRow] = []
         fragments: list[list[str]] = []
         endpoints: dict[str, EntityRow] = {}
         for pair in todo:
-            stored, _, existing = current[pair]
-            row, frags = merge_relation(pair, stored, pending[pair], self.settings)
+            state = current[pair]
+            row, frags = merge_relation(pair, state.row, pending[pair], self.settings)
             merged.append(row)
             fragments.append(frags)
             for name in pair:
-                if name not in existing and name not in endpoints:
+                if name not in state.existing_endpoints and name not in endpoints:
                     endpoints[name] = EntityRow(
-                        name=name,
-                        description="",
-                        source_ids=list(row.source_ids),
-                        file_paths=list(row.file_paths),
+                        name=name, source_ids=list(row.source_ids), file_paths=list(row.file_paths)
                     )
         descriptions = await asyncio.gather(
             *(
@@ -159,27 +177,26 @@ class GraphWriter:
             for name in row.pair:
                 if name in endpoints and not endpoints[name].description:
                     endpoints[name].description = split_description(description)[0] if description else ""
-        new_entities = sorted(endpoints.values(), key=lambda e: e.name)
-        vectors = await self.embed(
-            [relation_vector_text(r) for r in merged] + [entity_vector_text(e) for e in new_entities]
-        )
         if not merged:
             return already
-        rel_vectors, ent_vectors = vectors[: len(merged)], vectors[len(merged) :]
+        new_entities = sorted(endpoints.values(), key=lambda e: e.name)
+        texts = [self._vector_text(relation_vector_text(r)) for r in merged]
+        texts += [self._vector_text(entity_vector_text(e)) for e in new_entities]
+        stored = [current[r.pair].vector_content for r in merged] + [None] * len(new_entities)
+        changed, vectors = await self._changed_vectors(texts, stored)
+        n = len(merged)
         async with unit_of_work(self.pool) as uow:
             created = await uow.graph.ensure_entities(new_entities)
             written = await uow.graph.upsert_relations_if_unchanged(merged)
-            keep = [i for i, r in enumerate(merged) if r.pair in written]
+            rel = [k for k, i in enumerate(changed) if i < n and merged[i].pair in written]
             await uow.vectors.upsert_relations(
-                [merged[i].pair for i in keep],
-                [relation_vector_text(merged[i]) for i in keep],
-                rel_vectors[keep],
+                [merged[changed[k]].pair for k in rel], [texts[changed[k]] for k in rel], vectors[rel]
             )
-            fresh = [i for i, e in enumerate(new_entities) if e.name in created]
+            ent = [k for k, i in enumerate(changed) if i >= n and new_entities[i - n].name in created]
             await uow.vectors.upsert_entities(
-                [new_entities[i].name for i in fresh],
-                [entity_vector_text(new_entities[i]) for i in fresh],
-                ent_vectors[fresh],
+                [new_entities[changed[k] - n].name for k in ent],
+                [texts[changed[k]] for k in ent],
+                vectors[ent],
             )
             await uow.docs.link_relations(doc_id, sorted(written))
             await uow.docs.link_entities(doc_id, sorted(created))

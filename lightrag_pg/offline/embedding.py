@@ -174,4 +174,6 @@ def local_embedding_func(*, batch_size: int = DEFAULT_BATCH_SIZE) -> EmbeddingFu
     from ..llm.embedding import EmbeddingFunc
 
     model = LocalMiniLM(batch_size=batch_size)
-    return EmbeddingFunc(embedding_dim=EMBEDDING_DIM, func=model, model_name=MODEL_NAME)
+    return EmbeddingFunc(
+        embedding_dim=EMBEDDING_DIM, func=model, max_token_size=MAX_SEQ_LENGTH, model_name=MODEL_NAME
+    )

@@ -11,7 +11,7 @@ import asyncpg
 
 from ..db.errors import translating
 from ..db.sqlfile import load_queries
-from .records import EntityRow, RelationRow, canonical_pair
+from .records import EntityRow, MergeState, RelationRow, canonical_pair
 
 SQL = load_queries(__package__, "graph.sql")
 
@@ -114,23 +114,28 @@ class GraphStore:
     @translating
     async def entities_for_merge(
         self, doc_id: str, names: Sequence[str]
-    ) -> dict[str, tuple[EntityRow | None, bool]]:
-        """For each name: the stored entity (or None) and whether ``doc_id`` already merged into it."""
+    ) -> dict[str, MergeState[EntityRow]]:
+        """What a merge of ``doc_id`` into each name needs to know, in one statement."""
         rows = await self.conn.fetch(SQL["entities_for_merge"], list(names), doc_id)
-        return {r["name"]: (EntityRow.from_record(r) if r["present"] else None, r["linked"]) for r in rows}
+        return {
+            r["name"]: MergeState(
+                EntityRow.from_record(r) if r["present"] else None, r["linked"], r["vector_content"]
+            )
+            for r in rows
+        }
 
     @translating
     async def relations_for_merge(
         self, doc_id: str, pairs: Sequence[tuple[str, str]]
-    ) -> dict[tuple[str, str], tuple[RelationRow | None, bool, set[str]]]:
-        """For each canonical pair: the stored relation (or None), whether ``doc_id`` already
-        merged into it, and which of its endpoints exist."""
+    ) -> dict[tuple[str, str], MergeState[RelationRow]]:
+        """What a merge of ``doc_id`` into each canonical pair needs to know, in one statement."""
         rows = await self.conn.fetch(SQL["relations_for_merge"], *_pair_arrays(pairs), doc_id)
         return {
-            (r["src"], r["tgt"]): (
+            (r["src"], r["tgt"]): MergeState(
                 RelationRow.from_record(r) if r["present"] else None,
                 r["linked"],
-                {n for n, ok in ((r["src"], r["src_exists"]), (r["tgt"], r["tgt_exists"])) if ok},
+                r["vector_content"],
+                frozenset(n for n, ok in ((r["src"], r["src_exists"]), (r["tgt"], r["tgt_exists"])) if ok),
             )
             for r in rows
         }

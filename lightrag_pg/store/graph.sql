@@ -163,22 +163,27 @@ RETURNING r.src, r.tgt;
 SELECT (SELECT count(*) FROM entities) AS entities, (SELECT count(*) FROM relations) AS relations;
 
 -- name: entities_for_merge
--- Current state of each name before a merge, and whether document $2 already merged into it.
+-- Current state of each name before a merge: the row, whether document $2 already
+-- merged into it, and the text its stored vector was computed from.
 SELECT n.name, e.entity_type, e.description, e.source_ids, e.file_paths, e.version,
        e.created_at, e.updated_at, 0::bigint AS degree,
-       e.name IS NOT NULL AS present, d.doc_id IS NOT NULL AS linked
+       e.name IS NOT NULL AS present, d.doc_id IS NOT NULL AS linked,
+       v.content AS vector_content
 FROM unnest($1::text[]) AS n(name)
 LEFT JOIN entities e ON e.name = n.name
+LEFT JOIN entity_vectors v ON v.name = n.name
 LEFT JOIN doc_entities d ON d.doc_id = $2 AND d.entity_name = n.name;
 
 -- name: relations_for_merge
--- Current state of each pair before a merge, whether document $3 already merged into it,
--- and whether each endpoint exists.
+-- Current state of each pair before a merge: the row, whether document $3 already merged
+-- into it, the text its stored vector was computed from, and whether each endpoint exists.
 SELECT p.src, p.tgt, r.keywords, r.description, r.weight, r.source_ids, r.file_paths,
        r.version, r.created_at, r.updated_at, 0::bigint AS degree,
        r.src IS NOT NULL AS present, d.doc_id IS NOT NULL AS linked,
+       v.content AS vector_content,
        EXISTS (SELECT 1 FROM entities e WHERE e.name = p.src) AS src_exists,
        EXISTS (SELECT 1 FROM entities e WHERE e.name = p.tgt) AS tgt_exists
 FROM unnest($1::text[], $2::text[]) AS p(src, tgt)
 LEFT JOIN relations r ON r.src = p.src AND r.tgt = p.tgt
+LEFT JOIN relation_vectors v ON v.src = p.src AND v.tgt = p.tgt
 LEFT JOIN doc_relations d ON d.doc_id = $3 AND d.src = p.src AND d.tgt = p.tgt;

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 _ENTITY_COLUMNS = (
     "name",
@@ -31,6 +31,9 @@ _RELATION_COLUMNS = (
     "updated_at",
     "degree",
 )
+
+
+R = TypeVar("R", "EntityRow", "RelationRow")
 
 
 def _similarity(record: Mapping[str, Any]) -> float | None:
@@ -121,6 +124,16 @@ class RelationRow:
             "file_paths": self.file_paths,
             "version": self.version,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class MergeState(Generic[R]):
+    """What a merge needs to know about one stored entity or relation before writing."""
+
+    row: R | None
+    linked: bool
+    vector_content: str | None
+    existing_endpoints: frozenset[str] = frozenset()
 
 
 def vector_texts(embeddings: Any) -> list[str]:

@@ -41,6 +41,23 @@ def _text_array(name: str, comment: str) -> Column:
     return Column(name, ARRAY(Text), nullable=False, server_default=text("'{}'::text[]"), comment=comment)
 
 
+def _merged_columns(kind: str) -> list[Column]:
+    """Provenance and bookkeeping columns shared by entities and relations."""
+    return [
+        _text_array("source_ids", f"Ids of the chunks the {kind} was extracted from (capped)"),
+        _text_array("file_paths", f"Files the {kind} was extracted from (capped)"),
+        Column(
+            "version",
+            Integer,
+            nullable=False,
+            server_default=text("1"),
+            comment="Incremented on every merge; used to detect concurrent merges",
+        ),
+        _ts("created_at", f"When the {kind} was first merged"),
+        _ts("updated_at", f"When the {kind} last changed"),
+    ]
+
+
 def _hnsw(table: str) -> Index:
     return Index(
         f"{table}_embedding_hnsw",
@@ -194,17 +211,7 @@ def build_metadata(embedding_dim: int) -> MetaData:
         Column(
             "description", Text, nullable=False, server_default="", comment="Merged or summarised description"
         ),
-        _text_array("source_ids", "Ids of the chunks the entity was extracted from (capped)"),
-        _text_array("file_paths", "Files the entity was extracted from (capped)"),
-        Column(
-            "version",
-            Integer,
-            nullable=False,
-            server_default=text("1"),
-            comment="Incremented on every merge; used to detect concurrent merges",
-        ),
-        _ts("created_at", "When the entity was first merged"),
-        _ts("updated_at", "When the entity last changed"),
+        *_merged_columns("entity"),
         comment="Knowledge graph vertices",
     )
     Table(
@@ -257,17 +264,7 @@ def build_metadata(embedding_dim: int) -> MetaData:
         Column(
             "weight", Float, nullable=False, server_default=text("1.0"), comment="Sum of extracted strengths"
         ),
-        _text_array("source_ids", "Ids of the chunks the relation was extracted from (capped)"),
-        _text_array("file_paths", "Files the relation was extracted from (capped)"),
-        Column(
-            "version",
-            Integer,
-            nullable=False,
-            server_default=text("1"),
-            comment="Incremented on every merge; used to detect concurrent merges",
-        ),
-        _ts("created_at", "When the relation was first merged"),
-        _ts("updated_at", "When the relation last changed"),
+        *_merged_columns("relation"),
         PrimaryKeyConstraint("src", "tgt", name="relations_pkey"),
         CheckConstraint('src < tgt COLLATE "C"', name="relations_canonical_order"),
         Index("relations_tgt_idx", "tgt"),

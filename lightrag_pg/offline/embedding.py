@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import os
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -103,6 +104,10 @@ def _load_runtime(model_path: str, tokenizer_path: str) -> _Runtime:
     return _Runtime(session=session, tokenizer=tokenizer, input_names=names)
 
 
+_INFERENCE = threading.Lock()
+"""One inference at a time: onnxruntime already spreads a run over every core."""
+
+
 class LocalMiniLM:
     """Async embedding callable: ``await model(texts)`` -> float32 ``(n, 384)``.
 
@@ -114,6 +119,8 @@ class LocalMiniLM:
 
     embedding_dim: int = EMBEDDING_DIM
     model_name: str = MODEL_NAME
+    _lightrag_pg_protected = True
+    """Local and CPU-bound: no retries, and batching is done here (see ``wrap_embedding``)."""
 
     def __init__(
         self,
@@ -159,9 +166,10 @@ class LocalMiniLM:
             return out
         runtime = self._runtime()
         order = sorted(range(len(texts)), key=lambda i: (len(texts[i]), i))
-        for start in range(0, len(order), self.batch_size):
-            idx = order[start : start + self.batch_size]
-            out[idx] = self._encode_batch(runtime, [texts[i] for i in idx])
+        with _INFERENCE:
+            for start in range(0, len(order), self.batch_size):
+                idx = order[start : start + self.batch_size]
+                out[idx] = self._encode_batch(runtime, [texts[i] for i in idx])
         return out
 
     async def __call__(self, texts: list[str]) -> np.ndarray:

@@ -24,7 +24,7 @@ sentence-level co-occurrences. Rules:
 * Descriptions are the first two sentences mentioning the entity (<= 500 chars).
 * Each unordered pair of distinct entities among the first
   ``max_entities_per_sentence`` of a sentence gives one relation per text:
-  weight = number of sentences the pair shares, description = up to three of
+  weight = number of sentences the pair shares, description = the first of
   them, keywords = the first shared sentence's main verb and noun-phrase
   lemmas (at most five, the pair itself excluded).
 
@@ -54,7 +54,7 @@ from ._spacy_text import (
 )
 
 MAX_DESCRIPTION_CHARS = 500
-MAX_RELATION_SENTENCES = 3
+MAX_RELATION_SENTENCES = 1
 MAX_KEYWORDS = 5
 
 # (first token index, name, entity type, spaCy label or "np")

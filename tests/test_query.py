@@ -161,3 +161,20 @@ async def test_round_trips_stay_small_and_do_not_grow_with_top_k(corpus_rag: Lig
     engine.pool, engine.llm = corpus_rag.pool, llm
     assert counts[0] == counts[1], "round trips must not grow with top_k"
     assert counts[1] <= 7, f"{mode}: {counts[1]} statements"
+
+
+def test_sync_wrappers(make_rag) -> None:  # type: ignore[no-untyped-def]
+    import asyncio
+
+    rag = make_rag()
+    result = rag.insert(CORPUS["alice.md"], file_paths="alice.md")
+    assert result.progress.docs_done == 1
+    data = rag.query_data(QUESTION, QueryParam(mode="local"))
+    assert "Alice" in names(data)
+    assert rag.query(QUESTION).startswith("Scripted answer")
+
+    async def drop() -> None:
+        await rag.initialize()
+        await rag.drop_workspace()
+
+    asyncio.run(drop())

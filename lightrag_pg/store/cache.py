@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
 
 import asyncpg
 
@@ -31,11 +30,6 @@ class CacheStore:
         return await self.conn.fetchval(SQL["get"], key)
 
     @translating
-    async def get_many(self, keys: Sequence[str]) -> dict[str, str]:
-        """Cached answers for several keys."""
-        return {r["id"]: r["response"] for r in await self.conn.fetch(SQL["get_many"], list(keys))}
-
-    @translating
     async def put(
         self,
         key: str,
@@ -48,8 +42,3 @@ class CacheStore:
     ) -> None:
         """Store an answer."""
         await self.conn.execute(SQL["put"], key, cache_type, mode, chunk_id, prompt, response)
-
-    @translating
-    async def delete_for_chunks(self, chunk_ids: Sequence[str]) -> None:
-        """Forget the extraction answers of the given chunks."""
-        await self.conn.execute(SQL["delete_for_chunks"], list(chunk_ids))

@@ -4,16 +4,8 @@
 -- A cached answer by key.
 SELECT response FROM llm_cache WHERE id = $1;
 
--- name: get_many
--- Cached answers for several keys.
-SELECT id, response FROM llm_cache WHERE id = ANY($1::text[]);
-
 -- name: put
 -- Store an answer (the newest wins).
 INSERT INTO llm_cache (id, cache_type, mode, chunk_id, prompt, response)
 VALUES ($1, $2, $3, $4, $5, $6)
 ON CONFLICT (id) DO UPDATE SET response = EXCLUDED.response, created_at = now();
-
--- name: delete_for_chunks
--- Forget the extraction answers of the given chunks.
-DELETE FROM llm_cache WHERE chunk_id = ANY($1::text[]);

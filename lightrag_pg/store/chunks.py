@@ -55,11 +55,6 @@ class ChunkStore:
         return await self.conn.fetch(SQL["chunks_by_ids"], list(ids))
 
     @translating
-    async def ids_of_docs(self, doc_ids: Sequence[str]) -> list[str]:
-        """Chunk ids of the given documents."""
-        return [r["id"] for r in await self.conn.fetch(SQL["chunk_ids_of_docs"], list(doc_ids))]
-
-    @translating
     async def with_similarity(self, ids: Sequence[str], query: np.ndarray) -> list[asyncpg.Record]:
         """Chunks by id (any order) with their cosine similarity to ``query``."""
         return await self.conn.fetch(SQL["chunks_with_similarity"], list(ids), np.asarray(query, np.float32))

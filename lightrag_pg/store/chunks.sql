@@ -25,10 +25,6 @@ FROM unnest($1::text[]) WITH ORDINALITY AS i(id, ord)
 JOIN text_chunks c ON c.id = i.id
 ORDER BY i.ord;
 
--- name: chunk_ids_of_docs
--- Chunk ids of the given documents.
-SELECT id FROM text_chunks WHERE doc_id = ANY($1::text[]) ORDER BY doc_id, chunk_order_index;
-
 -- name: search_chunks
 -- Nearest chunks to a query vector above a cosine threshold, best first.
 WITH hits AS MATERIALIZED (

@@ -79,11 +79,6 @@ class DocumentStore:
         await self.conn.execute(SQL["mark_failed"], doc_id, error[:4000])
 
     @translating
-    async def status_counts(self) -> dict[str, int]:
-        """Number of documents per status."""
-        return {r["status"]: r["n"] for r in await self.conn.fetch(SQL["status_counts"])}
-
-    @translating
     async def link_entities(self, doc_id: str, names: Sequence[str]) -> None:
         """Record the entities a document contributed to."""
         if names:
@@ -97,8 +92,3 @@ class DocumentStore:
             await self.conn.execute(
                 SQL["link_relations"], doc_id, [p[0] for p in canonical], [p[1] for p in canonical]
             )
-
-    @translating
-    async def delete(self, ids: Sequence[str]) -> set[str]:
-        """Delete documents with their chunks, vectors and links."""
-        return {r["id"] for r in await self.conn.fetch(SQL["delete_docs"], list(ids))}

@@ -62,10 +62,6 @@ WHERE id = $1;
 -- Record why a document failed.
 UPDATE doc_status SET status = 'failed', error_msg = $2, updated_at = now() WHERE id = $1;
 
--- name: status_counts
--- Number of documents per status.
-SELECT status, count(*) AS n FROM doc_status GROUP BY status;
-
 -- name: link_entities
 -- Record that a document contributed to entities.
 INSERT INTO doc_entities (doc_id, entity_name)
@@ -78,8 +74,3 @@ INSERT INTO doc_relations (doc_id, src, tgt)
 SELECT $1, p.src, p.tgt FROM unnest($2::text[], $3::text[]) AS p(src, tgt)
 ORDER BY p.src COLLATE "C", p.tgt COLLATE "C"
 ON CONFLICT DO NOTHING;
-
--- name: delete_docs
--- Delete documents with their status; chunks, vectors and links go by cascade.
-WITH s AS (DELETE FROM doc_status WHERE id = ANY($1::text[]))
-DELETE FROM full_docs WHERE id = ANY($1::text[]) RETURNING id;

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 from ..config import Settings
 from ..store.records import EntityRow, RelationRow
@@ -31,26 +32,12 @@ def merge_entity(
     if stored is not None and stored.entity_type != "UNKNOWN":
         types[stored.entity_type] += max(1, len(stored.source_ids))
     entity_type = types.most_common(1)[0][0] if types else "UNKNOWN"
-    fragments = unique_fragments(
-        split_description(stored.description) if stored else [],
-        sorted((m.description for m in mentions), key=lambda d: (-len(d), d)),
-    )
     row = EntityRow(
         name=name,
         entity_type=entity_type,
-        source_ids=capped_union(
-            stored.source_ids if stored else [],
-            [m.chunk_id for m in mentions],
-            settings.max_source_ids_per_entity,
-        ),
-        file_paths=capped_union(
-            stored.file_paths if stored else [],
-            [m.file_path for m in mentions],
-            settings.max_file_paths,
-        ),
-        version=stored.version if stored else 0,
+        **_provenance(stored, mentions, settings.max_source_ids_per_entity, settings.max_file_paths),
     )
-    return row, fragments
+    return row, _fragments(stored, mentions)
 
 
 def merge_relation(
@@ -60,28 +47,42 @@ def merge_relation(
     settings: Settings,
 ) -> tuple[RelationRow, list[str]]:
     """The merged relation (description still to be decided) and its description fragments."""
-    fragments = unique_fragments(
-        split_description(stored.description) if stored else [],
-        sorted((m.description for m in mentions), key=lambda d: (-len(d), d)),
-    )
     row = RelationRow(
         src=pair[0],
         tgt=pair[1],
         keywords=merge_keywords(stored.keywords if stored else "", *(m.keywords for m in mentions)),
         weight=(stored.weight if stored else 0.0) + sum(m.weight for m in mentions),
-        source_ids=capped_union(
-            stored.source_ids if stored else [],
-            [m.chunk_id for m in mentions],
-            settings.max_source_ids_per_relation,
-        ),
-        file_paths=capped_union(
-            stored.file_paths if stored else [],
-            [m.file_path for m in mentions],
-            settings.max_file_paths,
-        ),
-        version=stored.version if stored else 0,
+        **_provenance(stored, mentions, settings.max_source_ids_per_relation, settings.max_file_paths),
     )
-    return row, fragments
+    return row, _fragments(stored, mentions)
+
+
+def _fragments(
+    stored: EntityRow | RelationRow | None, mentions: Sequence[ExtractedEntity | ExtractedRelation]
+) -> list[str]:
+    """Stored description fragments first, then the new ones (longest first), de-duplicated."""
+    return unique_fragments(
+        split_description(stored.description) if stored else [],
+        sorted((m.description for m in mentions), key=lambda d: (-len(d), d)),
+    )
+
+
+def _provenance(
+    stored: EntityRow | RelationRow | None,
+    mentions: Sequence[ExtractedEntity | ExtractedRelation],
+    max_sources: int,
+    max_files: int,
+) -> dict[str, Any]:
+    """Merged source chunk ids and file paths (capped, newest kept) and the version read."""
+    return {
+        "source_ids": capped_union(
+            stored.source_ids if stored else [], [m.chunk_id for m in mentions], max_sources
+        ),
+        "file_paths": capped_union(
+            stored.file_paths if stored else [], [m.file_path for m in mentions], max_files
+        ),
+        "version": stored.version if stored else 0,
+    }
 
 
 def entity_vector_text(row: EntityRow) -> str:

@@ -103,10 +103,9 @@ class GraphWriter:
         """``text`` cut to what the embedding model reads (its ``max_token_size``), so a
         description that only grows past that point does not need a new vector."""
         limit = self.embed.max_token_size
-        if limit is None:
+        if limit is None or self.tokenizer.count(text) <= limit:
             return text
-        tokens = self.tokenizer.encode(text)
-        return text if len(tokens) <= limit else self.tokenizer.decode(tokens[:limit])
+        return self.tokenizer.decode(self.tokenizer.encode(text)[:limit])
 
     async def _changed_vectors(
         self, texts: list[str], stored: list[str | None]

@@ -112,9 +112,7 @@ class GraphStore:
         return {(r["src"], r["tgt"]) for r in rows}
 
     @translating
-    async def entities_for_merge(
-        self, doc_id: str, names: Sequence[str]
-    ) -> dict[str, MergeState[EntityRow]]:
+    async def entities_for_merge(self, doc_id: str, names: Sequence[str]) -> dict[str, MergeState[EntityRow]]:
         """What a merge of ``doc_id`` into each name needs to know, in one statement."""
         rows = await self.conn.fetch(SQL["entities_for_merge"], list(names), doc_id)
         return {

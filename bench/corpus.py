@@ -28,8 +28,8 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lightrag_pg.index.prompts import classify_prompt, prompt_input_text
-from lightrag_pg.query.prompts import KEYWORDS_MARKER, query_from_keywords_prompt
+from lightrag_pg.index.extraction_prompts import classify_prompt, prompt_input_text
+from lightrag_pg.query.answer_prompts import KEYWORDS_MARKER, query_from_keywords_prompt
 from tests.scripted_llm import respond as scripted_respond
 
 D = "<|#|>"
@@ -58,8 +58,32 @@ _SUFFIXES: dict[str, tuple[str, ...]] = {
     "Concept": ("Principle", "Theory", "Doctrine"),
     "Event": ("Summit", "Conference", "Accord"),
 }
-_ONSETS = ("b", "c", "d", "f", "g", "h", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z",
-           "br", "dr", "gr", "kr", "st", "tr", "sh", "th")
+_ONSETS = (
+    "b",
+    "c",
+    "d",
+    "f",
+    "g",
+    "h",
+    "k",
+    "l",
+    "m",
+    "n",
+    "p",
+    "r",
+    "s",
+    "t",
+    "v",
+    "z",
+    "br",
+    "dr",
+    "gr",
+    "kr",
+    "st",
+    "tr",
+    "sh",
+    "th",
+)
 _VOWELS = ("a", "e", "i", "o", "u", "a", "e", "o", "ai", "ei", "ou")
 _CODAS = ("", "", "", "n", "r", "l", "s", "th", "m")
 
@@ -83,18 +107,55 @@ _NAMED_TEMPLATES: tuple[str, ...] = (
     "{O} reported steady growth in the last quarter.",
     "{L} remains an important regional hub for trade.",
 )
-_SLOT_TYPES = {"P": "Person", "O": "Organization", "L": "Location", "A": "Artifact",
-               "C": "Concept", "E": "Event"}
+_SLOT_TYPES = {
+    "P": "Person",
+    "O": "Organization",
+    "L": "Location",
+    "A": "Artifact",
+    "C": "Concept",
+    "E": "Event",
+}
 _SLOT = re.compile(r"\{([A-Z])(\d?)\}")
-_FILLER_SUBJECTS = ("The committee", "The board", "A small team", "The research group",
-                    "Local officials", "The press office", "Several analysts", "The working group")
-_FILLER_VERBS = ("reviewed", "discussed", "approved", "questioned", "summarised", "revisited",
-                 "published", "postponed")
-_FILLER_OBJECTS = ("the annual budget", "a draft proposal", "the latest figures",
-                   "the safety guidelines", "an internal memo", "the project timeline",
-                   "the hiring plan", "a set of recommendations")
-_FILLER_TAILS = ("after a long debate", "without much discussion", "in a closed session",
-                 "for the second time", "ahead of the deadline", "with some reservations", "", "")
+_FILLER_SUBJECTS = (
+    "The committee",
+    "The board",
+    "A small team",
+    "The research group",
+    "Local officials",
+    "The press office",
+    "Several analysts",
+    "The working group",
+)
+_FILLER_VERBS = (
+    "reviewed",
+    "discussed",
+    "approved",
+    "questioned",
+    "summarised",
+    "revisited",
+    "published",
+    "postponed",
+)
+_FILLER_OBJECTS = (
+    "the annual budget",
+    "a draft proposal",
+    "the latest figures",
+    "the safety guidelines",
+    "an internal memo",
+    "the project timeline",
+    "the hiring plan",
+    "a set of recommendations",
+)
+_FILLER_TAILS = (
+    "after a long debate",
+    "without much discussion",
+    "in a closed session",
+    "for the second time",
+    "ahead of the deadline",
+    "with some reservations",
+    "",
+    "",
+)
 _QUESTION_TEMPLATES: tuple[str, ...] = (
     "What is the relationship between {P} and {O}?",
     "What work did {P} carry out in {L}?",
@@ -178,13 +239,11 @@ def _filler(rng: random.Random) -> str:
     return " ".join(parts + ([tail] if tail else [])) + "."
 
 
-def document(index: int, words: int = 1500, seed: int = 0,
-             vocab: Sequence[Entity] | None = None) -> str:
+def document(index: int, words: int = 1500, seed: int = 0, vocab: Sequence[Entity] | None = None) -> str:
     """Document ``index`` of the corpus: paragraphs of about ``words`` words in total."""
     rng = random.Random(f"document:{seed}:{index}")
     grouped = _by_type(vocab if vocab is not None else vocabulary(seed=seed))
-    cast = {kind: _zipf_sample(rng, grouped[kind], max(2, CAST_SIZES[kind]))
-            for kind in grouped}
+    cast = {kind: _zipf_sample(rng, grouped[kind], max(2, CAST_SIZES[kind])) for kind in grouped}
     paragraphs: list[str] = []
     sentences: list[str] = []
     count = 0
@@ -201,8 +260,9 @@ def document(index: int, words: int = 1500, seed: int = 0,
     return "\n\n".join(paragraphs)
 
 
-def documents(count: int, words: int = 1500, seed: int = 0,
-              vocab: Sequence[Entity] | None = None) -> list[str]:
+def documents(
+    count: int, words: int = 1500, seed: int = 0, vocab: Sequence[Entity] | None = None
+) -> list[str]:
     """The first ``count`` documents of the corpus."""
     vocab = vocab if vocab is not None else vocabulary(seed=seed)
     return [document(i, words, seed, vocab) for i in range(count)]
@@ -213,8 +273,7 @@ def questions(count: int, texts: Sequence[str], vocab: Sequence[Entity], seed: i
     rng = random.Random(f"questions:{seed}")
     llm = CorpusLLM(vocab)
     present = set(llm.names_in("\n".join(texts)))
-    cast = {kind: [n for n in names if n in present] or names
-            for kind, names in _by_type(vocab).items()}
+    cast = {kind: [n for n in names if n in present] or names for kind, names in _by_type(vocab).items()}
     return [_fill(rng.choice(_QUESTION_TEMPLATES), cast, rng) for _ in range(count)]
 
 
@@ -270,7 +329,10 @@ class CorpusLLM:
         return scripted_respond(prompt, system_prompt)
 
     async def __call__(
-        self, prompt: str, system_prompt: str | None = None, history_messages: Any = None,
+        self,
+        prompt: str,
+        system_prompt: str | None = None,
+        history_messages: Any = None,
         **kwargs: Any,
     ) -> str:
         self.calls += 1
@@ -289,8 +351,10 @@ def main() -> None:
     texts = documents(args.docs, args.words, args.seed, vocab)
     llm = CorpusLLM(vocab)
     for number, text in enumerate(texts):
-        print(f"--- document {number} ({len(text.split())} words, "
-              f"{len(llm.names_in(text))} distinct names)\n{text}\n")
+        print(
+            f"--- document {number} ({len(text.split())} words, "
+            f"{len(llm.names_in(text))} distinct names)\n{text}\n"
+        )
     print("--- questions")
     for question in questions(args.questions, texts, vocab, args.seed):
         print(question)

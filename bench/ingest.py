@@ -94,8 +94,9 @@ class StatementCounter:
         cls.reset = self._wrap_reset(self._saved["reset"])  # type: ignore[method-assign]
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         for name, method in self._saved.items():
             setattr(asyncpg.connection.Connection, name, method)
         self._saved.clear()
@@ -159,9 +160,10 @@ class HashedEmbedding:
 def choose_embedding(kind: str) -> EmbeddingFunc:
     """The hashed bag-of-words embedding (dim 64) or the local MiniLM model."""
     if kind == "hashed":
-        return EmbeddingFunc(embedding_dim=HASHED_DIM, func=HashedEmbedding(),
-                             model_name=f"hashed-bow-{HASHED_DIM}")
-    from lightrag_pg.offline.embedding import local_embedding_func
+        return EmbeddingFunc(
+            embedding_dim=HASHED_DIM, func=HashedEmbedding(), model_name=f"hashed-bow-{HASHED_DIM}"
+        )
+    from lightrag_pg.offline.minilm import local_embedding_func
 
     return local_embedding_func()
 
@@ -284,14 +286,21 @@ async def run(args: argparse.Namespace, dsn: str) -> None:
     texts = documents(args.docs, args.words, args.seed, vocab)
     llm = CorpusLLM(vocab) if args.extractor == "llm" else None
     embedding = choose_embedding(args.embedding)
-    rag = LightRAG(dsn=dsn, workspace=workspace_name("bench_ingest"), llm_model_func=llm,
-                   embedding_func=embedding, extractor=args.extractor)
+    rag = LightRAG(
+        dsn=dsn,
+        workspace=workspace_name("bench_ingest"),
+        llm_model_func=llm,
+        embedding_func=embedding,
+        extractor=args.extractor,
+    )
     await rag.initialize()
     try:
         load_seconds = await warm_up(rag, args.extractor)
-        print(f"extractor {args.extractor}, embedding {embedding.model_name} "
-              f"(dim {embedding.embedding_dim}), {args.docs} docs x ~{args.words} words; "
-              f"model load {load_seconds:.2f} s (not timed)")
+        print(
+            f"extractor {args.extractor}, embedding {embedding.model_name} "
+            f"(dim {embedding.embedding_dim}), {args.docs} docs x ~{args.words} words; "
+            f"model load {load_seconds:.2f} s (not timed)"
+        )
         result = await ingest(rag, texts, llm)
         raw_seconds, raw_rows = await raw_chunk_insert(rag)
         report(result, raw_seconds, raw_rows)
@@ -305,11 +314,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--docs", type=int, default=20, help="documents to ingest")
     parser.add_argument("--words", type=int, default=1500, help="words per document")
     parser.add_argument("--extractor", choices=("llm", "nlp"), default="llm")
-    parser.add_argument("--embedding", choices=("hashed", "local"), default=None,
-                        help="hashed (dim 64) or local MiniLM; default hashed for llm, "
-                             "local (if installed) for nlp")
-    parser.add_argument("--dsn", default=None, help=f"PostgreSQL DSN (default ${DSN_ENV}, "
-                                                    "else an embedded server)")
+    parser.add_argument(
+        "--embedding",
+        choices=("hashed", "local"),
+        default=None,
+        help="hashed (dim 64) or local MiniLM; default hashed for llm, local (if installed) for nlp",
+    )
+    parser.add_argument(
+        "--dsn", default=None, help=f"PostgreSQL DSN (default ${DSN_ENV}, else an embedded server)"
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     if args.embedding is None:

@@ -67,10 +67,12 @@ async def run_mode(rag: LightRAG, mode: str, asked: Sequence[str]) -> ModeResult
             latencies.append((time.perf_counter() - started) * 1000)
         statements.append(counter.total)
         data = result.get("data") or {}
-        sizes.append((len(data.get("entities", [])), len(data.get("relationships", [])),
-                      len(data.get("chunks", []))))
-    return ModeResult(mode, latencies, statements, [s[0] for s in sizes],
-                      [s[1] for s in sizes], [s[2] for s in sizes])
+        sizes.append(
+            (len(data.get("entities", [])), len(data.get("relationships", [])), len(data.get("chunks", [])))
+        )
+    return ModeResult(
+        mode, latencies, statements, [s[0] for s in sizes], [s[1] for s in sizes], [s[2] for s in sizes]
+    )
 
 
 async def baselines(rag: LightRAG, asked: Sequence[str]) -> tuple[float, float]:
@@ -106,14 +108,18 @@ async def build(rag: LightRAG, texts: list[str]) -> float:
 
 def report(results: Sequence[ModeResult], select_one_ms: float, search_ms: float) -> None:
     """Print one line per mode, then the baselines."""
-    print(f"{'mode':<8}{'median ms':>10}{'p95 ms':>9}{'SQL/query':>11}"
-          f"{'x SELECT 1':>12}{'x top-k':>9}{'entities':>10}{'relations':>11}{'chunks':>8}")
+    print(
+        f"{'mode':<8}{'median ms':>10}{'p95 ms':>9}{'SQL/query':>11}"
+        f"{'x SELECT 1':>12}{'x top-k':>9}{'entities':>10}{'relations':>11}{'chunks':>8}"
+    )
     for r in results:
         med = median(r.latencies_ms)
-        print(f"{r.mode:<8}{med:>10.2f}{p95(r.latencies_ms):>9.2f}"
-              f"{float(np.mean(r.statements)):>11.1f}{med / select_one_ms:>12.0f}"
-              f"{med / search_ms:>9.1f}{float(np.mean(r.entities)):>10.1f}"
-              f"{float(np.mean(r.relations)):>11.1f}{float(np.mean(r.chunks)):>8.1f}")
+        print(
+            f"{r.mode:<8}{med:>10.2f}{p95(r.latencies_ms):>9.2f}"
+            f"{float(np.mean(r.statements)):>11.1f}{med / select_one_ms:>12.0f}"
+            f"{med / search_ms:>9.1f}{float(np.mean(r.entities)):>10.1f}"
+            f"{float(np.mean(r.relations)):>11.1f}{float(np.mean(r.chunks)):>8.1f}"
+        )
     print(f"baseline SELECT 1 round trip:           median {select_one_ms:.3f} ms")
     print(f"baseline entity_vectors top-k search:   median {search_ms:.3f} ms")
 
@@ -123,13 +129,19 @@ async def run(args: argparse.Namespace, dsn: str) -> None:
     vocab = vocabulary(seed=args.seed)
     texts = documents(args.docs, args.words, args.seed, vocab)
     embedding = choose_embedding(args.embedding)
-    rag = LightRAG(dsn=dsn, workspace=workspace_name("bench_query"),
-                   llm_model_func=CorpusLLM(vocab), embedding_func=embedding)
+    rag = LightRAG(
+        dsn=dsn,
+        workspace=workspace_name("bench_query"),
+        llm_model_func=CorpusLLM(vocab),
+        embedding_func=embedding,
+    )
     await rag.initialize()
     try:
         seconds = await build(rag, texts)
-        print(f"built {args.docs} docs x ~{args.words} words in {seconds:.1f} s "
-              f"(embedding {embedding.model_name}); {args.queries} queries per mode")
+        print(
+            f"built {args.docs} docs x ~{args.words} words in {seconds:.1f} s "
+            f"(embedding {embedding.model_name}); {args.queries} queries per mode"
+        )
         warm = questions(args.queries, texts, vocab, seed=args.seed + 1)
         timed = questions(args.queries, texts, vocab, seed=args.seed + 2)
         for mode in MODES:
@@ -148,10 +160,12 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=20, help="documents in the workspace")
     parser.add_argument("--queries", type=int, default=30, help="timed queries per mode")
     parser.add_argument("--words", type=int, default=1500, help="words per document")
-    parser.add_argument("--embedding", choices=("hashed", "local"), default="hashed",
-                        help="hashed (dim 64) or local MiniLM")
-    parser.add_argument("--dsn", default=None,
-                        help=f"PostgreSQL DSN (default ${DSN_ENV}, else an embedded server)")
+    parser.add_argument(
+        "--embedding", choices=("hashed", "local"), default="hashed", help="hashed (dim 64) or local MiniLM"
+    )
+    parser.add_argument(
+        "--dsn", default=None, help=f"PostgreSQL DSN (default ${DSN_ENV}, else an embedded server)"
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     with database(args.dsn) as dsn:

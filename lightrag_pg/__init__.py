@@ -10,7 +10,7 @@ from .errors import (
     LLMError,
     StorageError,
 )
-from .llm.embedding import EmbeddingFunc
+from .llm.embedding_func import EmbeddingFunc
 from .query.param import QueryParam
 from .rag import LightRAG
 

@@ -23,8 +23,6 @@ DEFAULT_ENTITY_TYPES: tuple[str, ...] = (
     "NaturalObject",
 )
 
-GRAPH_FIELD_SEP = "<SEP>"
-
 
 @dataclass(frozen=True, slots=True)
 class Settings:

@@ -14,13 +14,13 @@ import asyncpg
 
 from .config import Settings
 from .db.embedded import resolve_dsn
-from .db.errors import translated
 from .db.identifiers import validate_workspace
 from .db.pool import create_pool
+from .db.translate import translated
 from .db.workspace import WorkspaceInfo, create_workspace, drop_workspace, list_workspaces
 from .errors import LightRAGError
-from .index.documents import prepare_documents
 from .index.extract import Extractor, LLMExtractor, NLPExtractor
+from .index.intake import prepare_documents
 from .index.locks import DocumentLocks
 from .index.pipeline import Pipeline
 from .index.progress import Progress, ProgressCallback, ignore_progress
@@ -28,12 +28,12 @@ from .index.summary import Summarizer
 from .index.writer import GraphWriter
 from .llm.cached import CachedLLM
 from .llm.defaults import choose_extractor, default_embedding, default_llm
-from .llm.embedding import EmbeddingFunc
+from .llm.embedding_func import EmbeddingFunc
 from .llm.tokenizer import get_tokenizer
 from .llm.wrap import LLMFunc, wrap_embedding, wrap_llm
+from .offline.keywords import offline_keywords
 from .query.engine import QueryEngine, QueryStream, RerankFunc
 from .query.param import QueryParam
-from .query.plain_keywords import offline_keywords
 from .store.uow import Stores, session, unit_of_work
 
 T = TypeVar("T")

@@ -4,6 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+UNKNOWN_SOURCE = "unknown_source"
+"""The file path recorded for text given without one."""
+
+GRAPH_FIELD_SEP = "<SEP>"
+"""Joins several source ids, file paths or description fragments in one text field."""
+
 
 @dataclass(frozen=True, slots=True)
 class ExtractedEntity:
@@ -13,7 +19,7 @@ class ExtractedEntity:
     entity_type: str
     description: str
     chunk_id: str
-    file_path: str = "unknown_source"
+    file_path: str = UNKNOWN_SOURCE
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +36,7 @@ class ExtractedRelation:
     description: str
     weight: float
     chunk_id: str
-    file_path: str = "unknown_source"
+    file_path: str = UNKNOWN_SOURCE
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,9 +14,9 @@ from typing import Any
 import asyncpg
 import pytest
 
-from lightrag_pg.config import GRAPH_FIELD_SEP
 from lightrag_pg.db.workspace import drop_workspace, workspace_exists
-from lightrag_pg.index.prompts import classify_prompt, prompt_input_text
+from lightrag_pg.index.extraction_prompts import classify_prompt, prompt_input_text
+from lightrag_pg.types import GRAPH_FIELD_SEP
 
 from .fake_openai import FakeOpenAI
 from .insert_worker import build_rag

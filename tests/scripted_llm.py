@@ -14,8 +14,8 @@ import re
 from itertools import combinations
 from typing import Any
 
-from lightrag_pg.index.prompts import classify_prompt, prompt_descriptions, prompt_input_text
-from lightrag_pg.query.prompts import KEYWORDS_MARKER, query_from_keywords_prompt
+from lightrag_pg.index.extraction_prompts import classify_prompt, prompt_descriptions, prompt_input_text
+from lightrag_pg.query.answer_prompts import KEYWORDS_MARKER, query_from_keywords_prompt
 
 KNOWN = {
     "Alice": "Person",

@@ -10,7 +10,7 @@ import pytest
 
 from lightrag_pg import LightRAG
 from lightrag_pg.errors import ConnectionLost
-from lightrag_pg.store.records import EntityRow, RelationRow
+from lightrag_pg.store.rows import EntityRow, RelationRow
 from lightrag_pg.store.uow import Stores
 
 from .conftest import CountingConnection

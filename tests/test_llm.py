@@ -16,7 +16,7 @@ from lightrag_pg.errors import (
     LLMError,
     LLMTimeout,
 )
-from lightrag_pg.llm.embedding import EmbeddingFunc
+from lightrag_pg.llm.embedding_func import EmbeddingFunc
 from lightrag_pg.llm.openai_client import (
     OpenAIChat,
     OpenAIEmbedding,

@@ -11,13 +11,13 @@ pytest.importorskip("tokenizers")
 
 from lightrag_pg.config import DEFAULT_ENTITY_TYPES
 from lightrag_pg.errors import ConfigurationError, ExtractionError
-from lightrag_pg.offline.embedding import (
+from lightrag_pg.offline.keywords import nlp_keywords
+from lightrag_pg.offline.minilm import (
     EMBEDDING_DIM,
     LocalMiniLM,
     local_embedding_func,
 )
-from lightrag_pg.offline.keywords import nlp_keywords
-from lightrag_pg.offline.nlp_extract import NLPExtractor, load_spacy, resolve_type
+from lightrag_pg.offline.nlp_extract import SpacyExtractor, load_spacy, resolve_type
 from lightrag_pg.types import Extraction
 
 CURIE = (
@@ -49,9 +49,9 @@ EXPECTED_RELATIONS = {
 
 
 @pytest.fixture(scope="module")
-def extractor() -> NLPExtractor:
+def extractor() -> SpacyExtractor:
     load_spacy()
-    return NLPExtractor(DEFAULT_ENTITY_TYPES)
+    return SpacyExtractor(DEFAULT_ENTITY_TYPES)
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +61,7 @@ def minilm() -> LocalMiniLM:
     return model
 
 
-def test_entities_and_types(extractor: NLPExtractor) -> None:
+def test_entities_and_types(extractor: SpacyExtractor) -> None:
     result = extractor.extract(CURIE, chunk_id="chunk-1", file_path="curie.txt")
     assert [(e.name, e.entity_type) for e in result.entities] == EXPECTED_ENTITIES
     assert all(e.chunk_id == "chunk-1" and e.file_path == "curie.txt" for e in result.entities)
@@ -70,7 +70,7 @@ def test_entities_and_types(extractor: NLPExtractor) -> None:
     assert len(marie.description) <= 500
 
 
-def test_cooccurrence_relations(extractor: NLPExtractor) -> None:
+def test_cooccurrence_relations(extractor: SpacyExtractor) -> None:
     result = extractor.extract(CURIE, chunk_id="chunk-1", file_path="curie.txt")
     got = {frozenset({r.src, r.tgt}): r.weight for r in result.relations}
     assert got == EXPECTED_RELATIONS
@@ -82,7 +82,7 @@ def test_cooccurrence_relations(extractor: NLPExtractor) -> None:
     assert "discover" in pair.keywords.split(", ")
 
 
-def test_extraction_is_deterministic_and_batchable(extractor: NLPExtractor) -> None:
+def test_extraction_is_deterministic_and_batchable(extractor: SpacyExtractor) -> None:
     first = extractor.extract(CURIE, chunk_id="c", file_path="f")
     assert extractor.extract(CURIE, chunk_id="c", file_path="f") == first
     many = extractor.extract_many([CURIE, "", CURIE], chunk_ids=["c", "e", "c"], file_paths=["f", "f", "f"])
@@ -90,7 +90,7 @@ def test_extraction_is_deterministic_and_batchable(extractor: NLPExtractor) -> N
     assert many[1] == Extraction(entities=(), relations=())
 
 
-def test_bad_input(extractor: NLPExtractor) -> None:
+def test_bad_input(extractor: SpacyExtractor) -> None:
     result = extractor.extract("Marie Curie\x00 lived in Warsaw.", chunk_id="c", file_path="f")
     assert {e.name for e in result.entities} == {"Marie Curie", "Warsaw"}
     with pytest.raises(ExtractionError):
@@ -98,14 +98,14 @@ def test_bad_input(extractor: NLPExtractor) -> None:
     with pytest.raises(ExtractionError):
         extractor.extract_many(["a", "b"], chunk_ids=["c"])
     with pytest.raises(ConfigurationError):
-        NLPExtractor(())
+        SpacyExtractor(())
 
 
 def test_type_fallback_and_name_bound() -> None:
     assert resolve_type("organization", ("Person", "Organization")) == "Organization"
     assert resolve_type("Content", ("Person", "concept")) == "concept"
     assert resolve_type("Content", ("Person", "Place")) == "Person"
-    narrow = NLPExtractor(("Person", "Concept"), max_name_length=8)
+    narrow = SpacyExtractor(("Person", "Concept"), max_name_length=8)
     result = narrow.extract(CURIE, chunk_id="c", file_path="f")
     assert all(len(e.name) <= 8 for e in result.entities)
     assert ("Marie Cu", "Person") in [(e.name, e.entity_type) for e in result.entities]

@@ -9,9 +9,8 @@ import pytest
 
 from lightrag_pg.config import DEFAULT_ENTITY_TYPES
 from lightrag_pg.errors import ConfigurationError, InvalidInput
-from lightrag_pg.index import prompts
-from lightrag_pg.index.parse import UNKNOWN_TYPE, merge_gleaning, parse_extraction
-from lightrag_pg.index.prompts import (
+from lightrag_pg.index import extraction_prompts as prompts
+from lightrag_pg.index.extraction_prompts import (
     COMPLETION_DELIMITER,
     TUPLE_DELIMITER,
     classify_prompt,
@@ -21,6 +20,7 @@ from lightrag_pg.index.prompts import (
     prompt_input_text,
     summary_prompt,
 )
+from lightrag_pg.index.parse import UNKNOWN_TYPE, merge_gleaning, parse_extraction
 from lightrag_pg.types import ExtractedEntity, ExtractedRelation, Extraction
 
 D = TUPLE_DELIMITER

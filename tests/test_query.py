@@ -8,7 +8,7 @@ import asyncpg
 import pytest
 
 from lightrag_pg import InvalidInput, LightRAG, QueryParam
-from lightrag_pg.query.prompts import FAIL_RESPONSE
+from lightrag_pg.query.answer_prompts import FAIL_RESPONSE
 
 from .conftest import CountingPool
 from .embeddings import hashed_vectors

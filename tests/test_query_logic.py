@@ -15,6 +15,16 @@ from tiktoken_ext.openai_public import r50k_pat_str
 
 from lightrag_pg.config import Settings
 from lightrag_pg.errors import InvalidInput
+from lightrag_pg.query.answer_prompts import (
+    FAIL_RESPONSE,
+    KEYWORDS_MARKER,
+    NAIVE_RAG_RESPONSE,
+    RAG_RESPONSE,
+    full_prompt,
+    keywords_prompt,
+    query_from_keywords_prompt,
+    render_system_prompt,
+)
 from lightrag_pg.query.chunk_pick import (
     chunk_candidates,
     pick_by_vector_similarity,
@@ -29,8 +39,9 @@ from lightrag_pg.query.context import (
     generate_references,
     render_data,
 )
-from lightrag_pg.query.keywords import parse_keywords, predefined_keywords, resolve_keywords
-from lightrag_pg.query.merge import (
+from lightrag_pg.query.keyword_plan import parse_keywords, predefined_keywords, resolve_keywords
+from lightrag_pg.query.param import QueryParam
+from lightrag_pg.query.ranking import (
     endpoint_names,
     merge_chunks,
     merge_entities,
@@ -39,17 +50,6 @@ from lightrag_pg.query.merge import (
     round_robin,
     truncate_by_tokens,
     truncate_kg,
-)
-from lightrag_pg.query.param import QueryParam
-from lightrag_pg.query.prompts import (
-    FAIL_RESPONSE,
-    KEYWORDS_MARKER,
-    NAIVE_RAG_RESPONSE,
-    RAG_RESPONSE,
-    full_prompt,
-    keywords_prompt,
-    query_from_keywords_prompt,
-    render_system_prompt,
 )
 from lightrag_pg.query.records import ChunkHit, EntityHit, RelationHit
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from lightrag_pg import LightRAG
 from lightrag_pg.db.pool import HNSW_EF_SEARCH
-from lightrag_pg.store.records import EntityRow
+from lightrag_pg.store.rows import EntityRow
 
 
 async def test_search_returns_top_k_rows_past_ef_search(rag: LightRAG) -> None:

@@ -8,8 +8,8 @@ import logging
 import asyncpg
 from pgvector.asyncpg import register_vector
 
-from .errors import translated
 from .identifiers import quote_ident, validate_workspace
+from .translate import translated
 
 log = logging.getLogger(__name__)
 

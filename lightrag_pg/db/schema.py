@@ -28,6 +28,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 
+from ..types import UNKNOWN_SOURCE
+
 DOC_STATUSES = ("pending", "processing", "processed", "failed")
 
 
@@ -102,7 +104,7 @@ def build_metadata(embedding_dim: int) -> MetaData:
             "file_path",
             Text,
             nullable=False,
-            server_default="unknown_source",
+            server_default=UNKNOWN_SOURCE,
             comment="Source file path or label",
         ),
         _ts("created_at", "When the document was first stored"),
@@ -128,7 +130,7 @@ def build_metadata(embedding_dim: int) -> MetaData:
             "file_path",
             Text,
             nullable=False,
-            server_default="unknown_source",
+            server_default=UNKNOWN_SOURCE,
             comment="Source file path or label",
         ),
         Column("track_id", Text, nullable=True, comment="Id of the insert call that enqueued the document"),
@@ -167,7 +169,7 @@ def build_metadata(embedding_dim: int) -> MetaData:
             "file_path",
             Text,
             nullable=False,
-            server_default="unknown_source",
+            server_default=UNKNOWN_SOURCE,
             comment="Source file path of the document",
         ),
         _ts("created_at", "When the chunk was stored"),

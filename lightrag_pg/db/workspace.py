@@ -10,9 +10,9 @@ from alembic.config import Config
 from alembic.script import ScriptDirectory
 
 from ..errors import DimensionMismatch, WorkspaceNotFound
-from .errors import translated
 from .identifiers import graph_name, quote_ident, validate_workspace
 from .migrate import MigrationTarget, migrations_dir, upgrade
+from .translate import translated
 
 _LIST_SQL = """
 SELECT n.nspname

@@ -9,8 +9,8 @@ from typing import Any, Protocol
 from ..config import Settings
 from ..llm.cached import CachedLLM
 from ..types import Extraction
+from .extraction_prompts import extraction_messages, gleaning_prompt
 from .parse import merge_gleaning, parse_extraction
-from .prompts import extraction_messages, gleaning_prompt
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ class NLPExtractor:
     name = "nlp"
 
     def __init__(self, settings: Settings) -> None:
-        from ..offline.nlp_extract import NLPExtractor as SpacyExtractor
+        from ..offline.nlp_extract import SpacyExtractor
 
         self._impl = SpacyExtractor(
             entity_types=settings.entity_types, max_name_length=settings.max_entity_name_length

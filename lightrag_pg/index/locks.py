@@ -12,7 +12,7 @@ import asyncio
 
 import asyncpg
 
-from ..db.errors import translated
+from ..db.translate import translated
 
 _TRY = "SELECT pg_try_advisory_lock(hashtextextended($1, 0))"
 _UNLOCK = "SELECT pg_advisory_unlock(hashtextextended($1, 0))"

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..config import Settings
-from ..store.records import EntityRow, RelationRow
+from ..store.rows import EntityRow, RelationRow
 from ..types import ExtractedEntity, ExtractedRelation
 from .summary import split_description, unique_fragments
 

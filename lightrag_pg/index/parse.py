@@ -1,6 +1,6 @@
 """Tolerant parser for the LLM's entity/relation extraction output.
 
-Accepted input (see :mod:`lightrag_pg.index.prompts` for the format asked for):
+Accepted input (see :mod:`lightrag_pg.index.extraction_prompts` for the format asked for):
 
 * Records one per line, or separated by the legacy ``##`` record delimiter.
 * Fields separated by ``<|#|>``; the legacy ``<|>`` and common corruptions
@@ -54,7 +54,7 @@ from typing import TypeVar
 
 from ..config import DEFAULT_ENTITY_TYPES
 from ..types import ExtractedEntity, ExtractedRelation, Extraction
-from .prompts import TUPLE_DELIMITER
+from .extraction_prompts import TUPLE_DELIMITER
 
 __all__ = ["UNKNOWN_TYPE", "merge_gleaning", "parse_extraction"]
 

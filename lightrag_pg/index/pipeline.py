@@ -16,15 +16,15 @@ from dataclasses import dataclass, field
 import asyncpg
 
 from ..config import Settings
-from ..llm.embedding import EmbeddingFunc
+from ..llm.embedding_func import EmbeddingFunc
 from ..llm.tokenizer import Tokenizer
 from ..store.chunks import ChunkRow
 from ..store.documents import FAILED, PENDING, PROCESSING, NewDocument
 from ..store.uow import session, unit_of_work
 from ..types import Extraction
 from .chunking import chunk_text
-from .documents import md5_id
 from .extract import Extractor
+from .intake import md5_id
 from .locks import DocumentLocks
 from .progress import Progress, ProgressCallback, ignore_progress
 from .writer import GraphWriter

@@ -6,10 +6,11 @@ import asyncio
 from collections.abc import Sequence
 from typing import Literal
 
-from ..config import GRAPH_FIELD_SEP, Settings
+from ..config import Settings
 from ..llm.cached import CachedLLM
 from ..llm.tokenizer import Tokenizer
-from .prompts import summary_prompt
+from ..types import GRAPH_FIELD_SEP
+from .extraction_prompts import summary_prompt
 
 
 def unique_fragments(*groups: Sequence[str]) -> list[str]:

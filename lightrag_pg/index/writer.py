@@ -24,8 +24,8 @@ import numpy as np
 
 from ..config import Settings
 from ..errors import ConcurrentUpdate
-from ..llm.embedding import EmbeddingFunc
-from ..store.records import EntityRow, RelationRow, canonical_pair
+from ..llm.embedding_func import EmbeddingFunc
+from ..store.rows import EntityRow, RelationRow, canonical_pair
 from ..store.uow import session, unit_of_work
 from ..types import ExtractedEntity, ExtractedRelation
 from .merge import entity_vector_text, merge_entity, merge_relation, relation_vector_text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..config import Settings
 from ..errors import ConfigurationError
-from .embedding import EmbeddingFunc
+from .embedding_func import EmbeddingFunc
 from .openai_client import OpenAIChat, OpenAIEmbedding, embedding_configured, llm_configured
 from .wrap import LLMFunc
 
@@ -36,7 +36,7 @@ def default_embedding(settings: Settings) -> EmbeddingFunc:
                 f"unknown dimension of embedding model {client.model!r}: set EMBEDDING_DIM"
             )
         return client.as_embedding_func()
-    from ..offline.embedding import local_embedding_func
+    from ..offline.minilm import local_embedding_func
 
     return local_embedding_func()
 

@@ -18,7 +18,7 @@ import numpy as np
 import openai
 
 from ..errors import ConfigurationError, LightRAGError, LLMError, LLMTimeout
-from .embedding import EmbeddingFunc, validate_embeddings
+from .embedding_func import EmbeddingFunc, validate_embeddings
 from .retry import Limiter, call_with_retries
 
 _THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..config import Settings
 from ..errors import ConfigurationError
-from .embedding import EmbeddingFunc
+from .embedding_func import EmbeddingFunc
 from .retry import Limiter, call_with_retries
 
 LLMFunc = Callable[..., Awaitable[str | AsyncIterator[str]]]

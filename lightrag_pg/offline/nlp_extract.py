@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigurationError, ExtractionError
-from ..types import ExtractedEntity, ExtractedRelation, Extraction
+from ..types import UNKNOWN_SOURCE, ExtractedEntity, ExtractedRelation, Extraction
 from ._spacy_text import (
     LABEL_TYPES,
     SKIPPED_LABELS,
@@ -77,7 +77,7 @@ class _Pair:
     count: int = 0
 
 
-class NLPExtractor:
+class SpacyExtractor:
     """Extracts entities and co-occurrence relations from text with spaCy (no LLM).
 
     ``extract`` is synchronous and CPU-bound; call it through
@@ -100,7 +100,7 @@ class NLPExtractor:
         self.max_entities_per_sentence = max_entities_per_sentence
         self._concept = resolve_type("Concept", self.entity_types)
 
-    def extract(self, text: str, *, chunk_id: str, file_path: str = "unknown_source") -> Extraction:
+    def extract(self, text: str, *, chunk_id: str, file_path: str = UNKNOWN_SOURCE) -> Extraction:
         """Entities and relations found in one chunk of ``text``."""
         nlp = load_spacy()
         return self._from_doc(nlp(_prepare(text, nlp)), chunk_id, file_path)
@@ -116,7 +116,7 @@ class NLPExtractor:
         """``extract`` for many chunks at once, through spaCy's batched ``nlp.pipe``."""
         if len(chunk_ids) != len(texts) or (file_paths is not None and len(file_paths) != len(texts)):
             raise ExtractionError("texts, chunk_ids and file_paths must have the same length")
-        paths = list(file_paths) if file_paths is not None else ["unknown_source"] * len(texts)
+        paths = list(file_paths) if file_paths is not None else [UNKNOWN_SOURCE] * len(texts)
         nlp = load_spacy()
         docs = nlp.pipe([_prepare(t, nlp) for t in texts], batch_size=batch_size)
         return [self._from_doc(doc, cid, fp) for doc, cid, fp in zip(docs, chunk_ids, paths, strict=True)]

@@ -13,9 +13,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ..config import GRAPH_FIELD_SEP
-from .merge import (
-    UNKNOWN_SOURCE,
+from ..types import GRAPH_FIELD_SEP, UNKNOWN_SOURCE
+from .answer_prompts import (
+    KG_QUERY_CONTEXT,
+    NAIVE_QUERY_CONTEXT,
+    NAIVE_RAG_RESPONSE,
+    RAG_RESPONSE,
+    render_system_prompt,
+)
+from .param import QueryParam
+from .ranking import (
     chunk_budget_row,
     entity_row,
     generate_references,
@@ -23,14 +30,6 @@ from .merge import (
     relation_row,
     truncate_by_tokens,
     truncate_kg,
-)
-from .param import QueryParam
-from .prompts import (
-    KG_QUERY_CONTEXT,
-    NAIVE_QUERY_CONTEXT,
-    NAIVE_RAG_RESPONSE,
-    RAG_RESPONSE,
-    render_system_prompt,
 )
 from .records import ChunkHit, EntityHit, RelationHit, TokenEncoder, count_tokens
 

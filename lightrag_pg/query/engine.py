@@ -12,15 +12,15 @@ import asyncpg
 
 from ..config import Settings
 from ..llm.cached import CachedLLM
-from ..llm.embedding import EmbeddingFunc
+from ..llm.embedding_func import EmbeddingFunc
 from ..llm.tokenizer import Tokenizer
 from ..store.uow import session
+from .answer_prompts import FAIL_RESPONSE, full_prompt, keywords_prompt
 from .context import QueryContext, build_context, failure_data, render_data
-from .keywords import KeywordPlan, parse_keywords, predefined_keywords, resolve_keywords
+from .keyword_plan import KeywordPlan, parse_keywords, predefined_keywords, resolve_keywords
 from .knowledge import BYPASS_WITHOUT_LLM, format_knowledge
-from .merge import merge_entities, merge_relations, truncate_kg
 from .param import QueryParam
-from .prompts import FAIL_RESPONSE, full_prompt, keywords_prompt
+from .ranking import merge_entities, merge_relations, truncate_kg
 from .records import ChunkHit
 from .retrieve import Retrieved, global_search, graph_chunks, local_search, vector_search
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..types import GRAPH_FIELD_SEP
 from .context import QueryContext
 
 NO_LLM_LINE = "No LLM is configured: showing the knowledge retrieved for this question."
@@ -11,7 +12,7 @@ BYPASS_WITHOUT_LLM = (
 
 
 def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.replace("<SEP>", " ").split())
+    text = " ".join(text.replace(GRAPH_FIELD_SEP, " ").split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 

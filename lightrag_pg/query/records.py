@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..store.records import EntityRow, RelationRow
+from ..store.rows import EntityRow, RelationRow
+from ..types import UNKNOWN_SOURCE
 
 
 class TokenEncoder(Protocol):
@@ -42,7 +43,7 @@ class ChunkHit:
 
     id: str
     content: str
-    file_path: str = "unknown_source"
+    file_path: str = UNKNOWN_SOURCE
     doc_id: str = ""
     chunk_order_index: int = 0
     tokens: int = 0

@@ -10,8 +10,8 @@ import numpy as np
 
 from ..store.uow import Stores
 from .chunk_pick import chunk_candidates, select_chunk_ids
-from .merge import endpoint_names, merge_chunks, rank_local_relations
 from .param import QueryParam
+from .ranking import endpoint_names, merge_chunks, rank_local_relations
 from .records import ChunkHit, EntityHit, RelationHit
 
 

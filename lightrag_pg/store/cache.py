@@ -6,8 +6,8 @@ import hashlib
 
 import asyncpg
 
-from ..db.errors import translating
 from ..db.sqlfile import load_queries
+from ..db.translate import translating
 
 SQL = load_queries(__package__, "cache.sql")
 

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 import asyncpg
 import numpy as np
 
-from ..db.errors import translating
 from ..db.sqlfile import load_queries
-from .records import vector_texts
+from ..db.translate import translating
+from ..types import UNKNOWN_SOURCE
+from .rows import vector_texts
 
 SQL = load_queries(__package__, "chunks.sql")
 
@@ -24,7 +25,7 @@ class ChunkRow:
     chunk_order_index: int
     tokens: int
     content: str
-    file_path: str = "unknown_source"
+    file_path: str = UNKNOWN_SOURCE
 
 
 class ChunkStore:

@@ -8,9 +8,10 @@ from typing import Any
 
 import asyncpg
 
-from ..db.errors import translating
 from ..db.sqlfile import load_queries
-from .records import canonical_pair
+from ..db.translate import translating
+from ..types import UNKNOWN_SOURCE
+from .rows import canonical_pair
 
 SQL = load_queries(__package__, "documents.sql")
 
@@ -23,7 +24,7 @@ class NewDocument:
 
     id: str
     content: str
-    file_path: str = "unknown_source"
+    file_path: str = UNKNOWN_SOURCE
     track_id: str | None = None
 
 

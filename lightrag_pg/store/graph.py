@@ -9,9 +9,9 @@ from collections.abc import Iterable, Sequence
 
 import asyncpg
 
-from ..db.errors import translating
 from ..db.sqlfile import load_queries
-from .records import EntityRow, MergeState, RelationRow, canonical_pair
+from ..db.translate import translating
+from .rows import EntityRow, MergeState, RelationRow, canonical_pair
 
 SQL = load_queries(__package__, "graph.sql")
 

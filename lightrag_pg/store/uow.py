@@ -7,7 +7,7 @@ from contextlib import asynccontextmanager
 
 import asyncpg
 
-from ..db.errors import translated
+from ..db.translate import translated
 from .cache import CacheStore
 from .chunks import ChunkStore
 from .documents import DocumentStore

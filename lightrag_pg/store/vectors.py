@@ -7,9 +7,9 @@ from collections.abc import Sequence
 import asyncpg
 import numpy as np
 
-from ..db.errors import translating
 from ..db.sqlfile import load_queries
-from .records import EntityRow, RelationRow, canonical_pair, vector_texts
+from ..db.translate import translating
+from .rows import EntityRow, RelationRow, canonical_pair, vector_texts
 
 SQL = load_queries(__package__, "vectors.sql")
 

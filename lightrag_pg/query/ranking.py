@@ -6,11 +6,11 @@ import json
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, TypeVar
 
+from ..types import UNKNOWN_SOURCE
 from .param import QueryParam
 from .records import ChunkHit, EntityHit, RelationHit, TokenEncoder, count_tokens
 
 T = TypeVar("T")
-UNKNOWN_SOURCE = "unknown_source"
 
 
 def round_robin(*lists: Sequence[T], key: Callable[[T], Hashable]) -> list[T]:

@@ -7,8 +7,7 @@ from collections.abc import Sequence
 
 from ..errors import InvalidInput
 from ..store.documents import NewDocument
-
-UNKNOWN_SOURCE = "unknown_source"
+from ..types import UNKNOWN_SOURCE
 
 
 def md5_id(prefix: str, *parts: str) -> str:

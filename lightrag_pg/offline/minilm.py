@@ -28,7 +28,7 @@ import numpy as np
 from ..errors import ConfigurationError
 
 if TYPE_CHECKING:
-    from ..llm.embedding import EmbeddingFunc
+    from ..llm.embedding_func import EmbeddingFunc
 
 MODEL_NAME = "all-MiniLM-L6-v2-onnx-int8"
 EMBEDDING_DIM = 384
@@ -179,7 +179,7 @@ class LocalMiniLM:
 
 def local_embedding_func(*, batch_size: int = DEFAULT_BATCH_SIZE) -> EmbeddingFunc:
     """An ``EmbeddingFunc`` (384 dimensions) wrapping :class:`LocalMiniLM`."""
-    from ..llm.embedding import EmbeddingFunc
+    from ..llm.embedding_func import EmbeddingFunc
 
     model = LocalMiniLM(batch_size=batch_size)
     return EmbeddingFunc(

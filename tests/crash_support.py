@@ -14,6 +14,7 @@ from typing import Any
 import asyncpg
 import pytest
 
+from lightrag_pg.db.advisory import TRY_LOCK, UNLOCK, lock_key
 from lightrag_pg.db.workspace import drop_workspace, workspace_exists
 from lightrag_pg.index.extraction_prompts import classify_prompt, prompt_input_text
 from lightrag_pg.types import GRAPH_FIELD_SEP
@@ -156,7 +157,7 @@ async def wait_until(
 
 def doc_lock_key(workspace: str, doc_id: str) -> str:
     """The pipeline's session advisory lock key of one document."""
-    return f"lightrag_pg:doc:{workspace}:{doc_id}"
+    return lock_key("doc", workspace, doc_id)
 
 
 async def wait_doc_locks_released(conn: asyncpg.Connection, ws: str, doc_ids: Iterable[str]) -> None:
@@ -165,9 +166,9 @@ async def wait_doc_locks_released(conn: asyncpg.Connection, ws: str, doc_ids: It
 
     async def free() -> bool:
         for key in keys:
-            if not await conn.fetchval("SELECT pg_try_advisory_lock(hashtextextended($1, 0))", key):
+            if not await conn.fetchval(TRY_LOCK, key):
                 return False
-            await conn.execute("SELECT pg_advisory_unlock(hashtextextended($1, 0))", key)
+            await conn.execute(UNLOCK, key)
         return True
 
     await wait_until(free, "the dead worker's document locks to be released", timeout=10)

@@ -10,6 +10,7 @@ import asyncpg
 import pytest
 
 from lightrag_pg import LightRAG
+from lightrag_pg.db.advisory import TRY_LOCK
 from lightrag_pg.store.documents import NewDocument
 
 from .crash_support import (
@@ -115,9 +116,7 @@ async def test_processing_document_is_left_to_its_live_owner_and_taken_over_when
         assert inserted == {doc_id}
         await conn.execute(f"UPDATE {ws}.doc_status SET status = 'processing' WHERE id = $1", doc_id)
         # Another process is (apparently) still working on it: it holds the document lock.
-        assert await owner.fetchval(
-            "SELECT pg_try_advisory_lock(hashtextextended($1, 0))", doc_lock_key(ws, doc_id)
-        )
+        assert await owner.fetchval(TRY_LOCK, doc_lock_key(ws, doc_id))
 
         progress = await rag.aprocess_pending()
         assert (progress.docs_total, progress.docs_done, progress.docs_skipped) == (1, 0, 1)

@@ -9,13 +9,15 @@ import asyncpg
 import pytest
 
 from lightrag_pg import DimensionMismatch, InvalidWorkspaceName, LightRAG
-from lightrag_pg.db.identifiers import validate_workspace
+from lightrag_pg.db.identifiers import relation_of, schema_of, validate_workspace
+from lightrag_pg.db.sqlfile import render
 from lightrag_pg.db.workspace import (
     create_workspace,
     drop_workspace,
     list_workspaces,
     migrate_all,
     read_info,
+    table_stats,
     workspace_exists,
 )
 from lightrag_pg.errors import WorkspaceNotFound
@@ -203,3 +205,28 @@ async def test_migrate_all_upgrades_every_workspace(
     assert info is not None and info.revision == "0003"
     assert await conn.fetchval(f"SELECT count(*) FROM {workspace_name}.entity_overview") == 0
     await drop_workspace(conn, workspace_name)
+
+
+async def test_table_stats_counts_every_table_in_two_statements(
+    rag: LightRAG, conn: asyncpg.Connection
+) -> None:
+    from .conftest import CountingConnection
+
+    await conn.execute(f"INSERT INTO {rag.workspace}.entities (name) VALUES ('a'), ('b')")
+    counting = CountingConnection(conn)
+    stats = {t.name: t for t in await table_stats(counting, rag.workspace)}  # type: ignore[arg-type]
+    assert counting.count == 2
+    assert set(stats) == TABLES | {"alembic_version", "entity_overview", "relation_overview"}
+    assert stats["entities"].row_count == 2 and stats["entity_overview"].is_view
+    assert stats["alembic_version"].row_count == 1 and stats["relations"].row_count == 0
+    assert stats["entities"].comment == "Knowledge graph vertices"
+
+
+def test_only_validated_identifiers_are_rendered_into_sql() -> None:
+    sql = "SELECT '{}'::text[], {n} FROM {schema}.t"
+    assert render(sql, schema=schema_of("books"), n=3) == "SELECT '{}'::text[], 3 FROM \"books\".t"
+    with pytest.raises(TypeError):
+        render(sql, schema="books; DROP SCHEMA public")  # type: ignore[arg-type]
+    with pytest.raises(InvalidWorkspaceName):
+        schema_of('x"; DROP')
+    assert relation_of('Weird "Name"') is None

@@ -7,7 +7,7 @@ import argparse
 import asyncpg
 
 from ..db.embedded import resolve_dsn
-from ..db.workspace import drop_workspace, list_workspaces, migrate_all, read_info
+from ..db.workspace import drop_workspace, list_workspaces, migrate_all, read_info, table_stats
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -79,19 +79,11 @@ async def run_tables(args: argparse.Namespace) -> int:
 
 
 async def print_tables(conn: asyncpg.Connection, workspace: str) -> None:
-    """Each table of ``workspace`` with its row estimate and comment."""
-    rows = await conn.fetch(
-        """
-        SELECT c.relname, c.relkind, obj_description(c.oid, 'pg_class') AS comment
-        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-        WHERE n.nspname = $1 AND c.relkind IN ('r', 'v') ORDER BY c.relkind, c.relname
-        """,
-        workspace,
-    )
-    for r in rows:
-        count = await conn.fetchval(f'SELECT count(*) FROM "{workspace}"."{r["relname"]}"')
-        kind = "view " if r["relkind"] == "v" else "table"
-        print(f"  {kind} {r['relname']:<18} {count:>7} rows  {r['comment'] or ''}")
+    """Each table of ``workspace`` with its row count and comment."""
+    for t in await table_stats(conn, workspace):
+        kind = "view " if t.is_view else "table"
+        count = "?" if t.row_count is None else t.row_count
+        print(f"  {kind} {t.name:<18} {count:>7} rows  {t.comment or ''}")
 
 
 async def run_drop(args: argparse.Namespace) -> int:

@@ -1,8 +1,14 @@
-"""Validation of workspace names, which become schema and graph names in SQL."""
+"""Validation of workspace names, which become schema and graph names in SQL.
+
+The only way an identifier reaches SQL text is an :class:`Identifier`, built
+from a validated workspace name by :func:`schema_of` or :func:`graph_of`, and
+written into a named SQL block by :func:`lightrag_pg.db.sqlfile.render`.
+"""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from ..errors import InvalidWorkspaceName
 
@@ -51,3 +57,39 @@ def graph_name(workspace: str) -> str:
 def quote_ident(name: str) -> str:
     """Double-quote an identifier that has already been validated."""
     return '"' + name.replace('"', '""') + '"'
+
+
+@dataclass(frozen=True, slots=True)
+class Identifier:
+    """A validated name and its quoted SQL form; build it with :func:`schema_of` or :func:`graph_of`."""
+
+    name: str
+    quoted: str
+
+
+def schema_of(workspace: str) -> Identifier:
+    """The schema of a workspace, as an identifier for SQL text."""
+    name = validate_workspace(workspace)
+    return Identifier(name, quote_ident(name))
+
+
+def graph_of(workspace: str) -> Identifier:
+    """The AGE graph (and graph schema) of a workspace, as an identifier for SQL text."""
+    name = graph_name(workspace)
+    return Identifier(name, quote_ident(name))
+
+
+def relation_of(name: str) -> Identifier | None:
+    """A table or view name read from the catalog as an identifier, or None unless it is plain.
+
+    Plain means lower-case ASCII letters, digits and underscores, as every
+    table lightrag_pg creates is named.
+    """
+    if not _NAME.match(name) or len(name.encode("utf-8")) > 63:
+        return None
+    return Identifier(name, quote_ident(name))
+
+
+def search_path(workspace: str) -> str:
+    """The search_path value of a workspace's sessions: its schema, then public and ag_catalog."""
+    return f"{schema_of(workspace).quoted}, public, ag_catalog"

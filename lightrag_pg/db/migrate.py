@@ -11,15 +11,18 @@ from typing import Any
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import text
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
 from ..errors import ConfigurationError
+from .advisory import XACT_LOCK, lock_key
 from .embedded import sqlalchemy_url
-from .identifiers import graph_name, quote_ident, validate_workspace
+from .identifiers import graph_name, schema_of, search_path, validate_workspace
 from .schema import build_metadata
+from .sqlfile import load_queries, load_queries_at, render
+
+SQL = load_queries(__package__, "migrate.sql")
 
 TARGET_KEY = "lightrag_target"
 DIM_ENV = "LIGHTRAG_PG_EMBEDDING_DIM"
@@ -81,55 +84,56 @@ def alembic_config(target: MigrationTarget, connection: Connection | None = None
     return cfg
 
 
+def migration_queries(migration_file: str) -> dict[str, str]:
+    """The named SQL blocks of a migration, from ``sql/<its file stem>.sql`` next to it."""
+    path = Path(migration_file).resolve()
+    return load_queries_at(path.parent / "sql" / f"{path.stem}.sql")
+
+
+def run(connection: Connection, sql: str, *params: object) -> Any:
+    """Run one statement with positional ($1...) parameters; return its first value, if any.
+
+    The one way migrations and their preparation send SQL on Alembic's connection.
+    """
+    result = connection.exec_driver_sql(sql, params)
+    return result.scalar() if result.returns_rows else None
+
+
 def _lock(connection: Connection, key: str) -> None:
-    connection.execute(text("SELECT pg_advisory_xact_lock(hashtextextended(:k, 0))"), {"k": key})
+    run(connection, XACT_LOCK, key)
 
 
 def ensure_extensions(connection: Connection) -> bool:
     """Create pgvector (required) and AGE (when available); return whether AGE is usable."""
-    _lock(connection, "lightrag_pg:extensions")
-    connection.execute(text("CREATE EXTENSION IF NOT EXISTS vector"))
-    available = connection.execute(
-        text("SELECT count(*) FROM pg_available_extensions WHERE name = 'age'")
-    ).scalar()
-    if not available:
+    _lock(connection, lock_key("extensions"))
+    run(connection, SQL["create_vector"])
+    if not run(connection, SQL["age_available"]):
         return False
     with connection.begin_nested():
-        connection.execute(text("CREATE EXTENSION IF NOT EXISTS age"))
+        run(connection, SQL["create_age"])
     return True
 
 
 def prepare_workspace(connection: Connection, target: MigrationTarget) -> None:
     """Serialise migrations of one workspace, create its schema and point search_path at it."""
     ensure_extensions(connection)
-    _lock(connection, f"lightrag_pg:workspace:{target.workspace}")
-    schema = quote_ident(target.workspace)
-    connection.execute(text(f"CREATE SCHEMA IF NOT EXISTS {schema}"))
-    connection.execute(text(f"SET LOCAL search_path TO {schema}, public, ag_catalog"))
+    _lock(connection, lock_key("workspace", target.workspace))
+    run(connection, render(SQL["create_schema"], schema=schema_of(target.workspace)))
+    run(connection, SQL["set_search_path"], search_path(target.workspace))
 
 
 def recorded_dim(connection: Connection, workspace: str) -> int | None:
     """The embedding dimension stored in a workspace, or None for a new one."""
-    exists = connection.execute(
-        text("SELECT to_regclass(:t) IS NOT NULL"),
-        {"t": f"{quote_ident(workspace)}.workspace_info"},
-    ).scalar()
-    if not exists:
+    if not run(connection, SQL["has_workspace_info"], validate_workspace(workspace)):
         return None
-    return connection.execute(
-        text(f"SELECT embedding_dim FROM {quote_ident(workspace)}.workspace_info")
-    ).scalar()
+    return run(connection, render(SQL["recorded_dim"], schema=schema_of(workspace)))
 
 
 def configure_context(context: Any, connection: Connection, target: MigrationTarget) -> None:
     """Configure Alembic's context for ``target`` on a prepared connection."""
     dim = recorded_dim(connection, target.workspace) or target.embedding_dim
     metadata = build_metadata(dim)
-    foreign = set(
-        connection.execute(
-            text("SELECT tablename FROM pg_tables WHERE schemaname <> :ws"), {"ws": target.workspace}
-        ).scalars()
-    )
+    foreign = set(connection.exec_driver_sql(SQL["foreign_tables"], (target.workspace,)).scalars())
 
     def include_name(name: str | None, type_: str, parent_names: dict[str, Any]) -> bool:
         if type_ != "table":

@@ -8,10 +8,13 @@ import logging
 import asyncpg
 from pgvector.asyncpg import register_vector
 
-from .identifiers import quote_ident, validate_workspace
+from .identifiers import search_path
+from .sqlfile import load_queries
 from .translate import translated
 
 log = logging.getLogger(__name__)
+
+SQL = load_queries(__package__, "pool.sql")
 
 HNSW_EF_SEARCH = 200
 
@@ -20,10 +23,10 @@ async def init_connection(conn: asyncpg.Connection) -> None:
     """Register the pgvector and jsonb codecs and load AGE (when permitted)."""
     await register_vector(conn)
     await conn.set_type_codec("jsonb", encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
-    has_age = await conn.fetchval("SELECT count(*) FROM pg_extension WHERE extname = 'age'")
+    has_age = await conn.fetchval(SQL["age_installed"])
     if has_age:
         try:
-            await conn.execute("LOAD 'age'")
+            await conn.execute(SQL["load_age"])
         except asyncpg.InsufficientPrivilegeError:
             log.debug("LOAD 'age' not permitted; Cypher needs age in session_preload_libraries")
 
@@ -31,7 +34,7 @@ async def init_connection(conn: asyncpg.Connection) -> None:
 def server_settings(workspace: str, statement_timeout_ms: int = 0) -> dict[str, str]:
     """Session settings applied once per connection, at connect time."""
     settings = {
-        "search_path": f"{quote_ident(validate_workspace(workspace))}, public, ag_catalog",
+        "search_path": search_path(workspace),
         "hnsw.ef_search": str(HNSW_EF_SEARCH),
         "hnsw.iterative_scan": "relaxed_order",
         "application_name": "lightrag_pg",

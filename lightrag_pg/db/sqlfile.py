@@ -1,7 +1,9 @@
-"""Load named SQL blocks from ``.sql`` files shipped next to the code.
+"""Load named SQL blocks from ``.sql`` files, and fill their identifier placeholders.
 
 A file holds blocks introduced by a ``-- name: NAME`` line; comment lines
 that follow the name line document the block and are kept in the SQL text.
+A block that needs a schema or graph name writes it as a ``{placeholder}``;
+:func:`render` is the one place such placeholders are filled.
 """
 
 from __future__ import annotations
@@ -9,14 +11,16 @@ from __future__ import annotations
 import re
 from functools import cache
 from importlib import resources
+from pathlib import Path
+
+from .identifiers import Identifier
 
 _HEADER = re.compile(r"^-- name: (\w+)\s*$", re.MULTILINE)
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
 
-@cache
-def load_queries(package: str, filename: str) -> dict[str, str]:
-    """Return ``{name: sql}`` for every named block of ``package/filename``."""
-    text = resources.files(package).joinpath(filename).read_text(encoding="utf-8")
+def parse_queries(text: str, filename: str) -> dict[str, str]:
+    """Return ``{name: sql}`` for every named block of ``text`` (read from ``filename``)."""
     parts = _HEADER.split(text)
     queries: dict[str, str] = {}
     for name, body in zip(parts[1::2], parts[2::2], strict=True):
@@ -24,3 +28,37 @@ def load_queries(package: str, filename: str) -> dict[str, str]:
             raise ValueError(f"duplicate query name {name!r} in {filename}")
         queries[name] = body.strip().rstrip(";")
     return queries
+
+
+@cache
+def load_queries(package: str, filename: str) -> dict[str, str]:
+    """Return ``{name: sql}`` for every named block of ``package/filename``."""
+    text = resources.files(package).joinpath(filename).read_text(encoding="utf-8")
+    return parse_queries(text, filename)
+
+
+@cache
+def load_queries_at(path: Path) -> dict[str, str]:
+    """Return ``{name: sql}`` for every named block of the file at ``path``."""
+    return parse_queries(path.read_text(encoding="utf-8"), path.name)
+
+
+def render(sql: str, **values: Identifier | int) -> str:
+    """Fill the ``{name}`` placeholders of ``sql``.
+
+    Identifiers come in quoted (an :class:`Identifier` only exists for a
+    validated name); integers (such as AGE label ids) as literals; any other
+    value is a programming error. Braces that name no given value (an array
+    literal like ``'{a}'``) are left alone.
+    """
+    for key, value in values.items():
+        if type(value) is not int and not isinstance(value, Identifier):
+            raise TypeError(f"{key}: only identifiers and integers go into SQL text, got {type(value)}")
+
+    def fill(match: re.Match[str]) -> str:
+        value = values.get(match.group(1))
+        if value is None:
+            return match.group(0)
+        return value.quoted if isinstance(value, Identifier) else str(value)
+
+    return _PLACEHOLDER.sub(fill, sql)

@@ -10,16 +10,13 @@ from alembic.config import Config
 from alembic.script import ScriptDirectory
 
 from ..errors import DimensionMismatch, WorkspaceNotFound
-from .identifiers import graph_name, quote_ident, validate_workspace
+from .advisory import XACT_LOCK, lock_key
+from .identifiers import graph_name, relation_of, schema_of, validate_workspace
 from .migrate import MigrationTarget, migrations_dir, upgrade
+from .sqlfile import load_queries, render
 from .translate import translated
 
-_LIST_SQL = """
-SELECT n.nspname
-FROM pg_namespace n
-JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = 'workspace_info' AND c.relkind = 'r'
-ORDER BY n.nspname
-"""
+SQL = load_queries(__package__, "workspace.sql")
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +31,16 @@ class WorkspaceInfo:
     revision: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class TableStat:
+    """One table or view of a workspace, with its row count and comment."""
+
+    name: str
+    is_view: bool
+    row_count: int | None
+    comment: str | None
+
+
 def head_revision() -> str:
     """The newest Alembic revision shipped with this version of lightrag_pg."""
     cfg = Config()
@@ -46,7 +53,7 @@ def head_revision() -> str:
 async def list_workspaces(conn: asyncpg.Connection) -> list[str]:
     """Names of every lightrag_pg workspace in the database."""
     async with translated():
-        return [r[0] for r in await conn.fetch(_LIST_SQL)]
+        return [r[0] for r in await conn.fetch(SQL["list"])]
 
 
 async def workspace_exists(conn: asyncpg.Connection, name: str) -> bool:
@@ -56,15 +63,11 @@ async def workspace_exists(conn: asyncpg.Connection, name: str) -> bool:
 
 async def read_info(conn: asyncpg.Connection, name: str) -> WorkspaceInfo | None:
     """The workspace's recorded facts, or None if it does not exist."""
-    schema = quote_ident(validate_workspace(name))
+    sql = render(SQL["read_info"], schema=schema_of(name))
     async with translated():
         if not await workspace_exists(conn, name):
             return None
-        row = await conn.fetchrow(
-            f"SELECT embedding_dim, embedding_model, graph_enabled, created_at, "
-            f"(SELECT version_num FROM {schema}.alembic_version LIMIT 1) AS revision "
-            f"FROM {schema}.workspace_info"
-        )
+        row = await conn.fetchrow(sql)
     return WorkspaceInfo(name, row[0], row[1], row[2], row[3], row[4])
 
 
@@ -95,21 +98,15 @@ async def create_workspace(
 
 async def drop_workspace(conn: asyncpg.Connection, name: str) -> None:
     """Drop the workspace's schema and AGE graph, and nothing else."""
-    schema = quote_ident(validate_workspace(name))
+    drop_schema = render(SQL["drop_schema"], schema=schema_of(name))
     graph = graph_name(name)
     async with translated(), conn.transaction():
-        await conn.execute(
-            "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", f"lightrag_pg:workspace:{name}"
-        )
+        await conn.execute(XACT_LOCK, lock_key("workspace", name))
         if not await workspace_exists(conn, name):
             raise WorkspaceNotFound(f"workspace {name!r} does not exist")
-        has_graph = await conn.fetchval(
-            "SELECT count(*) FROM pg_extension e, pg_namespace n WHERE e.extname = 'age' AND n.nspname = $1",
-            graph,
-        )
-        if has_graph:
-            await conn.execute("SELECT ag_catalog.drop_graph($1, true)", graph)
-        await conn.execute(f"DROP SCHEMA {schema} CASCADE")
+        if await conn.fetchval(SQL["graph_schema_exists"], graph):
+            await conn.execute(SQL["drop_graph"], graph)
+        await conn.execute(drop_schema)
 
 
 async def migrate_all(conn: asyncpg.Connection, dsn: str) -> list[str]:
@@ -121,3 +118,26 @@ async def migrate_all(conn: asyncpg.Connection, dsn: str) -> list[str]:
         if info.revision != head_revision():
             await upgrade(dsn, MigrationTarget(name, info.embedding_dim, info.embedding_model))
     return names
+
+
+async def table_stats(conn: asyncpg.Connection, name: str) -> list[TableStat]:
+    """Every table and view of the workspace with its exact row count, in two statements.
+
+    The counts come from one ``UNION ALL`` of ``count_rows`` branches; a
+    relation someone created with an unusual (quoted) name gets no count.
+    """
+    schema = schema_of(name)
+    async with translated():
+        relations = await conn.fetch(SQL["relations_of_schema"], schema.name)
+        branches = []
+        for position, r in enumerate(relations):
+            relation = relation_of(r["name"])
+            if relation is not None:
+                sql = render(SQL["count_rows"], position=position, schema=schema, relation=relation)
+                branches.append(sql)
+        rows = await conn.fetch(" UNION ALL ".join(branches)) if branches else []
+    counts = {r["position"]: r["row_count"] for r in rows}
+    return [
+        TableStat(r["name"], r["is_view"], counts.get(position), r["comment"])
+        for position, r in enumerate(relations)
+    ]

@@ -12,10 +12,8 @@ import asyncio
 
 import asyncpg
 
+from ..db.advisory import TRY_LOCK, UNLOCK, lock_key
 from ..db.translate import translated
-
-_TRY = "SELECT pg_try_advisory_lock(hashtextextended($1, 0))"
-_UNLOCK = "SELECT pg_advisory_unlock(hashtextextended($1, 0))"
 
 
 class DocumentLocks:
@@ -29,7 +27,7 @@ class DocumentLocks:
         self._held: set[str] = set()
 
     def _key(self, doc_id: str) -> str:
-        return f"lightrag_pg:doc:{self.workspace}:{doc_id}"
+        return lock_key("doc", self.workspace, doc_id)
 
     async def _connection(self) -> asyncpg.Connection:
         if self._conn is None or self._conn.is_closed():
@@ -43,7 +41,7 @@ class DocumentLocks:
             if doc_id in self._held:
                 return False
             conn = await self._connection()
-            if not await conn.fetchval(_TRY, self._key(doc_id)):
+            if not await conn.fetchval(TRY_LOCK, self._key(doc_id)):
                 return False
             self._held.add(doc_id)
             return True
@@ -56,7 +54,7 @@ class DocumentLocks:
             self._held.discard(doc_id)
             if self._conn is not None and not self._conn.is_closed():
                 async with translated():
-                    await self._conn.fetchval(_UNLOCK, self._key(doc_id))
+                    await self._conn.fetchval(UNLOCK, self._key(doc_id))
 
     async def close(self) -> None:
         """Close the lock connection, releasing every lock."""

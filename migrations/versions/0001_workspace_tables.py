@@ -14,12 +14,14 @@ from alembic import op
 from pgvector.sqlalchemy import VECTOR
 from sqlalchemy.dialects import postgresql
 
-from lightrag_pg.db.migrate import TARGET_KEY
+from lightrag_pg.db.migrate import TARGET_KEY, migration_queries, run
 
 revision: str = "0001"
 down_revision: str | Sequence[str] | None = None
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
+
+SQL = migration_queries(__file__)
 
 
 def upgrade() -> None:
@@ -465,12 +467,7 @@ def upgrade() -> None:
         postgresql_with={"m": 16, "ef_construction": 64},
         postgresql_ops={"embedding": "vector_cosine_ops"},
     )
-    op.execute(
-        sa.text(
-            "INSERT INTO workspace_info (id, embedding_dim, embedding_model, graph_enabled) "
-            "VALUES (1, :dim, :model, false)"
-        ).bindparams(dim=target.embedding_dim, model=target.embedding_model)
-    )
+    run(op.get_bind(), SQL["record_workspace"], target.embedding_dim, target.embedding_model)
 
 
 def downgrade() -> None:

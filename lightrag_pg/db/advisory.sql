@@ -1,0 +1,14 @@
+-- Advisory locks. Every lock key is a text made by advisory.lock_key and
+-- hashed to a bigint here, so all modules agree on the key space.
+
+-- name: xact_lock
+-- Wait for the lock and hold it until the transaction ends.
+SELECT pg_advisory_xact_lock(hashtextextended($1, 0));
+
+-- name: try_lock
+-- Take the session lock if nobody holds it; true when taken.
+SELECT pg_try_advisory_lock(hashtextextended($1, 0));
+
+-- name: unlock
+-- Release a session lock taken by try_lock.
+SELECT pg_advisory_unlock(hashtextextended($1, 0));

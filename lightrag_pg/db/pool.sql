@@ -1,0 +1,9 @@
+-- Per-connection setup of the workspace pool.
+
+-- name: age_installed
+-- Whether the AGE extension is installed in this database (0 or 1).
+SELECT count(*) FROM pg_extension WHERE extname = 'age';
+
+-- name: load_age
+-- Load AGE's library into the session so cypher() works; needs the privilege to LOAD.
+LOAD 'age';

@@ -1,0 +1,39 @@
+-- Workspaces: listing, reading, describing and dropping them.
+
+-- name: list
+-- Every schema holding a workspace_info table, i.e. every lightrag_pg workspace.
+SELECT n.nspname
+FROM pg_namespace n
+JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = 'workspace_info' AND c.relkind = 'r'
+ORDER BY n.nspname;
+
+-- name: read_info
+-- The facts a workspace recorded at creation, and its Alembic revision.
+SELECT embedding_dim, embedding_model, graph_enabled, created_at,
+       (SELECT version_num FROM {schema}.alembic_version LIMIT 1) AS revision
+FROM {schema}.workspace_info;
+
+-- name: graph_schema_exists
+-- Whether AGE is installed and a schema named like the graph exists ($1: graph name).
+SELECT count(*) FROM pg_extension e, pg_namespace n WHERE e.extname = 'age' AND n.nspname = $1;
+
+-- name: drop_graph
+-- Drop an AGE graph with its schema ($1: graph name).
+SELECT ag_catalog.drop_graph($1, true);
+
+-- name: drop_schema
+-- Drop the workspace's schema with everything in it.
+DROP SCHEMA {schema} CASCADE;
+
+-- name: relations_of_schema
+-- Each table and view of a schema with its comment ($1: schema name).
+SELECT c.relname AS name, c.relkind = 'v' AS is_view, obj_description(c.oid, 'pg_class') AS comment
+FROM pg_class c
+JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = $1 AND c.relkind IN ('r', 'v')
+ORDER BY c.relkind, c.relname;
+
+-- name: count_rows
+-- Row count of one relation; table_stats joins one such branch per relation
+-- with UNION ALL, so all counts come back in one statement.
+SELECT {position} AS position, count(*) AS row_count FROM {schema}.{relation};

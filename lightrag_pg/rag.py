@@ -158,7 +158,6 @@ class LightRAG:
             summarizer = Summarizer(s, self.tokenizer, llm if kind == "llm" else None)
             self._pipeline_instance = Pipeline(
                 pool=self.pool,
-                workspace=self.workspace,
                 settings=s,
                 tokenizer=self.tokenizer,
                 extractor=extractor,

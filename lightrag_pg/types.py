@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 
 UNKNOWN_SOURCE = "unknown_source"
 """The file path recorded for text given without one."""
 
 GRAPH_FIELD_SEP = "<SEP>"
 """Joins several source ids, file paths or description fragments in one text field."""
+
+
+class DocStatus(str, Enum):
+    """Where a document is in the pipeline (``doc_status.status``)."""
+
+    PENDING = "pending"
+    PROCESSING = "processing"
+    PROCESSED = "processed"
+    FAILED = "failed"
 
 
 @dataclass(frozen=True, slots=True)

@@ -82,7 +82,7 @@ async def main(spec: dict[str, Any]) -> int:
                 "docs_skipped": p.docs_skipped,
                 "docs_failed": p.docs_failed,
                 "failures": p.failures,
-                "statuses": {r["id"]: r["status"] for r in mine},
+                "statuses": {r.id: r.status.value for r in mine},
             }
         ),
         flush=True,

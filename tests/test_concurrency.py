@@ -11,7 +11,7 @@ import pytest
 
 from lightrag_pg import LightRAG
 from lightrag_pg.db.advisory import TRY_LOCK
-from lightrag_pg.store.documents import NewDocument
+from lightrag_pg.store.rows import DocumentRow
 
 from .crash_support import (
     SHARED,
@@ -112,7 +112,7 @@ async def test_processing_document_is_left_to_its_live_owner_and_taken_over_when
     owner = await asyncpg.connect(dsn)
     try:
         async with rag.unit_of_work() as uow:
-            inserted = await uow.docs.insert([NewDocument(doc_id, "Alice met Bob in Berlin.", "owner.txt")])
+            inserted = await uow.docs.insert([DocumentRow(doc_id, "Alice met Bob in Berlin.", "owner.txt")])
         assert inserted == {doc_id}
         await conn.execute(f"UPDATE {ws}.doc_status SET status = 'processing' WHERE id = $1", doc_id)
         # Another process is (apparently) still working on it: it holds the document lock.

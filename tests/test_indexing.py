@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 import asyncpg
 import pytest
 
 from lightrag_pg import InvalidInput, LightRAG
+from lightrag_pg.types import DocStatus
 
 from .fake_openai import FakeOpenAI
 
@@ -70,6 +73,11 @@ async def test_insert_builds_exactly_the_scripted_graph(
     assert await graph_counts(conn, ws) == (6, 8)
     statuses = await conn.fetch(f"SELECT status, chunks_count, metadata FROM {ws}.doc_status")
     assert {(s["status"], s["chunks_count"]) for s in statuses} == {("processed", 1)}
+    async with llm_rag.session() as s:
+        rows = await s.docs.statuses([r["id"] for r in await conn.fetch(f"SELECT id FROM {ws}.doc_status")])
+    assert {(r.status, r.chunks_count, r.metadata["entities"] > 0) for r in rows} == {
+        (DocStatus.PROCESSED, 1, True)
+    }
 
 
 async def test_reinsert_makes_no_llm_call_and_adds_nothing(
@@ -255,3 +263,15 @@ async def test_a_10_mb_document_is_processed(make_rag, conn: asyncpg.Connection)
         assert weight == chunks
     finally:
         await rag.drop_workspace()
+
+
+async def test_doc_status_values_are_the_ones_the_schema_allows(
+    rag: LightRAG, conn: asyncpg.Connection
+) -> None:
+    check = await conn.fetchval(
+        "SELECT pg_get_constraintdef(oid) FROM pg_constraint "
+        "WHERE conname = 'doc_status_status_check' AND connamespace = $1::regnamespace",
+        rag.workspace,
+    )
+    allowed = set(re.findall(r"'(\w+)'::text", check))
+    assert allowed == {s.value for s in DocStatus}

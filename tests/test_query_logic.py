@@ -51,7 +51,7 @@ from lightrag_pg.query.ranking import (
     truncate_by_tokens,
     truncate_kg,
 )
-from lightrag_pg.query.records import ChunkHit, EntityHit, RelationHit
+from lightrag_pg.store.rows import ChunkRow, EntityRow, RelationRow
 
 
 class WhitespaceTokenizer:
@@ -77,16 +77,16 @@ def bpe() -> tiktoken.Encoding:
     )
 
 
-def ent(name: str, chunks: list[str] | None = None, desc: str = "", **kw: object) -> EntityHit:
-    return EntityHit(name, "Concept", desc or f"about {name}", chunks or [], **kw)  # type: ignore[arg-type]
+def ent(name: str, chunks: list[str] | None = None, desc: str = "", **kw: object) -> EntityRow:
+    return EntityRow(name, "Concept", desc or f"about {name}", chunks or [], **kw)  # type: ignore[arg-type]
 
 
-def rel(src: str, tgt: str, chunks: list[str] | None = None, **kw: object) -> RelationHit:
-    return RelationHit(src, tgt, "kw", f"{src} relates to {tgt}", source_ids=chunks or [], **kw)  # type: ignore[arg-type]
+def rel(src: str, tgt: str, chunks: list[str] | None = None, **kw: object) -> RelationRow:
+    return RelationRow(src, tgt, "kw", f"{src} relates to {tgt}", source_ids=chunks or [], **kw)  # type: ignore[arg-type]
 
 
-def chunk(cid: str, path: str = "a.txt", words: int = 10) -> ChunkHit:
-    return ChunkHit(cid, " ".join(f"w{cid}" for _ in range(words)), path)
+def chunk(cid: str, path: str = "a.txt", words: int = 10) -> ChunkRow:
+    return ChunkRow(cid, "doc", 0, words, " ".join(f"w{cid}" for _ in range(words)), path)
 
 
 # --- QueryParam ------------------------------------------------------------------
@@ -472,7 +472,10 @@ def test_chunk_budget_shrinks_as_kg_grows(bpe: tiktoken.Encoding) -> None:
 
 def test_total_never_exceeds_budget(bpe: tiktoken.Encoding) -> None:
     # many distinct long file paths: the reference list outgrows the 200-token buffer
-    chunks = [ChunkHit(str(i), "tiny", "/very/long/path/" + "segment/" * 20 + f"{i}.txt") for i in range(60)]
+    chunks = [
+        ChunkRow(str(i), "doc", i, 1, "tiny", "/very/long/path/" + "segment/" * 20 + f"{i}.txt")
+        for i in range(60)
+    ]
     for total in (800, 1500, 4000):
         param = QueryParam(max_total_tokens=total, chunk_top_k=60, max_entity_tokens=300)
         ctx = build_context(

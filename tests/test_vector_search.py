@@ -6,7 +6,7 @@ import numpy as np
 
 from lightrag_pg import LightRAG
 from lightrag_pg.db.pool import HNSW_EF_SEARCH
-from lightrag_pg.store.rows import EntityRow
+from lightrag_pg.store.rows import EntityRow, vectors
 
 
 async def test_search_returns_top_k_rows_past_ef_search(rag: LightRAG) -> None:
@@ -18,7 +18,7 @@ async def test_search_returns_top_k_rows_past_ef_search(rag: LightRAG) -> None:
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     names = [f"E{i:04d}" for i in range(n)]
     async with rag.unit_of_work() as uow:
-        await uow.graph.upsert_entities([EntityRow(name=x) for x in names])
+        await uow.graph.upsert_entities_if_unchanged([EntityRow(name=x) for x in names])
         await uow.vectors.upsert_entities(names, names, vectors)
     top_k = HNSW_EF_SEARCH + 150
     passing = int(((vectors @ base) >= 0.2).sum())
@@ -40,9 +40,23 @@ async def test_workspaces_do_not_see_each_other(rag: LightRAG, dsn: str) -> None
     await other.initialize()
     try:
         async with rag.unit_of_work() as uow:
-            await uow.graph.upsert_entities([EntityRow(name="Mine")])
+            await uow.graph.upsert_entities_if_unchanged([EntityRow(name="Mine")])
             await uow.vectors.upsert_entities(["Mine"], ["Mine"], np.eye(32, dtype=np.float32)[:1])
         async with other.session() as s:
             assert await s.vectors.search_entities(np.eye(32, dtype=np.float32)[0], -1.0, 10) == []
     finally:
         await other.drop_workspace()
+
+
+async def test_vectors_travel_as_binary_vector_arrays(rag: LightRAG) -> None:
+    rng = np.random.default_rng(3)
+    matrix = rng.standard_normal((3, 32)).astype(np.float32) / 3
+    names = ["V0", "V1", "V2"]
+    async with rag.unit_of_work() as uow:
+        await uow.graph.upsert_entities_if_unchanged([EntityRow(name=x) for x in names])
+        await uow.vectors.upsert_entities(names, names, matrix)
+    async with rag.session() as s:
+        echoed = await s.conn.fetchval("SELECT $1::vector[]", vectors(matrix))
+        stored = await s.conn.fetch("SELECT embedding FROM entity_vectors ORDER BY name")
+    assert np.array_equal(np.stack([v.to_numpy() for v in echoed]), matrix)
+    assert np.array_equal(np.stack([r["embedding"].to_numpy() for r in stored]), matrix)

@@ -30,8 +30,6 @@ from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 
 from ..types import UNKNOWN_SOURCE
 
-DOC_STATUSES = ("pending", "processing", "processed", "failed")
-
 
 def _ts(name: str, comment: str) -> Column:
     return Column(

@@ -6,7 +6,7 @@ import hashlib
 from collections.abc import Sequence
 
 from ..errors import InvalidInput
-from ..store.documents import NewDocument
+from ..store.rows import DocumentRow
 from ..types import UNKNOWN_SOURCE
 
 
@@ -35,7 +35,7 @@ def prepare_documents(
     *,
     track_id: str | None = None,
     max_bytes: int,
-) -> list[NewDocument]:
+) -> list[DocumentRow]:
     """Validate and clean ``texts``; give each an id; drop duplicates within the batch.
 
     Ids default to ``doc-`` plus the MD5 of the cleaned content. When ``ids``
@@ -48,7 +48,7 @@ def prepare_documents(
     path_list = _parallel("file_paths", file_paths, len(texts))
     if id_list is not None and len(set(id_list)) != len(id_list):
         raise InvalidInput("ids must be unique within one insert")
-    docs: dict[str, NewDocument] = {}
+    docs: dict[str, DocumentRow] = {}
     seen_content: set[str] = set()
     for i, raw in enumerate(texts):
         content = clean_text(raw, index=i, max_bytes=max_bytes)
@@ -57,7 +57,7 @@ def prepare_documents(
         seen_content.add(content)
         doc_id = id_list[i] if id_list is not None else md5_id("doc-", content)
         path = (path_list[i] if path_list is not None else None) or UNKNOWN_SOURCE
-        docs[doc_id] = NewDocument(doc_id, content, path, track_id)
+        docs[doc_id] = DocumentRow(doc_id, content, path, track_id)
     return list(docs.values())
 
 

@@ -18,10 +18,9 @@ import asyncpg
 from ..config import Settings
 from ..llm.embedding_func import EmbeddingFunc
 from ..llm.tokenizer import Tokenizer
-from ..store.chunks import ChunkRow
-from ..store.documents import FAILED, PENDING, PROCESSING, NewDocument
+from ..store.rows import ChunkRow, DocumentRow
 from ..store.uow import session, unit_of_work
-from ..types import Extraction
+from ..types import DocStatus, Extraction
 from .chunking import chunk_text
 from .extract import Extractor
 from .intake import md5_id
@@ -39,7 +38,6 @@ class Pipeline:
     """Everything the pipeline needs, passed explicitly."""
 
     pool: asyncpg.Pool
-    workspace: str
     settings: Settings
     tokenizer: Tokenizer
     extractor: Extractor
@@ -48,11 +46,10 @@ class Pipeline:
     locks: DocumentLocks
     _gate: asyncio.Semaphore | None = field(default=None, init=False)
 
-    async def enqueue(self, docs: Sequence[NewDocument]) -> list[str]:
+    async def enqueue(self, docs: Sequence[DocumentRow]) -> list[str]:
         """Store new documents as pending; return their ids (already known ids are skipped)."""
         async with unit_of_work(self.pool) as uow:
-            known = await uow.docs.existing_ids([d.id for d in docs])
-            inserted = await uow.docs.insert([d for d in docs if d.id not in known])
+            inserted = await uow.docs.insert(docs)
         return [d.id for d in docs if d.id in inserted]
 
     async def process(
@@ -65,7 +62,7 @@ class Pipeline:
         takes them over if that process dies).
         """
         async with session(self.pool) as s:
-            ids = await s.docs.ids_with_status(PENDING, PROCESSING, FAILED)
+            ids = await s.docs.ids_with_status(DocStatus.PENDING, DocStatus.PROCESSING, DocStatus.FAILED)
         state = Progress(docs_total=len(ids))
         progress(state)
         if self._gate is None:
@@ -121,7 +118,7 @@ class Pipeline:
         s = self.settings
         pieces = await asyncio.to_thread(
             chunk_text,
-            doc["content"],
+            doc.content,
             self.tokenizer,
             chunk_token_size=s.chunk_token_size,
             overlap=s.chunk_overlap_token_size,
@@ -135,7 +132,7 @@ class Pipeline:
                 p.chunk_order_index,
                 p.tokens,
                 p.content,
-                doc["file_path"],
+                doc.file_path,
             )
             for p in pieces
         ]

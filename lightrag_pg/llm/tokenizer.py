@@ -12,6 +12,7 @@ import base64
 import functools
 import gzip
 from pathlib import Path
+from typing import Protocol
 
 import tiktoken
 
@@ -55,6 +56,20 @@ _SPECS: dict[str, tuple[str, dict[str, int]]] = {
 
 SUPPORTED_TOKENIZERS: tuple[str, ...] = tuple(_SPECS)
 COUNT_CACHE_SIZE = 4096
+
+
+class TokenEncoder(Protocol):
+    """The part of a tokenizer that counting needs (a :class:`Tokenizer` or any encoder)."""
+
+    def encode(self, text: str) -> list[int]:
+        """Return the token ids of ``text``."""
+        ...
+
+
+def count_tokens(tokenizer: TokenEncoder, text: str) -> int:
+    """Tokens in ``text``, through the tokenizer's (cached) ``count`` when it has one."""
+    count = getattr(tokenizer, "count", None)
+    return count(text) if callable(count) else len(tokenizer.encode(text))
 
 
 class Tokenizer:

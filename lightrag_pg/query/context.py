@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from ..llm.tokenizer import TokenEncoder, count_tokens
+from ..store.rows import ChunkRow, EntityRow, RelationRow
 from ..types import GRAPH_FIELD_SEP, UNKNOWN_SOURCE
 from .answer_prompts import (
     KG_QUERY_CONTEXT,
@@ -31,7 +33,6 @@ from .ranking import (
     truncate_by_tokens,
     truncate_kg,
 )
-from .records import ChunkHit, EntityHit, RelationHit, TokenEncoder, count_tokens
 
 BUFFER_TOKENS = 200
 """Upstream's reserve for the reference list and safety margin."""
@@ -56,9 +57,9 @@ class ContextTokens:
 class QueryContext:
     """The context handed to the LLM, and what went into it."""
 
-    entities: list[EntityHit]
-    relations: list[RelationHit]
-    chunks: list[ChunkHit]
+    entities: list[EntityRow]
+    relations: list[RelationRow]
+    chunks: list[ChunkRow]
     chunk_reference_ids: list[str]
     references: list[dict[str, str]]
     text: str
@@ -76,9 +77,9 @@ class QueryContext:
 
 
 def build_context(
-    entities: Sequence[EntityHit],
-    relations: Sequence[RelationHit],
-    chunks: Sequence[ChunkHit],
+    entities: Sequence[EntityRow],
+    relations: Sequence[RelationRow],
+    chunks: Sequence[ChunkRow],
     *,
     tokenizer: TokenEncoder,
     param: QueryParam,
@@ -231,15 +232,15 @@ def _render(naive: bool, entities: str, relations: str, chunks: str, refs: str) 
     )
 
 
-def _chunk_rows(chunks: Sequence[ChunkHit], ref_ids: Sequence[str]) -> list[dict[str, str]]:
+def _chunk_rows(chunks: Sequence[ChunkRow], ref_ids: Sequence[str]) -> list[dict[str, str]]:
     return [{"reference_id": ref, "content": c.content} for c, ref in zip(chunks, ref_ids, strict=True)]
 
 
 def _context_text(
     naive: bool,
-    entities: Sequence[EntityHit],
-    relations: Sequence[RelationHit],
-    chunks: Sequence[ChunkHit],
+    entities: Sequence[EntityRow],
+    relations: Sequence[RelationRow],
+    chunks: Sequence[ChunkRow],
     references: Sequence[dict[str, str]],
     ref_ids: Sequence[str],
 ) -> str:
@@ -256,11 +257,11 @@ def _context_text(
 
 def _shed(
     excess: int,
-    chunks: list[ChunkHit],
-    relations: list[RelationHit],
-    entities: list[EntityHit],
+    chunks: list[ChunkRow],
+    relations: list[RelationRow],
+    entities: list[EntityRow],
     count: Callable[[str], int],
-) -> tuple[list[ChunkHit], list[RelationHit], list[EntityHit]]:
+) -> tuple[list[ChunkRow], list[RelationRow], list[EntityRow]]:
     """Drop items from the end (chunks, then relations, then entities) worth ``excess`` tokens."""
     freed = 0
     sections: list[tuple[list[Any], Any]] = [
@@ -274,7 +275,7 @@ def _shed(
     return chunks, relations, entities
 
 
-def _entity_data(entity: EntityHit) -> dict[str, Any]:
+def _entity_data(entity: EntityRow) -> dict[str, Any]:
     return {
         "entity_name": entity.name,
         "entity_type": entity.entity_type or "UNKNOWN",
@@ -286,7 +287,7 @@ def _entity_data(entity: EntityHit) -> dict[str, Any]:
     }
 
 
-def _relation_data(relation: RelationHit) -> dict[str, Any]:
+def _relation_data(relation: RelationRow) -> dict[str, Any]:
     return {
         "src_id": relation.src,
         "tgt_id": relation.tgt,

@@ -14,6 +14,7 @@ from ..config import Settings
 from ..llm.cached import CachedLLM
 from ..llm.embedding_func import EmbeddingFunc
 from ..llm.tokenizer import Tokenizer
+from ..store.rows import ChunkRow
 from ..store.uow import session
 from .answer_prompts import FAIL_RESPONSE, full_prompt, keywords_prompt
 from .context import QueryContext, build_context, failure_data, render_data
@@ -21,7 +22,6 @@ from .keyword_plan import KeywordPlan, parse_keywords, predefined_keywords, reso
 from .knowledge import BYPASS_WITHOUT_LLM, format_knowledge
 from .param import QueryParam
 from .ranking import merge_entities, merge_relations, truncate_kg
-from .records import ChunkHit
 from .retrieve import Retrieved, global_search, graph_chunks, local_search, vector_search
 
 RerankFunc = Callable[[str, list[str], int], Awaitable[Sequence[Any]]]
@@ -143,7 +143,7 @@ class QueryEngine:
         history = [m["content"] for m in param.conversation_history if m.get("role") == "user"]
         return "\n".join([*history[-2:], query])
 
-    async def _rerank(self, query: str, chunks: list[ChunkHit], param: QueryParam) -> list[ChunkHit]:
+    async def _rerank(self, query: str, chunks: list[ChunkRow], param: QueryParam) -> list[ChunkRow]:
         if not (self.rerank and param.enable_rerank and chunks):
             return chunks
         results = await self.rerank(query, [c.content for c in chunks], param.chunk_top_k)

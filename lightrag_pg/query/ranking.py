@@ -6,9 +6,10 @@ import json
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, TypeVar
 
+from ..llm.tokenizer import TokenEncoder, count_tokens
+from ..store.rows import ChunkRow, EntityRow, RelationRow
 from ..types import UNKNOWN_SOURCE
 from .param import QueryParam
-from .records import ChunkHit, EntityHit, RelationHit, TokenEncoder, count_tokens
 
 T = TypeVar("T")
 
@@ -36,26 +37,26 @@ def round_robin(*lists: Sequence[T], key: Callable[[T], Hashable]) -> list[T]:
     return merged
 
 
-def merge_entities(local: Sequence[EntityHit], global_: Sequence[EntityHit]) -> list[EntityHit]:
+def merge_entities(local: Sequence[EntityRow], global_: Sequence[EntityRow]) -> list[EntityRow]:
     """Round-robin local (entity-search) and global (via relations) entities by name."""
     return round_robin(local, global_, key=lambda e: e.name)
 
 
-def merge_relations(local: Sequence[RelationHit], global_: Sequence[RelationHit]) -> list[RelationHit]:
+def merge_relations(local: Sequence[RelationRow], global_: Sequence[RelationRow]) -> list[RelationRow]:
     """Round-robin local and global relations, identified by their sorted endpoints."""
     return round_robin(local, global_, key=lambda r: r.pair)
 
 
 def merge_chunks(
-    vector: Sequence[ChunkHit],
-    from_entities: Sequence[ChunkHit],
-    from_relations: Sequence[ChunkHit],
-) -> list[ChunkHit]:
+    vector: Sequence[ChunkRow],
+    from_entities: Sequence[ChunkRow],
+    from_relations: Sequence[ChunkRow],
+) -> list[ChunkRow]:
     """Round-robin chunks: vector search first, then entity, then relation chunks."""
     return round_robin(vector, from_entities, from_relations, key=lambda c: c.id)
 
 
-def rank_local_relations(relations: Iterable[RelationHit]) -> list[RelationHit]:
+def rank_local_relations(relations: Iterable[RelationRow]) -> list[RelationRow]:
     """Order the edges of the local search like upstream: (edge degree, weight) desc.
 
     The sort is stable, so equal edges keep the order they were found in.
@@ -63,7 +64,7 @@ def rank_local_relations(relations: Iterable[RelationHit]) -> list[RelationHit]:
     return sorted(relations, key=lambda r: (r.degree, r.weight), reverse=True)
 
 
-def endpoint_names(relations: Iterable[RelationHit]) -> list[str]:
+def endpoint_names(relations: Iterable[RelationRow]) -> list[str]:
     """Entity names of the global search: endpoints in order of first appearance."""
     names: list[str] = []
     seen: set[str] = set()
@@ -102,7 +103,7 @@ def truncate_by_tokens(
     return list(items)
 
 
-def entity_row(entity: EntityHit) -> dict[str, str]:
+def entity_row(entity: EntityRow) -> dict[str, str]:
     """An entity as a context JSON line (upstream drops file_path and created_at)."""
     return {
         "entity": entity.name,
@@ -111,7 +112,7 @@ def entity_row(entity: EntityHit) -> dict[str, str]:
     }
 
 
-def relation_row(relation: RelationHit) -> dict[str, str]:
+def relation_row(relation: RelationRow) -> dict[str, str]:
     """A relation as a context JSON line (upstream drops file_path and created_at)."""
     return {
         "entity1": relation.src,
@@ -120,7 +121,7 @@ def relation_row(relation: RelationHit) -> dict[str, str]:
     }
 
 
-def chunk_budget_row(chunk: ChunkHit) -> dict[str, str]:
+def chunk_budget_row(chunk: ChunkRow) -> dict[str, str]:
     """The form upstream measures a merged chunk in when truncating chunks."""
     return {
         "content": chunk.content,
@@ -130,12 +131,12 @@ def chunk_budget_row(chunk: ChunkHit) -> dict[str, str]:
 
 
 def truncate_kg(
-    entities: Sequence[EntityHit],
-    relations: Sequence[RelationHit],
+    entities: Sequence[EntityRow],
+    relations: Sequence[RelationRow],
     *,
     tokenizer: TokenEncoder,
     param: QueryParam,
-) -> tuple[list[EntityHit], list[RelationHit]]:
+) -> tuple[list[EntityRow], list[RelationRow]]:
     """Keep the entity/relation prefixes fitting max_entity/relation_tokens."""
     kept_entities = truncate_by_tokens(
         entities, tokenizer, param.max_entity_tokens, lambda e: json_line(entity_row(e))
@@ -146,7 +147,7 @@ def truncate_kg(
     return kept_entities, kept_relations
 
 
-def generate_references(chunks: Sequence[ChunkHit]) -> tuple[list[dict[str, str]], list[str]]:
+def generate_references(chunks: Sequence[ChunkRow]) -> tuple[list[dict[str, str]], list[str]]:
     """Number the source files of ``chunks`` like upstream.
 
     Files are ranked by how many chunks cite them (most first), ties by first

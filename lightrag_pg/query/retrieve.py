@@ -2,47 +2,32 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
+from ..store.rows import ChunkRow, EntityRow, RelationRow
 from ..store.uow import Stores
 from .chunk_pick import chunk_candidates, select_chunk_ids
 from .param import QueryParam
 from .ranking import endpoint_names, merge_chunks, rank_local_relations
-from .records import ChunkHit, EntityHit, RelationHit
-
-
-def chunk_hit(record: Mapping[str, Any]) -> ChunkHit:
-    """A chunk row as the query pipeline sees it."""
-    similarity = record.get("similarity")
-    return ChunkHit(
-        id=record["id"],
-        content=record["content"],
-        file_path=record["file_path"],
-        doc_id=record["doc_id"],
-        chunk_order_index=record["chunk_order_index"],
-        tokens=record["tokens"],
-        similarity=None if similarity is None else float(similarity),
-    )
 
 
 @dataclass
 class Retrieved:
     """What the searches found, before merging and truncation."""
 
-    local_entities: list[EntityHit] = field(default_factory=list)
-    local_relations: list[RelationHit] = field(default_factory=list)
-    global_entities: list[EntityHit] = field(default_factory=list)
-    global_relations: list[RelationHit] = field(default_factory=list)
-    vector_chunks: list[ChunkHit] = field(default_factory=list)
+    local_entities: list[EntityRow] = field(default_factory=list)
+    local_relations: list[RelationRow] = field(default_factory=list)
+    global_entities: list[EntityRow] = field(default_factory=list)
+    global_relations: list[RelationRow] = field(default_factory=list)
+    vector_chunks: list[ChunkRow] = field(default_factory=list)
 
 
 async def local_search(
     s: Stores, ll_vector: np.ndarray, param: QueryParam, threshold: float
-) -> tuple[list[EntityHit], list[RelationHit]]:
+) -> tuple[list[EntityRow], list[RelationRow]]:
     """Entities near the low-level keywords, then all their edges ranked by (edge degree, weight)."""
     entities = await s.vectors.search_entities(ll_vector, threshold, param.top_k)
     if not entities:
@@ -53,7 +38,7 @@ async def local_search(
 
 async def global_search(
     s: Stores, hl_vector: np.ndarray, param: QueryParam, threshold: float
-) -> tuple[list[EntityHit], list[RelationHit]]:
+) -> tuple[list[EntityRow], list[RelationRow]]:
     """Relations near the high-level keywords, then their endpoint entities in order."""
     relations = await s.vectors.search_relations(hl_vector, threshold, param.top_k)
     if not relations:
@@ -63,31 +48,31 @@ async def global_search(
 
 async def vector_search(
     s: Stores, query_vector: np.ndarray, param: QueryParam, threshold: float
-) -> list[ChunkHit]:
+) -> list[ChunkRow]:
     """Chunks nearest to the query."""
-    return [chunk_hit(r) for r in await s.chunks.search(query_vector, threshold, param.chunk_top_k)]
+    return await s.chunks.search(query_vector, threshold, param.chunk_top_k)
 
 
 async def graph_chunks(
     s: Stores,
-    entities: Sequence[EntityHit],
-    relations: Sequence[RelationHit],
-    vector_chunks: Sequence[ChunkHit],
+    entities: Sequence[EntityRow],
+    relations: Sequence[RelationRow],
+    vector_chunks: Sequence[ChunkRow],
     query_vector: np.ndarray,
     param: QueryParam,
-) -> list[ChunkHit]:
+) -> list[ChunkRow]:
     """Chunks behind the kept entities and relations, picked by WEIGHT or VECTOR, merged
     round-robin with the vector-search chunks. One statement for all candidates."""
     entity_candidates = chunk_candidates([e.source_ids for e in entities])
     relation_candidates_all = chunk_candidates([r.source_ids for r in relations])
     wanted = {c for group in (*entity_candidates, *relation_candidates_all) for c in group}
     rows = await s.chunks.with_similarity(sorted(wanted), query_vector) if wanted else []
-    by_id = {r["id"]: chunk_hit(r) for r in rows}
+    by_id = {c.id: c for c in rows}
     similarities = {i: c.similarity for i, c in by_id.items() if c.similarity is not None}
     method = param.kg_chunk_pick_method or "VECTOR"
     related = param.related_chunk_number or 5
 
-    def pick(candidates: list[list[str]]) -> list[ChunkHit]:
+    def pick(candidates: list[list[str]]) -> list[ChunkRow]:
         present = [[i for i in group if i in by_id] for group in candidates]
         ids, _ = select_chunk_ids(
             present, method=method, max_related_chunks=related, similarities=similarities

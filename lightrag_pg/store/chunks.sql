@@ -3,7 +3,7 @@
 -- name: upsert_chunks
 -- Insert or replace chunks with their vectors; the arrays are parallel.
 WITH rows AS (
-    SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::int[], $5::text[], $6::text[], $7::text[])
+    SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::int[], $5::text[], $6::text[], $7::vector[])
         AS u(id, doc_id, chunk_order_index, tokens, content, file_path, embedding)
 ), chunks AS (
     INSERT INTO text_chunks AS c (id, doc_id, chunk_order_index, tokens, content, file_path)
@@ -15,7 +15,7 @@ WITH rows AS (
     RETURNING c.id
 )
 INSERT INTO chunk_vectors AS v (chunk_id, embedding)
-SELECT r.id, r.embedding::vector FROM rows r JOIN chunks c USING (id) ORDER BY r.id
+SELECT r.id, r.embedding FROM rows r JOIN chunks c USING (id) ORDER BY r.id
 ON CONFLICT (chunk_id) DO UPDATE SET embedding = EXCLUDED.embedding;
 
 -- name: chunks_by_ids

@@ -3,29 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import asyncpg
 
 from ..db.sqlfile import load_queries
 from ..db.translate import translating
-from ..types import UNKNOWN_SOURCE
-from .rows import canonical_pair
+from ..types import DocStatus
+from .rows import DocumentRow, StatusRow, columns, pair_columns
 
 SQL = load_queries(__package__, "documents.sql")
-
-PENDING, PROCESSING, PROCESSED, FAILED = "pending", "processing", "processed", "failed"
-
-
-@dataclass(frozen=True, slots=True)
-class NewDocument:
-    """A cleaned document ready to be stored."""
-
-    id: str
-    content: str
-    file_path: str = UNKNOWN_SOURCE
-    track_id: str | None = None
 
 
 class DocumentStore:
@@ -35,34 +22,28 @@ class DocumentStore:
         self.conn = conn
 
     @translating
-    async def existing_ids(self, ids: Sequence[str]) -> set[str]:
-        """Which of ``ids`` are already known to the workspace."""
-        return {r["id"] for r in await self.conn.fetch(SQL["existing_doc_ids"], list(ids))}
-
-    @translating
-    async def insert(self, docs: Sequence[NewDocument]) -> set[str]:
-        """Store new documents as pending; return the ids actually inserted."""
+    async def insert(self, docs: Sequence[DocumentRow]) -> set[str]:
+        """Store new documents as pending; return the ids actually inserted (known ids are left alone)."""
         if not docs:
             return set()
-        rows = [
-            {"id": d.id, "content": d.content, "file_path": d.file_path, "track_id": d.track_id} for d in docs
-        ]
-        return {r["id"] for r in await self.conn.fetch(SQL["insert_docs"], rows)}
+        rows = await self.conn.fetch(SQL["insert_docs"], *columns((d.values() for d in docs), 4))
+        return {r["id"] for r in rows}
 
     @translating
-    async def get(self, ids: Sequence[str]) -> list[asyncpg.Record]:
-        """Documents with their status, in the order given."""
-        return await self.conn.fetch(SQL["docs_by_ids"], list(ids))
+    async def get(self, ids: Sequence[str]) -> list[DocumentRow]:
+        """Documents in the order given; unknown ids are skipped."""
+        return [DocumentRow.from_record(r) for r in await self.conn.fetch(SQL["docs_by_ids"], list(ids))]
 
     @translating
-    async def statuses(self, ids: Sequence[str]) -> list[asyncpg.Record]:
-        """Status rows, in the order given."""
-        return await self.conn.fetch(SQL["status_by_ids"], list(ids))
+    async def statuses(self, ids: Sequence[str]) -> list[StatusRow]:
+        """Status rows, in the order given; unknown ids are skipped."""
+        return [StatusRow.from_record(r) for r in await self.conn.fetch(SQL["status_by_ids"], list(ids))]
 
     @translating
-    async def ids_with_status(self, *statuses: str) -> list[str]:
+    async def ids_with_status(self, *statuses: DocStatus) -> list[str]:
         """Ids of documents in any of ``statuses``, oldest first."""
-        return [r["id"] for r in await self.conn.fetch(SQL["ids_by_status"], list(statuses))]
+        rows = await self.conn.fetch(SQL["ids_by_status"], [DocStatus(s).value for s in statuses])
+        return [r["id"] for r in rows]
 
     @translating
     async def claim(self, ids: Sequence[str]) -> list[str]:
@@ -89,7 +70,4 @@ class DocumentStore:
     async def link_relations(self, doc_id: str, pairs: Sequence[tuple[str, str]]) -> None:
         """Record the relations a document contributed to."""
         if pairs:
-            canonical = sorted({canonical_pair(a, b) for a, b in pairs})
-            await self.conn.execute(
-                SQL["link_relations"], doc_id, [p[0] for p in canonical], [p[1] for p in canonical]
-            )
+            await self.conn.execute(SQL["link_relations"], doc_id, *pair_columns(pairs))

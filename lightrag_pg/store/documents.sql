@@ -1,15 +1,12 @@
 -- SQL of the document store: full_docs, doc_status and the per-document
 -- entity and relation lists.
 
--- name: existing_doc_ids
--- Which of the given ids already have a status row.
-SELECT id FROM doc_status WHERE id = ANY($1::text[]);
-
 -- name: insert_docs
--- Store new documents and their pending status; existing ids are left alone.
+-- Store new documents and their pending status (parallel arrays); existing ids are
+-- left alone. Returns the ids inserted.
 WITH rows AS (
-    SELECT * FROM jsonb_to_recordset($1::jsonb)
-        AS u(id text, content text, file_path text, track_id text)
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[])
+        AS u(id, content, file_path, track_id)
 ), docs AS (
     INSERT INTO full_docs (id, content, file_path)
     SELECT id, content, file_path FROM rows ORDER BY id
@@ -24,8 +21,8 @@ ON CONFLICT (id) DO NOTHING
 RETURNING id;
 
 -- name: docs_by_ids
--- Full documents with their status, in the order of the ids given.
-SELECT d.id, d.content, d.file_path, s.status, s.track_id, s.chunks_list, s.error_msg
+-- Full documents with the track id of their insert, in the order of the ids given.
+SELECT d.id, d.content, d.file_path, s.track_id
 FROM unnest($1::text[]) WITH ORDINALITY AS i(id, ord)
 JOIN full_docs d ON d.id = i.id
 LEFT JOIN doc_status s ON s.id = d.id

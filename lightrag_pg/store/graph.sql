@@ -1,5 +1,6 @@
 -- SQL of the graph store (entities and relations). Every statement handles a
--- whole batch: arrays or a jsonb array of rows in, one round trip.
+-- whole batch, given as parallel arrays, in one round trip. List-valued columns
+-- (source_ids, file_paths) come as jsonb[], one JSON list per row.
 
 -- name: entities_by_names
 -- Entities with their degree, in the order of the names given; unknown names are skipped.
@@ -8,25 +9,6 @@ SELECT e.name, e.entity_type, e.description, e.source_ids, e.file_paths, e.versi
 FROM unnest($1::text[]) WITH ORDINALITY AS n(name, ord)
 JOIN entities e ON e.name = n.name
 ORDER BY n.ord;
-
--- name: node_degrees
--- Degree of each given name (0 for unknown names).
-SELECT n.name, node_degree(n.name) AS degree
-FROM unnest($1::text[]) AS n(name);
-
--- name: relations_by_pairs
--- Relations with their edge degree, in the order of the (canonical) pairs given.
-SELECT r.src, r.tgt, r.keywords, r.description, r.weight, r.source_ids, r.file_paths,
-       r.version, r.created_at, r.updated_at,
-       node_degree(r.src) + node_degree(r.tgt) AS degree
-FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS p(src, tgt, ord)
-JOIN relations r ON r.src = p.src AND r.tgt = p.tgt
-ORDER BY p.ord;
-
--- name: edge_degrees
--- Edge degree (sum of endpoint degrees) of each given pair, whether or not the edge exists.
-SELECT p.src, p.tgt, node_degree(p.src) + node_degree(p.tgt) AS degree
-FROM unnest($1::text[], $2::text[]) AS p(src, tgt);
 
 -- name: edges_of
 -- Every relation touching any of the given entities, with its edge degree.
@@ -55,31 +37,17 @@ JOIN degree ds ON ds.name = r.src
 JOIN degree dt ON dt.name = r.tgt
 ORDER BY r.src, r.tgt;
 
--- name: upsert_entities
--- Insert or replace entities; locks rows in name order so batches cannot deadlock.
-INSERT INTO entities AS e (name, entity_type, description, source_ids, file_paths, version)
-SELECT u.name, u.entity_type, u.description, u.source_ids, u.file_paths, 1
-FROM jsonb_to_recordset($1::jsonb) AS u(
-    name text, entity_type text, description text, source_ids text[], file_paths text[])
-ORDER BY u.name COLLATE "C"
-ON CONFLICT (name) DO UPDATE SET
-    entity_type = EXCLUDED.entity_type,
-    description = EXCLUDED.description,
-    source_ids = EXCLUDED.source_ids,
-    file_paths = EXCLUDED.file_paths,
-    version = e.version + 1,
-    updated_at = now()
-RETURNING e.name;
-
 -- name: upsert_entities_if_unchanged
 -- Optimistic merge write: each row carries the version it was computed from;
 -- a row is written only if nobody changed it since (0 means "did not exist").
 -- Returns the names written; the others must be merged again.
 INSERT INTO entities AS e (name, entity_type, description, source_ids, file_paths, version)
-SELECT u.name, u.entity_type, u.description, u.source_ids, u.file_paths, u.version + 1
-FROM jsonb_to_recordset($1::jsonb) AS u(
-    name text, entity_type text, description text, source_ids text[], file_paths text[],
-    version int)
+SELECT u.name, u.entity_type, u.description,
+       ARRAY(SELECT jsonb_array_elements_text(u.source_ids)),
+       ARRAY(SELECT jsonb_array_elements_text(u.file_paths)),
+       u.version + 1
+FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::jsonb[], $6::int[])
+    AS u(name, entity_type, description, source_ids, file_paths, version)
 ORDER BY u.name COLLATE "C"
 ON CONFLICT (name) DO UPDATE SET
     entity_type = EXCLUDED.entity_type,
@@ -94,47 +62,26 @@ RETURNING e.name;
 -- name: ensure_entities
 -- Create entities that do not exist yet (relation endpoints); existing ones are untouched.
 INSERT INTO entities (name, entity_type, description, source_ids, file_paths, version)
-SELECT u.name, u.entity_type, u.description, u.source_ids, u.file_paths, 1
-FROM jsonb_to_recordset($1::jsonb) AS u(
-    name text, entity_type text, description text, source_ids text[], file_paths text[])
+SELECT u.name, u.entity_type, u.description,
+       ARRAY(SELECT jsonb_array_elements_text(u.source_ids)),
+       ARRAY(SELECT jsonb_array_elements_text(u.file_paths)),
+       1
+FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::jsonb[], $6::int[])
+    AS u(name, entity_type, description, source_ids, file_paths, version)
 ORDER BY u.name COLLATE "C"
 ON CONFLICT (name) DO NOTHING
 RETURNING name;
 
--- name: lock_entities
--- Lock existing entities for a read-modify-write, in name order.
-SELECT e.name, e.entity_type, e.description, e.source_ids, e.file_paths, e.version,
-       e.created_at, e.updated_at, 0::bigint AS degree
-FROM entities e
-WHERE e.name = ANY($1::text[])
-ORDER BY e.name COLLATE "C"
-FOR NO KEY UPDATE;
-
--- name: upsert_relations
--- Insert or replace relations (pairs already canonical), in pair order.
-INSERT INTO relations AS r (src, tgt, keywords, description, weight, source_ids, file_paths, version)
-SELECT u.src, u.tgt, u.keywords, u.description, u.weight, u.source_ids, u.file_paths, 1
-FROM jsonb_to_recordset($1::jsonb) AS u(
-    src text, tgt text, keywords text, description text, weight float8,
-    source_ids text[], file_paths text[])
-ORDER BY u.src COLLATE "C", u.tgt COLLATE "C"
-ON CONFLICT (src, tgt) DO UPDATE SET
-    keywords = EXCLUDED.keywords,
-    description = EXCLUDED.description,
-    weight = EXCLUDED.weight,
-    source_ids = EXCLUDED.source_ids,
-    file_paths = EXCLUDED.file_paths,
-    version = r.version + 1,
-    updated_at = now()
-RETURNING r.src, r.tgt;
-
 -- name: upsert_relations_if_unchanged
 -- Optimistic merge write for relations; see upsert_entities_if_unchanged.
 INSERT INTO relations AS r (src, tgt, keywords, description, weight, source_ids, file_paths, version)
-SELECT u.src, u.tgt, u.keywords, u.description, u.weight, u.source_ids, u.file_paths, u.version + 1
-FROM jsonb_to_recordset($1::jsonb) AS u(
-    src text, tgt text, keywords text, description text, weight float8,
-    source_ids text[], file_paths text[], version int)
+SELECT u.src, u.tgt, u.keywords, u.description, u.weight,
+       ARRAY(SELECT jsonb_array_elements_text(u.source_ids)),
+       ARRAY(SELECT jsonb_array_elements_text(u.file_paths)),
+       u.version + 1
+FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::float8[], $6::jsonb[], $7::jsonb[],
+             $8::int[])
+    AS u(src, tgt, keywords, description, weight, source_ids, file_paths, version)
 ORDER BY u.src COLLATE "C", u.tgt COLLATE "C"
 ON CONFLICT (src, tgt) DO UPDATE SET
     keywords = EXCLUDED.keywords,
@@ -146,21 +93,6 @@ ON CONFLICT (src, tgt) DO UPDATE SET
     updated_at = now()
 WHERE r.version + 1 = EXCLUDED.version
 RETURNING r.src, r.tgt;
-
--- name: delete_entities
--- Delete entities; their relations, vectors and per-document links go by cascade.
-DELETE FROM entities WHERE name = ANY($1::text[]) RETURNING name;
-
--- name: delete_relations
--- Delete relations given as parallel arrays of canonical endpoints.
-DELETE FROM relations r
-USING unnest($1::text[], $2::text[]) AS p(src, tgt)
-WHERE r.src = p.src AND r.tgt = p.tgt
-RETURNING r.src, r.tgt;
-
--- name: counts
--- Number of entities and relations in the workspace.
-SELECT (SELECT count(*) FROM entities) AS entities, (SELECT count(*) FROM relations) AS relations;
 
 -- name: entities_for_merge
 -- Current state of each name before a merge: the row, whether document $2 already

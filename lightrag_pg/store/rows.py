@@ -1,49 +1,60 @@
-"""Rows of the graph tables, as the stores return and accept them."""
+"""Rows of the workspace tables, as the stores return and accept them.
+
+Each table has one row type, built from a database record in one place (its
+``from_record``). Batches travel to PostgreSQL one way: as parallel typed
+arrays, unpacked with ``unnest($1::text[], $2::int[], ...)``; :func:`columns`
+turns rows into those arrays. A list-valued column (``source_ids``) goes as
+``jsonb[]``, one JSON list per row; a vector column as ``vector[]``
+(:func:`vectors`), through pgvector's binary codec.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
-_ENTITY_COLUMNS = (
-    "name",
-    "entity_type",
-    "description",
-    "source_ids",
-    "file_paths",
-    "version",
-    "created_at",
-    "updated_at",
-    "degree",
-)
-_RELATION_COLUMNS = (
-    "src",
-    "tgt",
-    "keywords",
-    "description",
-    "weight",
-    "source_ids",
-    "file_paths",
-    "version",
-    "created_at",
-    "updated_at",
-    "degree",
-)
+import numpy as np
+from pgvector import Vector
 
+from ..types import UNKNOWN_SOURCE, DocStatus
 
 R = TypeVar("R", "EntityRow", "RelationRow")
 
 
-def _similarity(record: Mapping[str, Any]) -> float | None:
-    value = record.get("similarity")
-    return None if value is None else float(value)
+def columns(rows: Iterable[Sequence[Any]], width: int) -> list[list[Any]]:
+    """``rows`` (tuples of ``width`` values) as ``width`` parallel lists, one per column.
+
+    These are the parameters of a batch statement reading ``unnest($1, $2, ...)``.
+    A value that is itself a list must be given as a tuple (asyncpg reads a list
+    inside an array parameter as a sub-array; a tuple is encoded by the column's codec).
+    """
+    cols: list[list[Any]] = [[] for _ in range(width)]
+    for row in rows:
+        for col, value in zip(cols, row, strict=True):
+            col.append(value)
+    return cols
+
+
+def pair_columns(pairs: Iterable[tuple[str, str]]) -> list[list[str]]:
+    """Undirected pairs, put in canonical order, as two parallel lists (sources, targets)."""
+    return columns((canonical_pair(a, b) for a, b in pairs), 2)
+
+
+def vectors(embeddings: Any) -> list[Vector]:
+    """The rows of a 2-D array as pgvector values, for a ``$n::vector[]`` parameter."""
+    return [Vector(row) for row in np.asarray(embeddings, dtype=np.float32)]
 
 
 def canonical_pair(a: str, b: str) -> tuple[str, str]:
     """Order an undirected pair the way ``relations`` stores it (byte order, like COLLATE "C")."""
     return (a, b) if a < b else (b, a)
+
+
+def _similarity(record: Mapping[str, Any]) -> float | None:
+    value = record.get("similarity")
+    return None if value is None else float(value)
 
 
 @dataclass(slots=True)
@@ -68,17 +79,29 @@ class EntityRow:
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> EntityRow:
         """Build from a database row holding the entity columns, ``degree`` and maybe ``similarity``."""
-        return cls(**{f: record[f] for f in _ENTITY_COLUMNS}, similarity=_similarity(record))
+        return cls(
+            name=record["name"],
+            entity_type=record["entity_type"],
+            description=record["description"],
+            source_ids=list(record["source_ids"]),
+            file_paths=list(record["file_paths"]),
+            version=record["version"],
+            degree=record["degree"],
+            created_at=record["created_at"],
+            updated_at=record["updated_at"],
+            similarity=_similarity(record),
+        )
 
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "entity_type": self.entity_type,
-            "description": self.description,
-            "source_ids": self.source_ids,
-            "file_paths": self.file_paths,
-            "version": self.version,
-        }
+    def values(self) -> tuple[Any, ...]:
+        """The written columns: name, entity_type, description, source_ids, file_paths, version."""
+        return (
+            self.name,
+            self.entity_type,
+            self.description,
+            tuple(self.source_ids),
+            tuple(self.file_paths),
+            self.version,
+        )
 
 
 @dataclass(slots=True)
@@ -107,23 +130,130 @@ class RelationRow:
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> RelationRow:
         """Build from a database row holding the relation columns, ``degree`` and maybe ``similarity``."""
-        return cls(**{f: record[f] for f in _RELATION_COLUMNS}, similarity=_similarity(record))
+        return cls(
+            src=record["src"],
+            tgt=record["tgt"],
+            keywords=record["keywords"],
+            description=record["description"],
+            weight=record["weight"],
+            source_ids=list(record["source_ids"]),
+            file_paths=list(record["file_paths"]),
+            version=record["version"],
+            degree=record["degree"],
+            created_at=record["created_at"],
+            updated_at=record["updated_at"],
+            similarity=_similarity(record),
+        )
 
     @property
     def pair(self) -> tuple[str, str]:
         return (self.src, self.tgt)
 
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "src": self.src,
-            "tgt": self.tgt,
-            "keywords": self.keywords,
-            "description": self.description,
-            "weight": self.weight,
-            "source_ids": self.source_ids,
-            "file_paths": self.file_paths,
-            "version": self.version,
-        }
+    def values(self) -> tuple[Any, ...]:
+        """The written columns: src, tgt, keywords, description, weight, source_ids, file_paths, version."""
+        return (
+            self.src,
+            self.tgt,
+            self.keywords,
+            self.description,
+            self.weight,
+            tuple(self.source_ids),
+            tuple(self.file_paths),
+            self.version,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRow:
+    """One row of ``text_chunks``; ``similarity`` (cosine to the query) is set by
+    reads that compare with a query vector, else None."""
+
+    id: str
+    doc_id: str
+    chunk_order_index: int
+    tokens: int
+    content: str
+    file_path: str = UNKNOWN_SOURCE
+    created_at: datetime | None = None
+    similarity: float | None = None
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> ChunkRow:
+        """Build from a database row holding the chunk columns and maybe ``similarity``."""
+        return cls(
+            id=record["id"],
+            doc_id=record["doc_id"],
+            chunk_order_index=record["chunk_order_index"],
+            tokens=record["tokens"],
+            content=record["content"],
+            file_path=record["file_path"],
+            created_at=record["created_at"],
+            similarity=_similarity(record),
+        )
+
+    def values(self) -> tuple[Any, ...]:
+        """The written columns: id, doc_id, chunk_order_index, tokens, content, file_path."""
+        return (self.id, self.doc_id, self.chunk_order_index, self.tokens, self.content, self.file_path)
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentRow:
+    """One row of ``full_docs``, with the ``track_id`` of the insert that enqueued it."""
+
+    id: str
+    content: str
+    file_path: str = UNKNOWN_SOURCE
+    track_id: str | None = None
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> DocumentRow:
+        """Build from a database row holding the document columns and ``track_id``."""
+        return cls(
+            id=record["id"],
+            content=record["content"],
+            file_path=record["file_path"],
+            track_id=record["track_id"],
+        )
+
+    def values(self) -> tuple[Any, ...]:
+        """The written columns: id, content, file_path, track_id."""
+        return (self.id, self.content, self.file_path, self.track_id)
+
+
+@dataclass(frozen=True, slots=True)
+class StatusRow:
+    """One row of ``doc_status``: where a document is in the pipeline."""
+
+    id: str
+    status: DocStatus
+    content_summary: str
+    content_length: int
+    chunks_count: int | None
+    chunks_list: list[str]
+    file_path: str
+    track_id: str | None
+    error_msg: str | None
+    metadata: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> StatusRow:
+        """Build from a ``doc_status`` row."""
+        return cls(
+            id=record["id"],
+            status=DocStatus(record["status"]),
+            content_summary=record["content_summary"],
+            content_length=record["content_length"],
+            chunks_count=record["chunks_count"],
+            chunks_list=list(record["chunks_list"] or []),
+            file_path=record["file_path"],
+            track_id=record["track_id"],
+            error_msg=record["error_msg"],
+            metadata=dict(record["metadata"] or {}),
+            created_at=record["created_at"],
+            updated_at=record["updated_at"],
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,11 +264,3 @@ class MergeState(Generic[R]):
     linked: bool
     vector_content: str | None
     existing_endpoints: frozenset[str] = frozenset()
-
-
-def vector_texts(embeddings: Any) -> list[str]:
-    """pgvector text literals (``[1.0,2.0]``) for the rows of a 2-D array, for ``$n::text[]``."""
-    import numpy as np
-
-    rows = np.asarray(embeddings, dtype=np.float32)
-    return ["[" + ",".join(map(repr, row.tolist())) + "]" for row in rows]

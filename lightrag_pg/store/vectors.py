@@ -9,7 +9,7 @@ import numpy as np
 
 from ..db.sqlfile import load_queries
 from ..db.translate import translating
-from .rows import EntityRow, RelationRow, canonical_pair, vector_texts
+from .rows import EntityRow, RelationRow, pair_columns, vectors
 
 SQL = load_queries(__package__, "vectors.sql")
 
@@ -27,7 +27,7 @@ class VectorStore:
         """Store one vector per entity (the entities must exist)."""
         if names:
             await self.conn.execute(
-                SQL["upsert_entity_vectors"], list(names), list(contents), vector_texts(embeddings)
+                SQL["upsert_entity_vectors"], list(names), list(contents), vectors(embeddings)
             )
 
     @translating
@@ -36,13 +36,8 @@ class VectorStore:
     ) -> None:
         """Store one vector per relation (the relations must exist)."""
         if pairs:
-            canonical = [canonical_pair(a, b) for a, b in pairs]
             await self.conn.execute(
-                SQL["upsert_relation_vectors"],
-                [p[0] for p in canonical],
-                [p[1] for p in canonical],
-                list(contents),
-                vector_texts(embeddings),
+                SQL["upsert_relation_vectors"], *pair_columns(pairs), list(contents), vectors(embeddings)
             )
 
     @translating

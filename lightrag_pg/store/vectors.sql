@@ -3,8 +3,8 @@
 -- name: upsert_entity_vectors
 -- Insert or replace entity vectors (parallel arrays); the entities must exist.
 INSERT INTO entity_vectors AS v (name, content, embedding)
-SELECT u.name, u.content, u.embedding::vector
-FROM unnest($1::text[], $2::text[], $3::text[]) AS u(name, content, embedding)
+SELECT u.name, u.content, u.embedding
+FROM unnest($1::text[], $2::text[], $3::vector[]) AS u(name, content, embedding)
 ORDER BY u.name COLLATE "C"
 ON CONFLICT (name) DO UPDATE SET content = EXCLUDED.content, embedding = EXCLUDED.embedding,
     updated_at = now();
@@ -12,8 +12,8 @@ ON CONFLICT (name) DO UPDATE SET content = EXCLUDED.content, embedding = EXCLUDE
 -- name: upsert_relation_vectors
 -- Insert or replace relation vectors (parallel arrays, canonical pairs).
 INSERT INTO relation_vectors AS v (src, tgt, content, embedding)
-SELECT u.src, u.tgt, u.content, u.embedding::vector
-FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS u(src, tgt, content, embedding)
+SELECT u.src, u.tgt, u.content, u.embedding
+FROM unnest($1::text[], $2::text[], $3::text[], $4::vector[]) AS u(src, tgt, content, embedding)
 ORDER BY u.src COLLATE "C", u.tgt COLLATE "C"
 ON CONFLICT (src, tgt) DO UPDATE SET content = EXCLUDED.content, embedding = EXCLUDED.embedding,
     updated_at = now();

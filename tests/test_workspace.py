@@ -19,8 +19,7 @@ from lightrag_pg.db.workspace import (
     workspace_exists,
 )
 from lightrag_pg.errors import WorkspaceNotFound
-
-from .embeddings import embedding_func
+from lightrag_pg.testing import hashed_embedding_func as embedding_func
 
 BAD_NAMES = [
     "",

@@ -32,6 +32,7 @@ if __package__ in (None, ""):
 from bench.corpus import CorpusLLM, documents, vocabulary
 from lightrag_pg import EmbeddingFunc, LightRAG
 from lightrag_pg.db.embedded import DSN_ENV
+from lightrag_pg.defaults import local_embedding_func
 from lightrag_pg.errors import ConfigurationError
 from lightrag_pg.testing import StatementCounter, hashed_embedding_func
 
@@ -62,8 +63,6 @@ def choose_embedding(kind: str) -> EmbeddingFunc:
     """The hashed bag-of-words embedding (dim 64) or the local MiniLM model."""
     if kind == "hashed":
         return hashed_embedding_func(HASHED_DIM)
-    from lightrag_pg.offline.minilm import local_embedding_func
-
     return local_embedding_func()
 
 

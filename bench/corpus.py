@@ -6,7 +6,7 @@ small cast from it with Zipf-like weights, so the popular names recur across
 many documents and their descriptions get merged (and summarised). Documents
 mix sentences naming cast members with filler sentences naming nobody.
 
-:class:`CorpusLLM` answers LightRAG's prompts like ``tests.scripted_llm``
+:class:`CorpusLLM` answers LightRAG's prompts like ``lightrag_pg.testing``
 does, but recognises the generated vocabulary: every vocabulary name in a
 chunk becomes an entity and every pair of names in one sentence a relation.
 Everything is deterministic for a given seed.
@@ -28,9 +28,9 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lightrag_pg.index.extraction_prompts import classify_prompt, prompt_input_text
-from lightrag_pg.query.answer_prompts import KEYWORDS_MARKER, query_from_keywords_prompt
-from tests.scripted_llm import respond as scripted_respond
+from lightrag_pg.query.answer_prompts import KEYWORDS_MARKER
+from lightrag_pg.testing import classify_prompt, prompt_input_text, query_from_keywords_prompt
+from lightrag_pg.testing import respond as scripted_respond
 
 D = "<|#|>"
 COMPLETE = "<|COMPLETE|>"

@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextvars
 import importlib.util
 import os
-import re
 import statistics
 import sys
 import tempfile
@@ -23,83 +21,22 @@ import time
 import uuid
 import warnings
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Self
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import asyncpg.connection
-import numpy as np
-
 from bench.corpus import CorpusLLM, documents, vocabulary
 from lightrag_pg import EmbeddingFunc, LightRAG
 from lightrag_pg.db.embedded import DSN_ENV
+from lightrag_pg.defaults import local_embedding_func
 from lightrag_pg.errors import ConfigurationError
-from tests.embeddings import hashed_vectors as reference_hashed_vectors
+from lightrag_pg.testing import StatementCounter, hashed_embedding_func
 
 HASHED_DIM = 64
-_WORD = re.compile(r"\w+")
-COUNTED_METHODS = ("execute", "executemany", "fetch", "fetchrow", "fetchval")
-_in_reset: contextvars.ContextVar[bool] = contextvars.ContextVar("in_reset", default=False)
-
-
-class StatementCounter:
-    """Counts the statements every asyncpg connection sends while active.
-
-    The connection methods are patched on the class, so pooled connections,
-    transactions (BEGIN/COMMIT go through ``execute``) and connection init
-    hooks are all counted. A pool's reset on release is one round trip,
-    counted under ``reset``.
-    """
-
-    def __init__(self) -> None:
-        self.by_method: Counter[str] = Counter()
-        self._saved: dict[str, Any] = {}
-
-    @property
-    def total(self) -> int:
-        """Statements counted so far."""
-        return sum(self.by_method.values())
-
-    def _wrap(self, name: str, method: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
-        async def counted(conn: asyncpg.Connection, *args: Any, **kwargs: Any) -> Any:
-            if not _in_reset.get():
-                self.by_method[name] += 1
-            return await method(conn, *args, **kwargs)
-
-        return counted
-
-    def _wrap_reset(self, method: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
-        async def counted(conn: asyncpg.Connection, *args: Any, **kwargs: Any) -> Any:
-            self.by_method["reset"] += 1
-            token = _in_reset.set(True)
-            try:
-                return await method(conn, *args, **kwargs)
-            finally:
-                _in_reset.reset(token)
-
-        return counted
-
-    def __enter__(self) -> Self:
-        cls = asyncpg.connection.Connection
-        for name in (*COUNTED_METHODS, "reset"):
-            self._saved[name] = getattr(cls, name)
-        for name in COUNTED_METHODS:
-            setattr(cls, name, self._wrap(name, self._saved[name]))
-        cls.reset = self._wrap_reset(self._saved["reset"])  # type: ignore[method-assign]
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        for name, method in self._saved.items():
-            setattr(asyncpg.connection.Connection, name, method)
-        self._saved.clear()
 
 
 @contextmanager
@@ -122,49 +59,10 @@ def database(dsn: str | None) -> Iterator[str]:
             server.cleanup()
 
 
-class HashedEmbedding:
-    """``tests.embeddings.hashed_vectors`` with each word's bucket memoised.
-
-    The vectors are identical; only the per-word MD5 is computed once, so
-    long merged descriptions cost the benchmark little time of its own.
-    """
-
-    def __init__(self, dim: int = HASHED_DIM) -> None:
-        self.dim = dim
-        self._buckets: dict[str, int] = {}
-
-    def _bucket(self, word: str) -> int:
-        bucket = self._buckets.get(word)
-        if bucket is None:
-            bucket = int(np.argmax(reference_hashed_vectors([word], self.dim)[0]))
-            self._buckets[word] = bucket
-        return bucket
-
-    def vectors(self, texts: list[str]) -> np.ndarray:
-        """One L2-normalised bag-of-words vector per text."""
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, text in enumerate(texts):
-            words = Counter(_WORD.findall(text.lower()))
-            if not words:
-                out[i, 0] = 1.0
-                continue
-            for word, times in words.items():
-                out[i, self._bucket(word)] += times
-            out[i] /= np.linalg.norm(out[i])
-        return out
-
-    async def __call__(self, texts: list[str]) -> np.ndarray:
-        return self.vectors(texts)
-
-
 def choose_embedding(kind: str) -> EmbeddingFunc:
     """The hashed bag-of-words embedding (dim 64) or the local MiniLM model."""
     if kind == "hashed":
-        return EmbeddingFunc(
-            embedding_dim=HASHED_DIM, func=HashedEmbedding(), model_name=f"hashed-bow-{HASHED_DIM}"
-        )
-    from lightrag_pg.offline.minilm import local_embedding_func
-
+        return hashed_embedding_func(HASHED_DIM)
     return local_embedding_func()
 
 

@@ -25,9 +25,10 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.corpus import CorpusLLM, documents, questions, vocabulary
-from bench.ingest import StatementCounter, choose_embedding, database, workspace_name
+from bench.ingest import choose_embedding, database, workspace_name
 from lightrag_pg import LightRAG, QueryParam
 from lightrag_pg.db.embedded import DSN_ENV
+from lightrag_pg.testing import StatementCounter
 
 MODES: tuple[str, ...] = ("local", "global", "hybrid", "mix", "naive")
 BASELINE_ROUNDS = 200

@@ -18,6 +18,7 @@ from .db.identifiers import validate_workspace
 from .db.pool import create_pool
 from .db.translate import translated
 from .db.workspace import WorkspaceInfo, create_workspace, drop_workspace, list_workspaces
+from .defaults import choose_extractor, default_embedding, default_llm
 from .errors import LightRAGError
 from .index.extract import Extractor, LLMExtractor, NLPExtractor
 from .index.intake import prepare_documents
@@ -27,13 +28,13 @@ from .index.progress import Progress, ProgressCallback, ignore_progress
 from .index.summary import Summarizer
 from .index.writer import GraphWriter
 from .llm.cached import CachedLLM
-from .llm.defaults import choose_extractor, default_embedding, default_llm
 from .llm.embedding_func import EmbeddingFunc
 from .llm.tokenizer import get_tokenizer
 from .llm.wrap import LLMFunc, wrap_embedding, wrap_llm
 from .offline.keywords import offline_keywords
 from .query.engine import QueryEngine, QueryStream, RerankFunc
 from .query.param import QueryParam
+from .store.cache import PoolCache
 from .store.uow import Stores, session, unit_of_work
 
 T = TypeVar("T")
@@ -91,6 +92,8 @@ class LightRAG:
         self.embedding_func = embedding_func
         self.info: WorkspaceInfo | None = None
         self._pool: asyncpg.Pool | None = None
+        self._llm: CachedLLM | None = None
+        self._embed: EmbeddingFunc | None = None
         self._pipeline_instance: Pipeline | None = None
         self._engine_instance: QueryEngine | None = None
         self.rerank_model_func = rerank_model_func
@@ -124,16 +127,17 @@ class LightRAG:
             max_size=self.settings.pool_max_size,
             statement_timeout_ms=self.settings.statement_timeout_ms,
         )
-
-    def _cached_llm(self) -> CachedLLM | None:
-        if self.llm_model_func is None:
-            return None
         s = self.settings
-        return CachedLLM(wrap_llm(self.llm_model_func, settings=s), self.pool, s.enable_llm_cache)
+        self._embed = wrap_embedding(self.embedding_func, settings=s)
+        if self.llm_model_func is not None:
+            cache = PoolCache(self._pool) if s.enable_llm_cache else None
+            self._llm = CachedLLM(wrap_llm(self.llm_model_func, settings=s), cache)
 
-    def _embed(self) -> EmbeddingFunc:
-        assert self.embedding_func is not None
-        return wrap_embedding(self.embedding_func, settings=self.settings)
+    @property
+    def _embedder(self) -> EmbeddingFunc:
+        if self._embed is None:
+            raise LightRAGError("LightRAG is not initialized: call `await rag.initialize()` first")
+        return self._embed
 
     def _engine(self) -> QueryEngine:
         if self._engine_instance is None:
@@ -141,8 +145,8 @@ class LightRAG:
                 pool=self.pool,
                 settings=self.settings,
                 tokenizer=self.tokenizer,
-                embed=self._embed(),
-                llm=self._cached_llm(),
+                embed=self._embedder,
+                llm=self._llm,
                 keyword_fallback=offline_keywords,
                 rerank=self.rerank_model_func,
             )
@@ -151,10 +155,10 @@ class LightRAG:
     def _pipeline(self) -> Pipeline:
         if self._pipeline_instance is None:
             s = self.settings
-            llm = self._cached_llm()
-            kind = choose_extractor(s, llm.func if llm else None)
+            llm = self._llm
+            kind = choose_extractor(s, self.llm_model_func)
             extractor: Extractor = LLMExtractor(llm, s) if kind == "llm" and llm else NLPExtractor(s)
-            embed = self._embed()
+            embed = self._embedder
             summarizer = Summarizer(s, self.tokenizer, llm if kind == "llm" else None)
             self._pipeline_instance = Pipeline(
                 pool=self.pool,
@@ -242,6 +246,8 @@ class LightRAG:
                 await self._pipeline_instance.close()
             self._pipeline_instance = None
             self._engine_instance = None
+            self._llm = None
+            self._embed = None
             await pool.close()
 
     async def __aenter__(self) -> LightRAG:

@@ -6,7 +6,6 @@ import itertools
 import os
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 import asyncpg
 import pytest
@@ -15,10 +14,10 @@ import pytest_asyncio
 from lightrag_pg import LightRAG
 from lightrag_pg.db.workspace import drop_workspace, workspace_exists
 from lightrag_pg.llm.openai_client import OpenAIChat
+from lightrag_pg.testing import hashed_embedding_func as embedding_func
+from lightrag_pg.testing import hashed_vectors, responder
 
-from .embeddings import embedding_func, hashed_vectors
 from .fake_openai import FakeOpenAI
-from .scripted_llm import responder
 
 _counter = itertools.count()
 
@@ -58,27 +57,6 @@ async def rag(dsn: str, workspace_name: str, conn: asyncpg.Connection) -> AsyncI
     await instance.finalize()
     if await workspace_exists(conn, workspace_name):
         await drop_workspace(conn, workspace_name)
-
-
-class CountingConnection:
-    """Wraps a connection and counts the statements sent through it (round trips)."""
-
-    _COUNTED = frozenset({"fetch", "fetchrow", "fetchval", "execute", "executemany"})
-
-    def __init__(self, conn: asyncpg.Connection) -> None:
-        self._conn = conn
-        self.count = 0
-
-    def __getattr__(self, name: str) -> object:
-        attr = getattr(self._conn, name)
-        if name not in self._COUNTED:
-            return attr
-
-        async def counted(*args: object, **kwargs: object) -> object:
-            self.count += 1
-            return await attr(*args, **kwargs)
-
-        return counted
 
 
 @pytest.fixture(scope="session")
@@ -130,23 +108,3 @@ async def llm_rag(make_rag: Callable[..., LightRAG], conn: asyncpg.Connection) -
     await instance.finalize()
     if await workspace_exists(conn, instance.workspace):
         await drop_workspace(conn, instance.workspace)
-
-
-class CountingPool:
-    """Wraps a pool so every acquired connection counts its statements into one total."""
-
-    def __init__(self, pool: asyncpg.Pool) -> None:
-        self._pool = pool
-        self.count = 0
-
-    def acquire(self) -> AbstractAsyncContextManager[CountingConnection]:
-        return self._acquire()
-
-    @asynccontextmanager
-    async def _acquire(self) -> AsyncIterator[CountingConnection]:
-        async with self._pool.acquire() as conn:
-            counting = CountingConnection(conn)
-            try:
-                yield counting
-            finally:
-                self.count += counting.count

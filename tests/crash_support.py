@@ -16,12 +16,12 @@ import pytest
 
 from lightrag_pg.db.advisory import TRY_LOCK, UNLOCK, lock_key
 from lightrag_pg.db.workspace import drop_workspace, workspace_exists
-from lightrag_pg.index.extraction_prompts import classify_prompt, prompt_input_text
+from lightrag_pg.testing import KNOWN, D, classify_prompt, names_in, prompt_input_text, responder
+from lightrag_pg.testing import SENTENCE as _SENTENCE
 from lightrag_pg.types import GRAPH_FIELD_SEP
 
 from .fake_openai import FakeOpenAI
 from .insert_worker import build_rag
-from .scripted_llm import _SENTENCE, KNOWN, D, names_in, responder
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -17,8 +17,7 @@ from typing import Any
 
 from lightrag_pg import EmbeddingFunc, LightRAG
 from lightrag_pg.llm.openai_client import OpenAIChat, OpenAIEmbedding
-
-from .embeddings import embedding_func
+from lightrag_pg.testing import hashed_embedding_func as embedding_func
 
 SERVER_EMBEDDING_DIM = 64
 

@@ -11,6 +11,7 @@ import asyncpg
 
 from lightrag_pg import LightRAG
 from lightrag_pg.index.writer import BATCH
+from lightrag_pg.testing import responder
 
 from .crash_support import (
     CRASH_DOCS,
@@ -31,7 +32,6 @@ from .crash_support import (
 )
 from .fake_openai import FakeOpenAI
 from .insert_worker import server_embedding
-from .scripted_llm import responder
 
 
 async def test_sigkill_mid_insert_leaves_a_consistent_graph_and_a_rerun_adds_nothing_twice(

@@ -11,9 +11,7 @@ import pytest
 from lightrag_pg import LightRAG
 from lightrag_pg.errors import ConnectionLost
 from lightrag_pg.store.rows import EntityRow, RelationRow
-from lightrag_pg.store.uow import Stores
-
-from .conftest import CountingConnection
+from lightrag_pg.testing import StatementCounter
 
 NASTY = 'O\'Brien $$ "quoted" ; DROP TABLE x; --'
 
@@ -48,18 +46,17 @@ async def seed(rag: LightRAG) -> None:
 
 async def test_batch_operations_take_one_round_trip_each(rag: LightRAG) -> None:
     await seed(rag)
-    async with rag.session() as plain:
-        counter = CountingConnection(plain.conn)
-        s = Stores(counter)  # type: ignore[arg-type]
-        got = await s.graph.get_entities(["C", "missing", "A", NASTY])
-        assert [e.name for e in got] == ["C", "A", NASTY]
-        assert {e.name: e.degree for e in got} == {"C": 2, "A": 3, NASTY: 1}
-        assert counter.count == 1
+    async with rag.session() as s:
+        with StatementCounter() as counter:
+            got = await s.graph.get_entities(["C", "missing", "A", NASTY])
+            assert [e.name for e in got] == ["C", "A", NASTY]
+            assert {e.name: e.degree for e in got} == {"C": 2, "A": 3, NASTY: 1}
+            assert counter.statements == 1
 
-        counter.count = 0
-        edges = await s.graph.edges_of(["A", "D"])
-        assert {r.pair for r in edges} == {("A", "B"), ("A", "C"), ("C", "D"), ("A", NASTY)}
-        assert counter.count == 1
+            counter.clear()
+            edges = await s.graph.edges_of(["A", "D"])
+            assert {r.pair for r in edges} == {("A", "B"), ("A", "C"), ("C", "D"), ("A", NASTY)}
+            assert counter.statements == 1
 
 
 async def test_relations_are_undirected_and_canonical(rag: LightRAG, conn: asyncpg.Connection) -> None:

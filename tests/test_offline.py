@@ -10,13 +10,10 @@ pytest.importorskip("onnxruntime")
 pytest.importorskip("tokenizers")
 
 from lightrag_pg.config import DEFAULT_ENTITY_TYPES
+from lightrag_pg.defaults import local_embedding_func
 from lightrag_pg.errors import ConfigurationError, ExtractionError
 from lightrag_pg.offline.keywords import nlp_keywords
-from lightrag_pg.offline.minilm import (
-    EMBEDDING_DIM,
-    LocalMiniLM,
-    local_embedding_func,
-)
+from lightrag_pg.offline.minilm import EMBEDDING_DIM, LocalMiniLM
 from lightrag_pg.offline.nlp_extract import SpacyExtractor, load_spacy, resolve_type
 from lightrag_pg.types import Extraction
 

@@ -13,14 +13,12 @@ from lightrag_pg.index import extraction_prompts as prompts
 from lightrag_pg.index.extraction_prompts import (
     COMPLETION_DELIMITER,
     TUPLE_DELIMITER,
-    classify_prompt,
     extraction_messages,
     gleaning_prompt,
-    prompt_descriptions,
-    prompt_input_text,
     summary_prompt,
 )
 from lightrag_pg.index.parse import UNKNOWN_TYPE, merge_gleaning, parse_extraction
+from lightrag_pg.testing import classify_prompt, prompt_descriptions, prompt_input_text
 from lightrag_pg.types import ExtractedEntity, ExtractedRelation, Extraction
 
 D = TUPLE_DELIMITER

@@ -9,9 +9,8 @@ import pytest
 
 from lightrag_pg import InvalidInput, LightRAG, QueryParam
 from lightrag_pg.query.answer_prompts import FAIL_RESPONSE
+from lightrag_pg.testing import StatementCounter, hashed_vectors
 
-from .conftest import CountingPool
-from .embeddings import hashed_vectors
 from .fake_openai import FakeOpenAI
 
 CORPUS = {
@@ -147,18 +146,12 @@ def test_invalid_params_are_refused() -> None:
 
 @pytest.mark.parametrize("mode", ["local", "global", "hybrid", "mix", "naive"])
 async def test_round_trips_stay_small_and_do_not_grow_with_top_k(corpus_rag: LightRAG, mode: str) -> None:
-    engine = corpus_rag._engine()
-    llm = engine.llm
-    assert llm is not None
     await corpus_rag.aquery_data(QUESTION, QueryParam(mode=mode))
     counts = []
     for top_k in (2, 40):
-        counting = CountingPool(corpus_rag.pool)
-        engine.pool = counting  # type: ignore[assignment]
-        engine.llm = dataclasses.replace(llm, pool=counting)  # type: ignore[arg-type]
-        await corpus_rag.aquery_data(QUESTION, QueryParam(mode=mode, top_k=top_k, chunk_top_k=top_k))
-        counts.append(counting.count)
-    engine.pool, engine.llm = corpus_rag.pool, llm
+        with StatementCounter() as counter:
+            await corpus_rag.aquery_data(QUESTION, QueryParam(mode=mode, top_k=top_k, chunk_top_k=top_k))
+        counts.append(counter.statements)
     assert counts[0] == counts[1], "round trips must not grow with top_k"
     assert counts[1] <= 7, f"{mode}: {counts[1]} statements"
 

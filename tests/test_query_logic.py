@@ -22,7 +22,6 @@ from lightrag_pg.query.answer_prompts import (
     RAG_RESPONSE,
     full_prompt,
     keywords_prompt,
-    query_from_keywords_prompt,
     render_system_prompt,
 )
 from lightrag_pg.query.chunk_pick import (
@@ -52,6 +51,7 @@ from lightrag_pg.query.ranking import (
     truncate_kg,
 )
 from lightrag_pg.store.rows import ChunkRow, EntityRow, RelationRow
+from lightrag_pg.testing import query_from_keywords_prompt
 
 
 class WhitespaceTokenizer:

@@ -34,7 +34,7 @@ async def test_search_returns_top_k_rows_past_ef_search(rag: LightRAG) -> None:
 
 
 async def test_workspaces_do_not_see_each_other(rag: LightRAG, dsn: str) -> None:
-    from .embeddings import embedding_func
+    from lightrag_pg.testing import hashed_embedding_func as embedding_func
 
     other = LightRAG(dsn=dsn, workspace=rag.workspace + "_other", embedding_func=embedding_func())
     await other.initialize()

@@ -21,8 +21,8 @@ from lightrag_pg.db.workspace import (
     workspace_exists,
 )
 from lightrag_pg.errors import WorkspaceNotFound
-
-from .embeddings import embedding_func
+from lightrag_pg.testing import StatementCounter
+from lightrag_pg.testing import hashed_embedding_func as embedding_func
 
 BAD_NAMES = [
     "",
@@ -210,12 +210,10 @@ async def test_migrate_all_upgrades_every_workspace(
 async def test_table_stats_counts_every_table_in_two_statements(
     rag: LightRAG, conn: asyncpg.Connection
 ) -> None:
-    from .conftest import CountingConnection
-
     await conn.execute(f"INSERT INTO {rag.workspace}.entities (name) VALUES ('a'), ('b')")
-    counting = CountingConnection(conn)
-    stats = {t.name: t for t in await table_stats(counting, rag.workspace)}  # type: ignore[arg-type]
-    assert counting.count == 2
+    with StatementCounter() as counter:
+        stats = {t.name: t for t in await table_stats(conn, rag.workspace)}
+    assert counter.statements == 2
     assert set(stats) == TABLES | {"alembic_version", "entity_overview", "relation_overview"}
     assert stats["entities"].row_count == 2 and stats["entity_overview"].is_view
     assert stats["alembic_version"].row_count == 1 and stats["relations"].row_count == 0

@@ -15,7 +15,7 @@ contains a marker that occurs in no other kind of prompt of this module:
   ``"---Task: Extract Entities and Relations---"``; contains
   ``"---Input Text---"``. The chunk text is exactly what lies between the first
   ``"---Input Text---\\n"`` and the last ``"\\n---End of Input Text---"``
-  (:func:`prompt_input_text`). The system prompt (first line ``"---Role---"``)
+  (``lightrag_pg.testing.prompt_input_text``). The system prompt (first line ``"---Role---"``)
   holds the instructions and examples and none of the headers or markers.
 * **Gleaning** (:func:`gleaning_prompt`, a follow-up user turn after the
   extraction exchange): first line
@@ -28,9 +28,9 @@ contains a marker that occurs in no other kind of prompt of this module:
   ``"Name: ..."`` name the subject; each line between ``"---Descriptions---"``
   and ``"---End of Descriptions---"`` is one description encoded as a JSON
   string literal, so multi-line descriptions stay on one line
-  (:func:`prompt_descriptions`).
+  (``lightrag_pg.testing.prompt_descriptions``).
 
-:func:`classify_prompt` applies these rules.
+``lightrag_pg.testing.classify_prompt`` applies these rules.
 """
 
 from __future__ import annotations
@@ -52,11 +52,8 @@ __all__ = [
     "SUMMARY_HEADER",
     "SUMMARY_MARKER",
     "TUPLE_DELIMITER",
-    "classify_prompt",
     "extraction_messages",
     "gleaning_prompt",
-    "prompt_descriptions",
-    "prompt_input_text",
     "summary_prompt",
 ]
 
@@ -195,11 +192,6 @@ _NAMING = {
     "entity": "start by naming the entity",
     "relation": "name both entities of the relation",
 }
-_KIND_BY_HEADER: dict[str, Literal["extraction", "gleaning", "summary"]] = {
-    EXTRACTION_HEADER: "extraction",
-    GLEANING_HEADER: "gleaning",
-    SUMMARY_HEADER: "summary",
-}
 
 
 def extraction_messages(text: str, *, entity_types: Sequence[str], language: str) -> tuple[str, str]:
@@ -250,35 +242,6 @@ def summary_prompt(
         summary_length=summary_length,
         descriptions=lines,
     )
-
-
-def classify_prompt(prompt: str) -> Literal["extraction", "gleaning", "summary"] | None:
-    """Tell which kind of prompt ``prompt`` (a user message) is, or ``None``.
-
-    Decided by the first line, so chunk text quoting a marker cannot mislead it.
-    """
-    first_line = prompt.lstrip().partition("\n")[0].strip()
-    return _KIND_BY_HEADER.get(first_line)
-
-
-def prompt_input_text(prompt: str) -> str | None:
-    """Return the chunk text embedded in an extraction user prompt, or ``None``."""
-    _, sep, rest = prompt.partition(EXTRACTION_MARKER + "\n")
-    if not sep:
-        return None
-    body, sep, _ = rest.rpartition("\n" + INPUT_TEXT_END)
-    return body if sep else None
-
-
-def prompt_descriptions(prompt: str) -> list[str] | None:
-    """Return the descriptions listed in a summary prompt, or ``None``."""
-    _, sep, rest = prompt.partition(SUMMARY_MARKER + "\n")
-    if not sep:
-        return None
-    body, sep, _ = rest.rpartition("\n" + DESCRIPTIONS_END)
-    if not sep:
-        return None
-    return [json.loads(line) for line in body.split("\n") if line.strip()]
 
 
 def _format_types(entity_types: Sequence[str]) -> str:

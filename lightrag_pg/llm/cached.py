@@ -1,30 +1,46 @@
-"""LLM calls that go through the workspace's ``llm_cache`` table."""
+"""LLM calls that go through an answer cache."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-import asyncpg
-
-from ..store.cache import cache_key
-from ..store.uow import session
 from .wrap import LLMFunc
+
+
+class AnswerCache(Protocol):
+    """Where answers are kept between calls (the workspace's ``llm_cache``)."""
+
+    async def get(self, key: str) -> str | None:
+        """The answer stored under ``key``, if any."""
+        ...
+
+    async def put(
+        self, key: str, response: str, *, cache_type: str, mode: str, prompt: str, chunk_id: str | None
+    ) -> None:
+        """Store ``response`` under ``key`` (replacing an older one)."""
+        ...
+
+
+def cache_key(cache_type: str, mode: str, *parts: str) -> str:
+    """A stable key for a prompt: ``type:mode:md5(parts)``."""
+    digest = hashlib.md5("\x1f".join(parts).encode("utf-8")).hexdigest()
+    return f"{cache_type}:{mode}:{digest}"
 
 
 @dataclass(frozen=True, slots=True)
 class CachedLLM:
-    """An LLM function plus the pool whose cache it reads and fills.
+    """An LLM function plus the cache it reads and fills (``cache=None``: no caching).
 
-    Cache reads and writes use their own short autocommit statements: a
-    cached call never runs inside, or holds locks of, a merge transaction.
+    The cache is expected to use its own short statements: a cached call never
+    runs inside, or holds locks of, a merge transaction.
     """
 
     func: LLMFunc
-    pool: asyncpg.Pool
-    enabled: bool = True
+    cache: AnswerCache | None
 
     async def __call__(
         self,
@@ -93,13 +109,22 @@ class CachedLLM:
 
     async def lookup(self, key: str) -> str | None:
         """The cached answer for ``key`` (None when absent or caching is off)."""
-        if not self.enabled:
+        if self.cache is None:
             return None
-        async with session(self.pool) as s:
-            return await s.cache.get(key)
+        return await self.cache.get(key)
 
-    async def store(self, key: str, answer: str, **fields: Any) -> None:
+    async def store(
+        self,
+        key: str,
+        answer: str,
+        *,
+        cache_type: str,
+        mode: str,
+        prompt: str,
+        chunk_id: str | None = None,
+    ) -> None:
         """Cache ``answer`` under ``key`` (no-op when caching is off)."""
-        if self.enabled:
-            async with session(self.pool) as s:
-                await s.cache.put(key, answer, **fields)
+        if self.cache is not None:
+            await self.cache.put(
+                key, answer, cache_type=cache_type, mode=mode, prompt=prompt, chunk_id=chunk_id
+            )

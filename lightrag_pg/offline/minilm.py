@@ -21,14 +21,11 @@ import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ..errors import ConfigurationError
-
-if TYPE_CHECKING:
-    from ..llm.embedding_func import EmbeddingFunc
 
 MODEL_NAME = "all-MiniLM-L6-v2-onnx-int8"
 EMBEDDING_DIM = 384
@@ -175,13 +172,3 @@ class LocalMiniLM:
     async def __call__(self, texts: list[str]) -> np.ndarray:
         """Embed ``texts`` in a worker thread; returns float32 ``(len(texts), 384)``."""
         return await asyncio.to_thread(self.embed_sync, texts)
-
-
-def local_embedding_func(*, batch_size: int = DEFAULT_BATCH_SIZE) -> EmbeddingFunc:
-    """An ``EmbeddingFunc`` (384 dimensions) wrapping :class:`LocalMiniLM`."""
-    from ..llm.embedding_func import EmbeddingFunc
-
-    model = LocalMiniLM(batch_size=batch_size)
-    return EmbeddingFunc(
-        embedding_dim=EMBEDDING_DIM, func=model, max_token_size=MAX_SEQ_LENGTH, model_name=MODEL_NAME
-    )

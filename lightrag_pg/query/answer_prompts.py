@@ -5,7 +5,7 @@ Markers a test double (or a log reader) can rely on:
 * ``---Keyword Extraction---`` is the first line of the keyword-extraction
   prompt (:data:`KEYWORDS_MARKER`). The user's query is everything after the
   **last** line that reads exactly ``Query:`` up to the end of the prompt (see
-  :func:`query_from_keywords_prompt`). The model must answer with one JSON
+  ``lightrag_pg.testing.query_from_keywords_prompt``). The model must answer with one JSON
   object holding ``high_level_keywords`` and ``low_level_keywords`` lists.
 * ``---Answer From Knowledge Graph And Documents---`` starts the RAG answer
   system prompt (:data:`RAG_RESPONSE`, placeholders ``{response_type}``,
@@ -151,14 +151,6 @@ NAIVE_QUERY_CONTEXT = _CHUNKS_AND_REFERENCES
 def keywords_prompt(query: str, language: str = "English") -> str:
     """Render the keyword-extraction prompt for ``query``."""
     return KEYWORDS_EXTRACTION.format(query=query, language=language)
-
-
-def query_from_keywords_prompt(prompt: str) -> str | None:
-    """Return the query embedded in a keyword-extraction prompt, else ``None``."""
-    if not prompt.startswith(KEYWORDS_MARKER):
-        return None
-    _, sep, tail = prompt.rpartition("\nQuery:\n")
-    return tail if sep else None
 
 
 def format_user_prompt(user_prompt: str | None) -> str:

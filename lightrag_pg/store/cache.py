@@ -2,20 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
-
 import asyncpg
 
 from ..db.sqlfile import load_queries
-from ..db.translate import translating
+from ..db.translate import translated, translating
 
 SQL = load_queries(__package__, "cache.sql")
-
-
-def cache_key(cache_type: str, mode: str, *parts: str) -> str:
-    """A stable key for a prompt: ``type:mode:md5(parts)``."""
-    digest = hashlib.md5("\x1f".join(parts).encode("utf-8")).hexdigest()
-    return f"{cache_type}:{mode}:{digest}"
 
 
 class CacheStore:
@@ -42,3 +34,31 @@ class CacheStore:
     ) -> None:
         """Store an answer."""
         await self.conn.execute(SQL["put"], key, cache_type, mode, chunk_id, prompt, response)
+
+
+class PoolCache:
+    """``llm_cache`` through a pool: each read and write on its own connection, autocommit."""
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self.pool = pool
+
+    async def get(self, key: str) -> str | None:
+        """The cached answer for ``key``, if any."""
+        async with translated(), self.pool.acquire() as conn:
+            return await CacheStore(conn).get(key)
+
+    async def put(
+        self,
+        key: str,
+        response: str,
+        *,
+        cache_type: str,
+        mode: str = "default",
+        prompt: str = "",
+        chunk_id: str | None = None,
+    ) -> None:
+        """Store an answer."""
+        async with translated(), self.pool.acquire() as conn:
+            await CacheStore(conn).put(
+                key, response, cache_type=cache_type, mode=mode, prompt=prompt, chunk_id=chunk_id
+            )

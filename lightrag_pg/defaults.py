@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from ..config import Settings
-from ..errors import ConfigurationError
-from .embedding_func import EmbeddingFunc
-from .openai_client import OpenAIChat, OpenAIEmbedding, embedding_configured, llm_configured
-from .wrap import LLMFunc
+from .config import Settings
+from .errors import ConfigurationError
+from .llm.embedding_func import EmbeddingFunc
+from .llm.openai_client import OpenAIChat, OpenAIEmbedding, embedding_configured, llm_configured
+from .llm.wrap import LLMFunc
+from .offline.minilm import DEFAULT_BATCH_SIZE, EMBEDDING_DIM, MAX_SEQ_LENGTH, MODEL_NAME, LocalMiniLM
 
 
 def default_llm(settings: Settings) -> LLMFunc | None:
@@ -36,9 +37,15 @@ def default_embedding(settings: Settings) -> EmbeddingFunc:
                 f"unknown dimension of embedding model {client.model!r}: set EMBEDDING_DIM"
             )
         return client.as_embedding_func()
-    from ..offline.minilm import local_embedding_func
-
     return local_embedding_func()
+
+
+def local_embedding_func(*, batch_size: int = DEFAULT_BATCH_SIZE) -> EmbeddingFunc:
+    """An ``EmbeddingFunc`` (384 dimensions) over :class:`~lightrag_pg.offline.minilm.LocalMiniLM`."""
+    model = LocalMiniLM(batch_size=batch_size)
+    return EmbeddingFunc(
+        embedding_dim=EMBEDDING_DIM, func=model, max_token_size=MAX_SEQ_LENGTH, model_name=MODEL_NAME
+    )
 
 
 def choose_extractor(settings: Settings, llm: LLMFunc | None) -> str:

@@ -446,19 +446,25 @@ def test_prompt_argument_errors() -> None:
 # --- never raises -----------------------------------------------------------------
 
 _RECORD_PIECES = st.sampled_from(
-    [D, "<|>", "##", "\n", "entity", "relation", "relationship", "(", ")", '"', "<|COMPLETE|>", "```"]
+    [
+        *(D, "<|>", "##", "\n", "entity", "relation", "relationship", "(", ")", '"', "<|COMPLETE|>", "```"),
+        *("\x00", "\ud800", "\udfff", "9.3e18", "nan", "-5"),
+    ]
 )
+_ANY_TEXT = st.text(st.characters(exclude_categories=()))
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.one_of(st.text(), _RECORD_PIECES, st.floats().map(str)), max_size=30).map("".join))
+@given(st.lists(st.one_of(_ANY_TEXT, _RECORD_PIECES, st.floats().map(str)), max_size=30).map("".join))
 def test_parse_extraction_never_raises(output: str) -> None:
     result = parse(output)
     for entity in result.entities:
         assert entity.name and entity.description
+        (entity.name + entity.entity_type + entity.description).encode("utf-8")
     for relation in result.relations:
         assert relation.src and relation.tgt
         assert 0 < relation.weight <= MAX_RELATION_WEIGHT
+        (relation.src + relation.tgt + relation.keywords + relation.description).encode("utf-8")
 
 
 @pytest.mark.parametrize(
@@ -475,3 +481,9 @@ def test_parse_extraction_never_raises(output: str) -> None:
 def test_parse_extraction_survives_hostile_output(output: str) -> None:
     result = parse(output)
     assert all(0 < r.weight <= MAX_RELATION_WEIGHT for r in result.relations)
+
+
+def test_lone_surrogates_in_output_become_replacement_characters() -> None:
+    result = parse("\n".join([ent("Caf\ud800", "Person", "d\udfff"), rel("Caf\ud800", "B\x00ob")]))
+    assert [(e.name, e.description) for e in result.entities] == [("Caf\ufffd", "d\ufffd")]
+    assert [(r.src, r.tgt) for r in result.relations] == [("Caf\ufffd", "B ob")]

@@ -292,18 +292,24 @@ _JSONISH = st.sampled_from(
         "<think>",
         "</think>",
         "```",
+        "\x00",
+        "\ud800",
+        "\\ud800",
     ]
 )
+_ANY_TEXT = st.text(st.characters(exclude_categories=()))
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.one_of(st.text(), _JSONISH), max_size=30).map("".join))
+@given(st.lists(st.one_of(_ANY_TEXT, _JSONISH), max_size=30).map("".join))
 def test_parse_keywords_never_raises(text: str) -> None:
     hl, ll = parse_keywords(text)
     for keywords in (hl, ll):
         assert isinstance(keywords, list)
         assert all(isinstance(k, str) and k and k == " ".join(k.split()) for k in keywords)
-        assert all("\x00" not in k for k in keywords)
+        for keyword in keywords:
+            assert "\x00" not in keyword
+            keyword.encode("utf-8")
 
 
 @settings(max_examples=200, deadline=None)

@@ -32,7 +32,8 @@ ignored without counting.
 Normalisation:
 
 * Names keep their case. Control characters (NUL included) and zero-width
-  characters are removed, whitespace runs collapse to one space, and a
+  characters are removed, a lone surrogate becomes U+FFFD, whitespace runs
+  collapse to one space, and a
   wrapping pair of quotes or brackets is removed when the inner text contains
   neither character of the pair. Names are cut to ``max_name_length``
   characters. Quotes and ``$$`` inside values are data and kept verbatim.
@@ -57,6 +58,7 @@ from collections.abc import Callable, Hashable, Sequence
 from typing import TypeVar
 
 from ..config import DEFAULT_ENTITY_TYPES
+from ..textclean import scrub_text
 from ..types import ExtractedEntity, ExtractedRelation, Extraction
 from .extraction_prompts import TUPLE_DELIMITER
 
@@ -258,7 +260,7 @@ class _LineParser:
 
 
 def _clean(raw: str, limit: int | None = None) -> str:
-    text = " ".join(raw.translate(_ZERO_WIDTH).translate(_CONTROL).split())
+    text = " ".join(scrub_text(raw).translate(_ZERO_WIDTH).translate(_CONTROL).split())
     changed = True
     while changed and text:
         changed = False

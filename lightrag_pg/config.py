@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from .errors import ConfigurationError
+from .errors import ConfigurationError, LightRAGError
 
 DEFAULT_ENTITY_TYPES: tuple[str, ...] = (
     "Person",
@@ -22,6 +23,37 @@ DEFAULT_ENTITY_TYPES: tuple[str, ...] = (
     "Artifact",
     "NaturalObject",
 )
+
+BTREE_MAX_KEY_BYTES = 2704
+"""PostgreSQL's largest btree index row (8 kB pages); every indexed id and name must fit."""
+MAX_ID_BYTES = 512
+"""Longest document id a caller may give, in UTF-8 bytes."""
+MAX_ENTITY_NAME_LENGTH = (BTREE_MAX_KEY_BYTES - MAX_ID_BYTES - 32) // 8
+"""Largest allowed ``max_entity_name_length`` (270 characters).
+
+The widest index row holds a document id and two entity names
+(``doc_relations``): ``MAX_ID_BYTES`` plus two names of up to 4 UTF-8 bytes
+per character, plus 32 bytes of row overhead, must fit in
+``BTREE_MAX_KEY_BYTES``.
+"""
+
+_UPSTREAM_ONLY = {
+    "working_dir": (
+        "upstream LightRAG's working_dir is not used: lightrag_pg keeps everything in PostgreSQL, "
+        "so there is no working directory. Choose the database with LightRAG(dsn=...) or the "
+        "LIGHTRAG_PG_DSN environment variable, and separate data sets with workspace=...; without "
+        "a DSN the embedded server keeps its files in data_dir"
+    ),
+}
+
+
+def check_cosine_threshold(value: object, error: type[LightRAGError] = ConfigurationError) -> float:
+    """Return ``value`` as a float in [-1, 1], or raise ``error`` saying what is wrong."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise error(f"cosine_threshold must be a number, got {value!r}")
+    if not -1.0 <= float(value) <= 1.0:
+        raise error(f"cosine_threshold must lie in [-1, 1], got {value}")
+    return float(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,8 +146,13 @@ class Settings:
             raise ConfigurationError("pool_min_size must not exceed pool_max_size")
         if self.entity_extract_max_gleaning < 0 or self.max_retries < 0:
             raise ConfigurationError("entity_extract_max_gleaning and max_retries must be >= 0")
-        if not -1.0 <= self.cosine_threshold <= 1.0:
-            raise ConfigurationError("cosine_threshold must lie in [-1, 1]")
+        check_cosine_threshold(self.cosine_threshold)
+        if self.max_entity_name_length > MAX_ENTITY_NAME_LENGTH:
+            raise ConfigurationError(
+                f"max_entity_name_length={self.max_entity_name_length} is too long: at most "
+                f"{MAX_ENTITY_NAME_LENGTH} characters, so that a document id and two names fit in "
+                f"PostgreSQL's {BTREE_MAX_KEY_BYTES}-byte index row limit"
+            )
         if self.extractor not in (None, "llm", "nlp"):
             raise ConfigurationError(f"extractor must be 'llm' or 'nlp', got {self.extractor!r}")
         if self.kg_chunk_pick_method not in ("VECTOR", "WEIGHT"):
@@ -128,9 +165,21 @@ class Settings:
 
     @classmethod
     def from_kwargs(cls, **kwargs: Any) -> Settings:
-        """Build settings from keyword arguments, rejecting unknown names."""
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(kwargs) - known)
+        """Build settings from keyword arguments, rejecting unknown names.
+
+        The error names the nearest known setting for a misspelt one, and
+        explains upstream LightRAG options that have no equivalent here.
+        """
+        known = [f.name for f in dataclasses.fields(cls)]
+        unknown = sorted(set(kwargs) - set(known))
         if unknown:
-            raise ConfigurationError(f"unknown setting(s): {', '.join(unknown)}")
+            raise ConfigurationError("; ".join(_unknown_setting(name, known) for name in unknown))
         return cls(**kwargs)
+
+
+def _unknown_setting(name: str, known: list[str]) -> str:
+    if name in _UPSTREAM_ONLY:
+        return f"unknown setting {name!r}: {_UPSTREAM_ONLY[name]}"
+    nearest = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    hint = f" (did you mean {nearest[0]}?)" if nearest else ""
+    return f"unknown setting {name!r}{hint}"

@@ -53,10 +53,6 @@ class ConcurrentUpdate(StorageError):
     """A transaction was aborted by a serialization failure or deadlock; retry it."""
 
 
-class GraphUnavailable(StorageError):
-    """The Apache AGE extension is not installed in this database."""
-
-
 class LLMError(LightRAGError):
     """The language model or embedding endpoint failed after all retries."""
 

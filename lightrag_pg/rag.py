@@ -6,7 +6,7 @@ import asyncio
 import uuid
 from collections.abc import Coroutine, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, TypeVar
 
@@ -21,7 +21,7 @@ from .db.workspace import WorkspaceInfo, create_workspace, drop_workspace, list_
 from .defaults import choose_extractor, default_embedding, default_llm
 from .errors import LightRAGError
 from .index.extract import Extractor, LLMExtractor, NLPExtractor
-from .index.intake import prepare_documents
+from .index.intake import SkippedDuplicate, prepare_batch
 from .index.locks import DocumentLocks
 from .index.pipeline import Pipeline
 from .index.progress import Progress, ProgressCallback, ignore_progress
@@ -42,12 +42,18 @@ T = TypeVar("T")
 
 @dataclass(frozen=True, slots=True)
 class InsertResult:
-    """What an insert did: the ids it added, those it skipped, and the run's counters."""
+    """What an insert did: the ids it added, those it skipped, and the run's counters.
+
+    ``skipped_ids`` were already in the workspace; ``duplicates`` are texts of
+    this call whose content equals an earlier text of the same call, with the
+    document they duplicate.
+    """
 
     track_id: str
     new_ids: list[str]
     skipped_ids: list[str]
     progress: Progress
+    duplicates: list[SkippedDuplicate] = field(default_factory=list)
 
 
 def _run_sync(rag: LightRAG, coro: Coroutine[Any, Any, T]) -> T:
@@ -187,9 +193,10 @@ class LightRAG:
         is working on are waited for.
         """
         track_id = f"insert-{datetime.now(timezone.utc):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:8]}"
-        docs = prepare_documents(
+        intake = prepare_batch(
             texts, ids, file_paths, track_id=track_id, max_bytes=self.settings.max_document_bytes
         )
+        docs = intake.documents
         pipeline = self._pipeline()
         new_ids = await pipeline.enqueue(docs)
         state = await pipeline.process(progress, wait_for={d.id for d in docs})
@@ -198,6 +205,7 @@ class LightRAG:
             new_ids=new_ids,
             skipped_ids=[d.id for d in docs if d.id not in set(new_ids)],
             progress=state,
+            duplicates=intake.duplicates,
         )
 
     def insert(

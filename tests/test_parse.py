@@ -6,6 +6,8 @@ import logging
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lightrag_pg.config import DEFAULT_ENTITY_TYPES
 from lightrag_pg.errors import ConfigurationError, InvalidInput
@@ -17,7 +19,7 @@ from lightrag_pg.index.extraction_prompts import (
     gleaning_prompt,
     summary_prompt,
 )
-from lightrag_pg.index.parse import UNKNOWN_TYPE, merge_gleaning, parse_extraction
+from lightrag_pg.index.parse import MAX_RELATION_WEIGHT, UNKNOWN_TYPE, merge_gleaning, parse_extraction
 from lightrag_pg.testing import classify_prompt, prompt_descriptions, prompt_input_text
 from lightrag_pg.types import ExtractedEntity, ExtractedRelation, Extraction
 
@@ -200,6 +202,30 @@ def test_relation_with_bad_extra_field_is_dropped() -> None:
     result = parse("\n".join([rel("A", "B", "kw", "desc", "not a number"), rel("A", "B", "k", "d", "-3")]))
     assert result.dropped_lines == 1
     assert [r.weight for r in result.relations] == [1.0]
+
+
+@pytest.mark.parametrize(
+    ("strength", "weight"),
+    [
+        ("9.3e18", MAX_RELATION_WEIGHT),
+        ("1e308", MAX_RELATION_WEIGHT),
+        ("1000001", MAX_RELATION_WEIGHT),
+        ("1e6", 1e6),
+        ("inf", 1.0),
+        ("-inf", 1.0),
+        ("nan", 1.0),
+        ("1e999", 1.0),
+        ("-5", 1.0),
+        ("0", 1.0),
+        ("0.25", 0.25),
+    ],
+)
+def test_relation_strength_is_bounded(strength: str, weight: float, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING):
+        result = parse(rel("A", "B", "kw", "desc", strength))
+    assert [r.weight for r in result.relations] == [weight]
+    assert result.dropped_lines == 0
+    assert bool(caplog.records) == (weight != float(strength))
 
 
 def test_trailing_delimiter_is_tolerated() -> None:
@@ -413,3 +439,49 @@ def test_prompt_argument_errors() -> None:
     not_text: Any = None
     with pytest.raises(InvalidInput):
         extraction_messages(not_text, entity_types=["Person"], language="English")
+
+
+# --- never raises -----------------------------------------------------------------
+
+_RECORD_PIECES = st.sampled_from(
+    [
+        *(D, "<|>", "##", "\n", "entity", "relation", "relationship", "(", ")", '"', "<|COMPLETE|>", "```"),
+        *("\x00", "\ud800", "\udfff", "9.3e18", "nan", "-5"),
+    ]
+)
+_ANY_TEXT = st.text(st.characters(exclude_categories=()))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_ANY_TEXT, _RECORD_PIECES, st.floats().map(str)), max_size=30).map("".join))
+def test_parse_extraction_never_raises(output: str) -> None:
+    result = parse(output)
+    for entity in result.entities:
+        assert entity.name and entity.description
+        (entity.name + entity.entity_type + entity.description).encode("utf-8")
+    for relation in result.relations:
+        assert relation.src and relation.tgt
+        assert 0 < relation.weight <= MAX_RELATION_WEIGHT
+        (relation.src + relation.tgt + relation.keywords + relation.description).encode("utf-8")
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "\x00" * 1000,
+        "\ud800" + D + "entity",
+        f"entity{D}{'A' * 200_000}{D}T{D}{'d' * 200_000}",
+        f"relation{D}A{D}B{D}k{D}d{D}{'9' * 5000}",
+        (f"relation{D}A{D}B{D}k{D}d\n" * 20_000),
+        "<|" * 100_000,
+    ],
+)
+def test_parse_extraction_survives_hostile_output(output: str) -> None:
+    result = parse(output)
+    assert all(0 < r.weight <= MAX_RELATION_WEIGHT for r in result.relations)
+
+
+def test_lone_surrogates_in_output_become_replacement_characters() -> None:
+    result = parse("\n".join([ent("Caf\ud800", "Person", "d\udfff"), rel("Caf\ud800", "B\x00ob")]))
+    assert [(e.name, e.description) for e in result.entities] == [("Caf\ufffd", "d\ufffd")]
+    assert [(r.src, r.tgt) for r in result.relations] == [("Caf\ufffd", "B ob")]

@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 import tiktoken
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tiktoken_ext.openai_public import r50k_pat_str
 
 from lightrag_pg.config import Settings
-from lightrag_pg.errors import InvalidInput
+from lightrag_pg.errors import ConfigurationError, InvalidInput
 from lightrag_pg.query.answer_prompts import (
     FAIL_RESPONSE,
     KEYWORDS_MARKER,
@@ -39,7 +41,7 @@ from lightrag_pg.query.context import (
     render_data,
 )
 from lightrag_pg.query.keyword_plan import parse_keywords, predefined_keywords, resolve_keywords
-from lightrag_pg.query.param import QueryParam
+from lightrag_pg.query.param import QueryParam, clean_query
 from lightrag_pg.query.ranking import (
     endpoint_names,
     merge_chunks,
@@ -137,14 +139,33 @@ def test_param_resolved_fills_workspace_defaults() -> None:
     assert (q.cosine_threshold, q.kg_chunk_pick_method) == (0.5, "WEIGHT")
 
 
-def test_cache_key_args_is_stable_and_sensitive() -> None:
-    history = [{"role": "user", "content": "hi"}]
-    a = QueryParam(conversation_history=history).cache_key_args()
-    b = QueryParam(conversation_history=[dict(history[0])]).cache_key_args()
-    assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
-    assert a != QueryParam(top_k=5).cache_key_args()
-    assert a != QueryParam(user_prompt="bullets").cache_key_args()
-    assert "stream" not in a and "only_need_context" not in a
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("  Who met Bob? ", "Who met Bob?"),
+        ("Who met\x00Bob?", "Who met Bob?"),
+        ("Who met \x00\x00Bob?", "Who met Bob?"),
+        ("caf\ud800 near Bob?", "caf\ufffd near Bob?"),
+        ("smile \ud83d\ude00?", "smile \U0001f600?"),
+    ],
+)
+def test_clean_query_scrubs_text(query: str, expected: str) -> None:
+    assert clean_query(query) == expected
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\n\t", "\x00", " \x00 \x00", None, 3, b"bytes"])
+def test_clean_query_refuses_empty_or_non_text(query: object) -> None:
+    with pytest.raises(InvalidInput, match="query"):
+        clean_query(query)
+
+
+@pytest.mark.parametrize("value", [1.5, -1.01, float("nan"), float("inf"), "0.2", True])
+def test_cosine_threshold_is_checked_the_same_way_in_param_and_settings(value: object) -> None:
+    with pytest.raises(InvalidInput, match="cosine_threshold") as from_param:
+        QueryParam(cosine_threshold=value)  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match="cosine_threshold") as from_settings:
+        Settings(cosine_threshold=value)  # type: ignore[arg-type]
+    assert str(from_param.value) == str(from_settings.value)
 
 
 # --- prompts -------------------------------------------------------------------
@@ -202,6 +223,108 @@ def test_parse_keywords_garbage(text: object, caplog: pytest.LogCaptureFixture) 
     with caplog.at_level(logging.WARNING):
         assert parse_keywords(text) == ([], [])  # type: ignore[arg-type]
     assert caplog.records
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{{"high_level_keywords": ["AI"], "low_level_keywords": ["GPU", "CUDA"]}}',
+        '{{{"high_level_keywords": ["AI"], "low_level_keywords": ["GPU", "CUDA"]}}}',
+        "{{'high_level_keywords': ['AI'], 'low_level_keywords': ['GPU', 'CUDA']}}",
+        'Answer: {{"high_level_keywords": ["AI"], "low_level_keywords": ["GPU", "CUDA"]}} done',
+        '{"answer": {"high_level_keywords": ["AI"], "low_level_keywords": ["GPU", "CUDA"]}',
+        '{"high_level_keywords": ["AI", null, ["x"], {"a": 1}, true], "low_level_keywords": ["GPU", "CUDA"]}',
+        '{"high_level_keywords": ["AI", "\\u0000"], "low_level_keywords": ["GPU", "CU\u0000DA"]}',
+    ],
+)
+def test_parse_keywords_recovers_wrapped_and_nested_answers(text: str) -> None:
+    hl, ll = parse_keywords(text)
+    assert hl == ["AI"]
+    assert ll in (["GPU", "CUDA"], ["GPU", "CU DA"])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{{1, 2}}",
+        "{[1]: 2}",
+        "{{}}",
+        '{"high_level_keywords": [{"a": 1}, [1]], "low_level_keywords": {"b": 2}}',
+        '{"high_level_keywords": 1e999, "low_level_keywords": None}',
+        "{" * 100_000,
+        "[" * 100_000,
+        '{"a": ' + "[" * 100_000,
+        "<think>" * 100_000,
+        '{"x": ' + "1" * 10_000 + "}",
+        "\ud800{\x00}",
+    ],
+)
+def test_parse_keywords_never_raises_on_hostile_answers(text: str) -> None:
+    hl, ll = parse_keywords(text)
+    assert all(isinstance(k, str) and k.strip() for k in hl + ll)
+
+
+def test_parse_keywords_huge_answer() -> None:
+    body = ", ".join(f'"k{i}"' for i in range(50_000))
+    hl, ll = parse_keywords("x" * 1_000_000 + '{"high_level_keywords": [' + body + "]}")
+    assert len(hl) == 50_000 and ll == []
+
+
+_JSONISH = st.sampled_from(
+    [
+        "{",
+        "}",
+        "{{",
+        "}}",
+        "[",
+        "]",
+        '"',
+        "'",
+        ",",
+        ":",
+        "null",
+        "None",
+        "True",
+        "1e999",
+        "\\u0000",
+        '"high_level_keywords"',
+        '"low_level_keywords"',
+        "<think>",
+        "</think>",
+        "```",
+        "\x00",
+        "\ud800",
+        "\\ud800",
+    ]
+)
+_ANY_TEXT = st.text(st.characters(exclude_categories=()))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_ANY_TEXT, _JSONISH), max_size=30).map("".join))
+def test_parse_keywords_never_raises(text: str) -> None:
+    hl, ll = parse_keywords(text)
+    for keywords in (hl, ll):
+        assert isinstance(keywords, list)
+        assert all(isinstance(k, str) and k and k == " ".join(k.split()) for k in keywords)
+        for keyword in keywords:
+            assert "\x00" not in keyword
+            keyword.encode("utf-8")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+        lambda children: st.lists(children) | st.dictionaries(st.text(), children),
+        max_leaves=20,
+    ),
+    st.booleans(),
+)
+def test_parse_keywords_never_raises_on_any_json_value(value: object, doubled: bool) -> None:
+    text = json.dumps({"high_level_keywords": value, "low_level_keywords": [value]})
+    hl, ll = parse_keywords("{" + text + "}" if doubled else text)
+    assert all(isinstance(k, str) and k for k in hl + ll)
 
 
 # --- keyword edge cases -------------------------------------------------------------

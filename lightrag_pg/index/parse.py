@@ -14,7 +14,11 @@ Accepted input (see :mod:`lightrag_pg.index.extraction_prompts` for the format a
 * ``relation<|#|>source<|#|>target<|#|>keywords<|#|>description``, optionally
   with a trailing numeric strength that becomes the weight (default 1.0). A
   6-field ``relationship`` record uses the legacy order
-  ``source, target, description, keywords, strength``.
+  ``source, target, description, keywords, strength``. A strength that is not
+  finite or not positive (``nan``, ``inf``, ``-5``, ``0``) gives the default
+  weight 1.0; one above :data:`MAX_RELATION_WEIGHT` (1e6) is cut to it, so
+  that summed weights stay far from any numeric limit downstream. Either case
+  is logged as a warning; the relation is kept.
 * Parsing stops at ``<|COMPLETE|>`` (which may be missing); markdown fence
   lines are skipped.
 
@@ -28,7 +32,8 @@ ignored without counting.
 Normalisation:
 
 * Names keep their case. Control characters (NUL included) and zero-width
-  characters are removed, whitespace runs collapse to one space, and a
+  characters are removed, a lone surrogate becomes U+FFFD, whitespace runs
+  collapse to one space, and a
   wrapping pair of quotes or brackets is removed when the inner text contains
   neither character of the pair. Names are cut to ``max_name_length``
   characters. Quotes and ``$$`` inside values are data and kept verbatim.
@@ -53,14 +58,18 @@ from collections.abc import Callable, Hashable, Sequence
 from typing import TypeVar
 
 from ..config import DEFAULT_ENTITY_TYPES
+from ..textclean import scrub_text
 from ..types import ExtractedEntity, ExtractedRelation, Extraction
 from .extraction_prompts import TUPLE_DELIMITER
 
-__all__ = ["UNKNOWN_TYPE", "merge_gleaning", "parse_extraction"]
+__all__ = ["MAX_RELATION_WEIGHT", "UNKNOWN_TYPE", "merge_gleaning", "parse_extraction"]
 
 logger = logging.getLogger(__name__)
 
 UNKNOWN_TYPE = "UNKNOWN"
+DEFAULT_WEIGHT = 1.0
+MAX_RELATION_WEIGHT = 1e6
+"""Largest weight one extracted relation may carry; larger strengths are cut to it."""
 
 _DELIMITER_RE = re.compile(r"[<＜](?:[|｜]{1,2}#{0,2}[|｜]{0,2}|[|｜]?#{1,2}[|｜]?)[>＞]")
 _COMPLETION_RE = re.compile(r"[<＜][|｜]?\s*COMPLETE\s*[|｜]?[>＞]", re.IGNORECASE)
@@ -194,12 +203,12 @@ class _LineParser:
         return None
 
     def _relation(self, fields: list[str], kind: str) -> str | None:
-        weight = 1.0
+        weight = DEFAULT_WEIGHT
         if len(fields) == 6:
             value = _number(fields[5])
             if value is None:
                 return "relation has 5 fields and the last is not a number"
-            weight = value if math.isfinite(value) and value > 0 else 1.0
+            weight = self._weight(value)
             if kind == "relationship":
                 fields = [fields[0], fields[1], fields[2], fields[4], fields[3]]
         if len(fields) not in (5, 6):
@@ -221,6 +230,16 @@ class _LineParser:
         self.relations.append(relation)
         return None
 
+    def _weight(self, value: float) -> float:
+        if not math.isfinite(value) or value <= 0:
+            weight = DEFAULT_WEIGHT
+        elif value > MAX_RELATION_WEIGHT:
+            weight = MAX_RELATION_WEIGHT
+        else:
+            return value
+        logger.warning("chunk %s: relation strength %r replaced by %r", self.chunk_id, value, weight)
+        return weight
+
     def _name(self, raw: str) -> str:
         return _clean(raw, self.max_name)
 
@@ -241,7 +260,7 @@ class _LineParser:
 
 
 def _clean(raw: str, limit: int | None = None) -> str:
-    text = " ".join(raw.translate(_ZERO_WIDTH).translate(_CONTROL).split())
+    text = " ".join(scrub_text(raw).translate(_ZERO_WIDTH).translate(_CONTROL).split())
     changed = True
     while changed and text:
         changed = False

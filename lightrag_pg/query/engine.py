@@ -20,7 +20,7 @@ from .answer_prompts import FAIL_RESPONSE, full_prompt, keywords_prompt
 from .context import QueryContext, build_context, failure_data, render_data
 from .keyword_plan import KeywordPlan, parse_keywords, predefined_keywords, resolve_keywords
 from .knowledge import BYPASS_WITHOUT_LLM, format_knowledge
-from .param import QueryParam
+from .param import QueryParam, clean_query
 from .ranking import merge_entities, merge_relations, truncate_kg
 from .retrieve import Retrieved, global_search, graph_chunks, local_search, vector_search
 
@@ -97,6 +97,7 @@ class QueryEngine:
 
     async def retrieve(self, query: str, param: QueryParam) -> Answer:
         """Run every stage up to the finished context (no answer generation)."""
+        query = clean_query(query)
         param = param.resolved(self.settings)
         timings: dict[str, float] = {}
         started = time.perf_counter()
@@ -174,7 +175,7 @@ class QueryEngine:
     async def stream(self, query: str, param: QueryParam) -> QueryStream:
         """Retrieve, then stream the answer."""
         answer = await self.retrieve(query, param)
-        p = answer.param
+        query, p = answer.query, answer.param
         if p.mode == "bypass":
             if self.llm is None:
                 return QueryStream(answer, _one(BYPASS_WITHOUT_LLM))

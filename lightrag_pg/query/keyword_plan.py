@@ -6,9 +6,11 @@ import ast
 import json
 import logging
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ..textclean import scrub_text
 from .param import QueryParam
 
 logger = logging.getLogger(__name__)
@@ -19,35 +21,37 @@ SHORT_QUERY_CHARS = 50
 
 _HL_KEYS = {"highlevelkeywords", "highlevelkeyword", "highlevel", "hlkeywords"}
 _LL_KEYS = {"lowlevelkeywords", "lowlevelkeyword", "lowlevel", "llkeywords"}
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_THINK_OPEN = re.compile("<think>", re.IGNORECASE)
+_THINK_CLOSE = re.compile("</think>", re.IGNORECASE)
+_MAX_UNWRAP = 3
 _TRAILING_COMMA = re.compile(r",\s*([}\]])")
 _CLOSERS = {"{": "}", "[": "]"}
 
 
 def parse_keywords(text: str) -> tuple[list[str], list[str]]:
-    """Return ``(high_level, low_level)`` keywords from an LLM answer.
+    """Return ``(high_level, low_level)`` keywords from an LLM answer; never raises.
 
     Tolerates ``<think>`` blocks, code fences, prose around the JSON object,
-    single quotes, trailing commas, a missing closing brace, key spelling
-    variants (``"high_level"``, ``"High-level keywords"``) and a bare string
-    instead of a list. Keywords are trimmed and de-duplicated
-    case-insensitively (first spelling wins). Anything unparseable gives
-    ``([], [])`` and a logged warning.
+    single quotes, trailing commas, a missing closing brace, an object wrapped
+    in extra braces (``{{...}}``), key spelling variants (``"high_level"``,
+    ``"High-level keywords"``) and a bare string instead of a list. Keywords
+    are non-empty strings: list items that are not strings or numbers are
+    skipped; NUL and lone surrogates are replaced (see
+    :func:`~lightrag_pg.textclean.scrub_text`); whitespace is collapsed and
+    keywords are de-duplicated case-insensitively (first spelling wins).
+    Anything unparseable gives ``([], [])`` and a logged warning.
     """
     if not isinstance(text, str) or not text.strip():
         logger.warning("keyword extraction returned an empty answer")
         return [], []
-    cleaned = _THINK.sub("", text)
-    if "</think>" in cleaned.lower():
-        cleaned = cleaned[cleaned.lower().rfind("</think>") + len("</think>") :]
-    data = _find_keyword_object(cleaned)
+    data = _find_keyword_object(_strip_think(scrub_text(text)))
     if data is None:
         logger.warning("could not parse keywords from LLM answer: %.200r", text)
         return [], []
     hl: Any = None
     ll: Any = None
     for key, value in data.items():
-        norm = re.sub(r"[^a-z]", "", str(key).lower())
+        norm = _key(key)
         if norm in _HL_KEYS and hl is None:
             hl = value
         elif norm in _LL_KEYS and ll is None:
@@ -150,25 +154,71 @@ def _clean_list(value: Any) -> list[str]:
     for item in items:
         if isinstance(item, bool) or not isinstance(item, (str, int, float)):
             continue
-        keyword = " ".join(str(item).split())
+        keyword = " ".join(scrub_text(str(item)).split())
         if keyword and keyword.casefold() not in seen:
             seen.add(keyword.casefold())
             result.append(keyword)
     return result
 
 
+def _strip_think(text: str) -> str:
+    """Remove ``<think>...</think>`` blocks, then anything up to a stray ``</think>``."""
+    pieces: list[str] = []
+    pos = 0
+    while (start := _THINK_OPEN.search(text, pos)) and (end := _THINK_CLOSE.search(text, start.end())):
+        pieces.append(text[pos : start.start()])
+        pos = end.end()
+    pieces.append(text[pos:])
+    cleaned = "".join(pieces)
+    closes = list(_THINK_CLOSE.finditer(cleaned))
+    return cleaned[closes[-1].end() :] if closes else cleaned
+
+
+def _key(key: object) -> str:
+    return re.sub(r"[^a-z]", "", key.lower()) if isinstance(key, str) else ""
+
+
 def _find_keyword_object(text: str) -> dict[str, Any] | None:
     first_dict: dict[str, Any] | None = None
-    for candidate in _json_candidates(text):
-        data = _load_lenient(candidate)
-        if not isinstance(data, dict):
-            continue
-        keys = {re.sub(r"[^a-z]", "", str(k).lower()) for k in data}
-        if keys & (_HL_KEYS | _LL_KEYS):
-            return data
+    for data in _parsed_objects(text, _MAX_UNWRAP):
+        found = _with_keyword_keys(data, _MAX_UNWRAP)
+        if found is not None:
+            return found
         if first_dict is None:
             first_dict = data
     return first_dict
+
+
+def _with_keyword_keys(value: Any, depth: int) -> dict[str, Any] | None:
+    """``value``, or the first dict nested in it at most ``depth`` levels down, with a keyword key."""
+    if isinstance(value, dict):
+        if {_key(k) for k in value} & (_HL_KEYS | _LL_KEYS):
+            return value
+        children: Any = value.values()
+    elif isinstance(value, (list, tuple)):
+        children = value
+    else:
+        return None
+    if depth > 0:
+        for child in children:
+            found = _with_keyword_keys(child, depth - 1)
+            if found is not None:
+                return found
+    return None
+
+
+def _parsed_objects(text: str, unwrap: int) -> Iterator[dict[str, Any]]:
+    """Dicts parsed from the ``{...}`` spans of ``text``.
+
+    A span that is not a dict (``{{...}}`` reads as a set, or fails) is
+    searched again without its first brace, at most ``unwrap`` levels deep.
+    """
+    for candidate in _json_candidates(text):
+        data = _load_lenient(candidate)
+        if isinstance(data, dict):
+            yield data
+        elif unwrap > 0:
+            yield from _parsed_objects(candidate[1:], unwrap - 1)
 
 
 def _json_candidates(text: str) -> list[str]:
@@ -213,13 +263,13 @@ def _load_lenient(candidate: str) -> Any:
     attempts = [candidate, _TRAILING_COMMA.sub(r"\1", candidate)]
     for attempt in attempts:
         try:
-            return json.loads(attempt)
-        except ValueError:
+            return json.loads(attempt, strict=False)
+        except (ValueError, RecursionError):
             pass
     python_like = re.sub(r"\btrue\b", "True", attempts[1])
     python_like = re.sub(r"\bfalse\b", "False", python_like)
     python_like = re.sub(r"\bnull\b", "None", python_like)
     try:
         return ast.literal_eval(python_like)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
+    except Exception:  # arbitrary text: SyntaxError, TypeError (unhashable), RecursionError, ...
         return None

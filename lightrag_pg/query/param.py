@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
-from ..config import Settings
+from ..config import Settings, check_cosine_threshold
 from ..errors import InvalidInput
+from ..textclean import scrub_text
 
 QueryMode = Literal["local", "global", "hybrid", "naive", "mix", "bypass"]
 QUERY_MODES: tuple[str, ...] = ("local", "global", "hybrid", "naive", "mix", "bypass")
@@ -79,11 +80,7 @@ class QueryParam:
         if self.user_prompt is not None and not isinstance(self.user_prompt, str):
             raise InvalidInput("user_prompt must be a string or None")
         if self.cosine_threshold is not None:
-            value = self.cosine_threshold
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise InvalidInput(f"cosine_threshold must be a number, got {value!r}")
-            if not -1.0 <= float(value) <= 1.0:
-                raise InvalidInput(f"cosine_threshold must lie in [-1, 1], got {value}")
+            check_cosine_threshold(self.cosine_threshold, InvalidInput)
         if self.kg_chunk_pick_method not in (None, *CHUNK_PICK_METHODS):
             raise InvalidInput(
                 f"kg_chunk_pick_method must be 'VECTOR', 'WEIGHT' or None; got {self.kg_chunk_pick_method!r}"
@@ -106,33 +103,21 @@ class QueryParam:
             conversation_history=[dict(m) for m in self.conversation_history],
         )
 
-    def cache_key_args(self) -> dict[str, Any]:
-        """The fields that change the generated answer, as a JSON-ready dict.
 
-        Mirrors the arguments upstream hashes for its query cache, plus the
-        history and the retrieval settings that alter the context. The
-        keywords actually used are added by the caller (they may come from the
-        LLM rather than from this object).
-        """
-        return {
-            "mode": self.mode,
-            "response_type": self.response_type,
-            "top_k": self.top_k,
-            "chunk_top_k": self.chunk_top_k,
-            "max_entity_tokens": self.max_entity_tokens,
-            "max_relation_tokens": self.max_relation_tokens,
-            "max_total_tokens": self.max_total_tokens,
-            "hl_keywords": list(self.hl_keywords),
-            "ll_keywords": list(self.ll_keywords),
-            "user_prompt": self.user_prompt or "",
-            "enable_rerank": self.enable_rerank,
-            "cosine_threshold": self.cosine_threshold,
-            "kg_chunk_pick_method": self.kg_chunk_pick_method,
-            "related_chunk_number": self.related_chunk_number,
-            "conversation_history": [
-                {"role": m["role"], "content": m["content"]} for m in self.conversation_history
-            ],
-        }
+def clean_query(query: object) -> str:
+    """Return the question to answer, or raise :class:`InvalidInput`.
+
+    The query must be a string with some non-whitespace text. Lone surrogates
+    become U+FFFD and NUL bytes a space (see
+    :func:`~lightrag_pg.textclean.scrub_text`); surrounding whitespace is
+    removed.
+    """
+    if not isinstance(query, str):
+        raise InvalidInput(f"the query must be a string, got {type(query).__name__}")
+    cleaned = scrub_text(query).strip()
+    if not cleaned:
+        raise InvalidInput("the query is empty or whitespace only")
+    return cleaned
 
 
 def _check_positive_int(name: str, value: object) -> None:

@@ -1,0 +1,63 @@
+"""Settings validation: bounds tied to PostgreSQL limits and helpful errors for unknown names."""
+
+from __future__ import annotations
+
+import pytest
+
+from lightrag_pg import LightRAG
+from lightrag_pg.config import (
+    BTREE_MAX_KEY_BYTES,
+    MAX_ENTITY_NAME_LENGTH,
+    MAX_ID_BYTES,
+    Settings,
+)
+from lightrag_pg.errors import ConfigurationError
+
+
+def test_widest_index_row_fits_the_btree_limit() -> None:
+    # doc_relations (doc_id, src, tgt): 8-byte tuple header, 4-byte varlena headers.
+    widest = 8 + (4 + MAX_ID_BYTES) + 2 * (4 + 4 * MAX_ENTITY_NAME_LENGTH)
+    assert widest <= BTREE_MAX_KEY_BYTES
+    assert Settings().max_entity_name_length <= MAX_ENTITY_NAME_LENGTH
+
+
+def test_max_entity_name_length_above_the_index_limit_is_refused() -> None:
+    assert Settings(max_entity_name_length=MAX_ENTITY_NAME_LENGTH).max_entity_name_length == 270
+    for value in (MAX_ENTITY_NAME_LENGTH + 1, 3000):
+        expected = f"max_entity_name_length={value} is too long: at most 270"
+        with pytest.raises(ConfigurationError, match=expected):
+            Settings(max_entity_name_length=value)
+
+
+@pytest.mark.parametrize(
+    ("name", "suggestion"),
+    [
+        ("chunk_token_sizes", "chunk_token_size"),
+        ("chunk_size", "chunk_token_size"),
+        ("cosine_treshold", "cosine_threshold"),
+        ("llm_maxasync", "llm_max_async"),
+    ],
+)
+def test_unknown_setting_suggests_the_nearest(name: str, suggestion: str) -> None:
+    with pytest.raises(ConfigurationError) as info:
+        Settings.from_kwargs(**{name: 1})
+    assert str(info.value) == f"unknown setting '{name}' (did you mean {suggestion}?)"
+
+
+def test_unknown_setting_without_a_near_name() -> None:
+    with pytest.raises(ConfigurationError) as info:
+        Settings.from_kwargs(zzz=1)
+    assert str(info.value) == "unknown setting 'zzz'"
+
+
+def test_several_unknown_settings_are_all_named() -> None:
+    with pytest.raises(ConfigurationError, match=r"'chunk_size'.*'zzz'"):
+        Settings.from_kwargs(zzz=1, chunk_size=2)
+
+
+def test_upstream_working_dir_is_explained() -> None:
+    with pytest.raises(ConfigurationError) as info:
+        LightRAG(working_dir="./rag_storage")
+    message = str(info.value)
+    assert "working_dir" in message and "PostgreSQL" in message
+    assert "dsn=" in message and "LIGHTRAG_PG_DSN" in message and "workspace=" in message

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import sys
 import traceback
 import warnings
@@ -50,6 +51,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(asyncio.run(args.run(args)))
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader went away, as in `lightrag-pg tables | head`
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except Exception as exc:
         if args.debug:
             traceback.print_exc()

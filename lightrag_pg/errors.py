@@ -49,6 +49,10 @@ class ConnectionLost(StorageError):
     """The connection to PostgreSQL dropped in the middle of an operation."""
 
 
+class ConnectFailed(StorageError):
+    """No connection to PostgreSQL could be made (wrong DSN, server down, credentials refused)."""
+
+
 class ConcurrentUpdate(StorageError):
     """A transaction was aborted by a serialization failure or deadlock; retry it."""
 

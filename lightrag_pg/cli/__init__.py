@@ -5,12 +5,24 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import sys
+import traceback
 import warnings
 from collections.abc import Sequence
 
 from ..errors import LightRAGError
-from . import admin, ask, demo, ingest
+from . import admin, ask, demo, ingest, server
+
+
+def _global_options(parser: argparse.ArgumentParser, default: object) -> None:
+    """The options every command accepts, before or after the command name."""
+    parser.add_argument(
+        "--dsn", default=default, help="PostgreSQL DSN (default: $LIGHTRAG_PG_DSN, else the embedded server)"
+    )
+    parser.add_argument("--workspace", default=default, help="workspace (schema) name (default: default)")
+    parser.add_argument("-v", "--verbose", action="store_true", default=default, help="log progress details")
+    parser.add_argument("--debug", action="store_true", default=default, help="debug logs and tracebacks")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -18,12 +30,14 @@ def build_parser() -> argparse.ArgumentParser:
         prog="lightrag-pg",
         description="LightRAG with every storage role in one PostgreSQL database.",
     )
-    parser.add_argument("--dsn", help="PostgreSQL DSN (default: $LIGHTRAG_PG_DSN, else the embedded server)")
-    parser.add_argument("--workspace", default=None, help="workspace (schema) name")
-    parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
+    _global_options(parser, None)
+    parser.set_defaults(verbose=False, debug=False)
+    # after the command, the same options; SUPPRESS keeps a value given before the command
+    common = argparse.ArgumentParser(add_help=False)
+    _global_options(common, argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in (demo, ingest, ask, admin):
-        module.register(sub)
+    for module in (demo, ingest, ask, admin, server):
+        module.register(sub, [common])
     return parser
 
 
@@ -31,13 +45,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``lightrag-pg`` and ``python -m lightrag_pg``."""
     warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
     args = build_parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.ERROR, format="%(levelname)s %(name)s: %(message)s"
-    )
+    level = logging.DEBUG if args.debug else logging.INFO if args.verbose else logging.ERROR
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     try:
-        return asyncio.run(args.run(args))
-    except LightRAGError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return int(asyncio.run(args.run(args)))
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader went away, as in `lightrag-pg tables | head`
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    except Exception as exc:
+        if args.debug:
+            traceback.print_exc()
+        if isinstance(exc, LightRAGError):
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        print(f"error: {type(exc).__name__}: {exc} (run with --debug for the traceback)", file=sys.stderr)
+        return 1

@@ -6,75 +6,55 @@ import argparse
 
 import asyncpg
 
-from ..db.embedded import resolve_dsn
+from ..db.migrate import MigrationTarget, upgrade
 from ..db.workspace import drop_workspace, list_workspaces, migrate_all, read_info, table_stats
+from .common import connected, require_workspace, workspace_of
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("migrate", help="upgrade workspaces to the newest schema")
+def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("migrate", parents=parents, help="upgrade workspaces to the newest schema")
     p.add_argument("--all", action="store_true", help="every workspace (default: --workspace only)")
     p.set_defaults(run=run_migrate)
-    p = sub.add_parser("workspaces", help="list workspaces")
+    p = sub.add_parser("workspaces", parents=parents, help="list workspaces")
     p.set_defaults(run=run_list)
-    p = sub.add_parser("tables", help="show a workspace's tables and row counts")
+    p = sub.add_parser("tables", parents=parents, help="show a workspace's tables and row counts")
     p.set_defaults(run=run_tables)
-    p = sub.add_parser("drop-workspace", help="drop a workspace (schema and graph)")
+    p = sub.add_parser("drop-workspace", parents=parents, help="drop a workspace (schema and graph)")
     p.add_argument("name")
     p.set_defaults(run=run_drop)
 
 
-async def _connect(args: argparse.Namespace) -> tuple[asyncpg.Connection, str]:
-    dsn = resolve_dsn(args.dsn)
-    return await asyncpg.connect(dsn), dsn
-
-
 async def run_migrate(args: argparse.Namespace) -> int:
-    conn, dsn = await _connect(args)
-    try:
+    async with connected(args) as (conn, db):
         if args.all:
-            names = await migrate_all(conn, dsn)
+            names = await migrate_all(conn, db.dsn)
         else:
-            from ..db.migrate import MigrationTarget, upgrade
-
-            name = args.workspace or "default"
-            info = await read_info(conn, name)
-            if info is None:
-                print(f"workspace {name!r} does not exist; it is created on first use")
-                return 1
-            await upgrade(dsn, MigrationTarget(name, info.embedding_dim, info.embedding_model))
+            name = workspace_of(args)
+            info = await require_workspace(conn, name)
+            await upgrade(db.dsn, MigrationTarget(name, info.embedding_dim, info.embedding_model))
             names = [name]
         for name in names:
-            info = await read_info(conn, name)
-            print(f"{name}: revision {info.revision if info else '?'}")
-    finally:
-        await conn.close()
+            current = await read_info(conn, name)
+            print(f"{name}: revision {current.revision if current else '?'}")
     return 0
 
 
 async def run_list(args: argparse.Namespace) -> int:
-    conn, _ = await _connect(args)
-    try:
+    async with connected(args) as (conn, _):
         for name in await list_workspaces(conn):
             info = await read_info(conn, name)
             assert info is not None
             graph = "AGE graph" if info.graph_enabled else "no graph"
             model = info.embedding_model or ""
             print(f"{name}\tdim={info.embedding_dim}\t{model}\t{graph}\trev {info.revision}")
-    finally:
-        await conn.close()
     return 0
 
 
 async def run_tables(args: argparse.Namespace) -> int:
-    conn, _ = await _connect(args)
-    name = args.workspace or "default"
-    try:
-        if await read_info(conn, name) is None:
-            print(f"workspace {name!r} does not exist")
-            return 1
+    name = workspace_of(args)
+    async with connected(args) as (conn, _):
+        await require_workspace(conn, name)
         await print_tables(conn, name)
-    finally:
-        await conn.close()
     return 0
 
 
@@ -87,10 +67,8 @@ async def print_tables(conn: asyncpg.Connection, workspace: str) -> None:
 
 
 async def run_drop(args: argparse.Namespace) -> int:
-    conn, _ = await _connect(args)
-    try:
+    async with connected(args) as (conn, _):
+        await require_workspace(conn, args.name)
         await drop_workspace(conn, args.name)
-        print(f"dropped workspace {args.name!r}")
-    finally:
-        await conn.close()
+    print(f"dropped workspace {args.name!r}")
     return 0

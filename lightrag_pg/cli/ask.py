@@ -5,14 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 
+from ..errors import InvalidInput
 from ..query.param import QueryParam
-from .common import make_rag
+from .common import connected, make_rag, require_workspace, workspace_of
 
 MODES = ["local", "global", "hybrid", "naive", "mix", "bypass"]
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("query", help="ask a question")
+def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("query", parents=parents, help="ask a question")
     p.add_argument("question")
     p.add_argument("--mode", choices=MODES, default="mix")
     p.add_argument("--top-k", type=int, default=40)
@@ -22,8 +23,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 async def run(args: argparse.Namespace) -> int:
+    if not args.question.strip():
+        raise InvalidInput("the question is empty")
+    workspace = workspace_of(args)
+    async with connected(args) as (conn, db):
+        await require_workspace(conn, workspace)
     param = QueryParam(mode=args.mode, top_k=args.top_k)
-    async with make_rag(args) as rag:
+    async with make_rag(args, db, workspace) as rag:
         if args.data:
             print(json.dumps(await rag.aquery_data(args.question, param), indent=2, ensure_ascii=False))
         elif args.stream:

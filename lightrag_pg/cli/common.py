@@ -1,23 +1,100 @@
-"""Pieces shared by the commands: building LightRAG and printing results."""
+"""Pieces shared by the commands: the database, building LightRAG and printing results."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
+import asyncpg
 from tqdm import tqdm
 
+from ..db.embedded import DSN_ENV, default_data_dir, embedded_dsn, redact_dsn
+from ..db.identifiers import validate_workspace
+from ..db.workspace import WorkspaceInfo, list_workspaces, read_info
+from ..errors import ConnectFailed, WorkspaceNotFound
 from ..index.progress import Progress
 from ..llm.openai_client import llm_configured
 from ..rag import LightRAG
 
+DEFAULT_WORKSPACE = "default"
 
-def make_rag(args: argparse.Namespace, default_workspace: str = "default", **settings: Any) -> LightRAG:
-    """A LightRAG for the command's DSN and workspace (LLM and embeddings from the environment)."""
+
+@dataclass(frozen=True, slots=True)
+class Database:
+    """The DSN a command uses and where it came from (for messages)."""
+
+    dsn: str
+    source: str
+
+    def describe(self) -> str:
+        return f"{redact_dsn(self.dsn)} (from {self.source})"
+
+
+async def find_database(args: argparse.Namespace) -> Database:
+    """``--dsn``, else ``$LIGHTRAG_PG_DSN``, else the embedded server (started if needed)."""
+    if args.dsn:
+        return Database(args.dsn, "--dsn")
+    if os.environ.get(DSN_ENV):
+        return Database(os.environ[DSN_ENV], f"${DSN_ENV}")
+    data_dir = default_data_dir()
+    return Database(await asyncio.to_thread(embedded_dsn, data_dir), f"the embedded server in {data_dir}")
+
+
+_CONNECT_ERRORS = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError)
+
+
+async def connect(db: Database) -> asyncpg.Connection:
+    """A connection to ``db``; :class:`ConnectFailed` naming the DSN and its source if none can be made."""
+    try:
+        return await asyncpg.connect(db.dsn)
+    except _CONNECT_ERRORS as exc:
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        raise ConnectFailed(f"cannot connect to PostgreSQL at {db.describe()}: {reason}") from exc
+
+
+@asynccontextmanager
+async def connected(args: argparse.Namespace) -> AsyncIterator[tuple[asyncpg.Connection, Database]]:
+    """``async with connected(args) as (conn, db):`` one connection, closed afterwards."""
+    db = await find_database(args)
+    conn = await connect(db)
+    try:
+        yield conn, db
+    finally:
+        await conn.close()
+
+
+async def reachable_database(args: argparse.Namespace) -> Database:
+    """The command's database, once a connection to it has been made."""
+    async with connected(args) as (_, db):
+        return db
+
+
+def workspace_of(args: argparse.Namespace, default: str = DEFAULT_WORKSPACE) -> str:
+    """The validated ``--workspace`` (``default`` when not given)."""
+    return validate_workspace(args.workspace or default)
+
+
+async def require_workspace(conn: asyncpg.Connection, name: str) -> WorkspaceInfo:
+    """The workspace's info; :class:`WorkspaceNotFound` listing the existing ones if it is missing."""
+    info = await read_info(conn, name)
+    if info is None:
+        names = await list_workspaces(conn)
+        existing = ", ".join(names) if names else "none yet; `lightrag-pg insert` creates one"
+        raise WorkspaceNotFound(f"workspace {name!r} does not exist (existing workspaces: {existing})")
+    return info
+
+
+def make_rag(args: argparse.Namespace, db: Database, workspace: str, **settings: Any) -> LightRAG:
+    """A LightRAG for the command's database and workspace (LLM and embeddings from the environment)."""
     extractor = getattr(args, "extractor", None)
     if extractor:
         settings["extractor"] = extractor
-    return LightRAG(dsn=args.dsn, workspace=args.workspace or default_workspace, **settings)
+    return LightRAG(dsn=db.dsn, workspace=workspace, **settings)
 
 
 def describe_setup(rag: LightRAG) -> str:
@@ -26,6 +103,13 @@ def describe_setup(rag: LightRAG) -> str:
     model = rag.embedding_func.model_name if rag.embedding_func else "?"
     extractor = rag.settings.extractor or ("llm" if rag.llm_model_func else "nlp")
     return f"workspace {rag.workspace!r}: {llm}; extractor {extractor}; embeddings {model}"
+
+
+def describe_created(rag: LightRAG) -> str:
+    """The line announcing a workspace the command has just created."""
+    assert rag.info is not None
+    model = rag.info.embedding_model or "unnamed model"
+    return f"created workspace {rag.workspace!r}: {rag.info.embedding_dim} dimensions, embeddings {model}"
 
 
 class ProgressBar:

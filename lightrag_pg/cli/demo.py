@@ -16,14 +16,14 @@ from pathlib import Path
 
 from ..query.param import QueryParam
 from .admin import print_tables
-from .common import describe_setup, make_rag, print_knowledge
+from .common import describe_setup, make_rag, print_knowledge, reachable_database, workspace_of
 from .ingest import ingest_files
 
 DEFAULT_QUESTION = "How does lightrag_pg keep the knowledge graph consistent after a crash?"
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("demo", help="ingest the sample corpus and answer a question")
+def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("demo", parents=parents, help="ingest the sample corpus and answer a question")
     p.add_argument("question", nargs="?", default=DEFAULT_QUESTION)
     p.add_argument("--mode", default="mix", choices=["local", "global", "hybrid", "naive", "mix"])
     p.add_argument("--extractor", choices=["llm", "nlp"], help="default: llm when configured, else nlp")
@@ -38,9 +38,11 @@ def sample_files() -> list[Path]:
 
 async def run(args: argparse.Namespace) -> int:
     started = time.monotonic()
-    async with make_rag(args, default_workspace="demo") as rag:
+    workspace = workspace_of(args, default="demo")
+    db = await reachable_database(args)
+    async with make_rag(args, db, workspace) as rag:
         print(describe_setup(rag))
-        print(f"database: {rag.dsn}")
+        print(f"database: {db.describe()}")
         failures = await ingest_files(rag, sample_files())
         async with rag.pool.acquire() as conn:
             await print_tables(conn, rag.workspace)

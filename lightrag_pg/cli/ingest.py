@@ -5,39 +5,74 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..rag import LightRAG
-from .common import ProgressBar, describe_setup, make_rag
+from ..db.workspace import read_info
+from ..rag import InsertResult, LightRAG
+from .common import ProgressBar, connected, describe_created, describe_setup, make_rag, workspace_of
 
 SUFFIXES = (".txt", ".md", ".markdown")
+NOT_TEXT = {
+    ".pdf": "a PDF",
+    ".doc": "a Word document",
+    ".docx": "a Word document",
+    ".odt": "an OpenDocument text",
+    ".rtf": "an RTF document",
+    ".epub": "an EPUB book",
+    ".pptx": "a PowerPoint file",
+    ".xlsx": "an Excel file",
+}
+_PDF_MAGIC = b"%PDF-"
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("insert", help="ingest .txt and .md files and folders")
+def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("insert", parents=parents, help="ingest .txt and .md files and folders")
     p.add_argument("paths", nargs="+", type=Path)
     p.add_argument("--extractor", choices=["llm", "nlp"], help="default: llm when configured, else nlp")
     p.set_defaults(run=run)
 
 
-def collect(paths: list[Path]) -> tuple[list[Path], list[str]]:
-    """Files to ingest, and complaints about paths that cannot be used."""
+def _refusal(path: Path, kind: str) -> str:
+    advice = "convert it to .txt or .md first (e.g. pdftotext, pandoc)"
+    return f"{path}: {kind} is not plain text; {advice}; skipped"
+
+
+def collect(paths: list[Path]) -> tuple[list[Path], list[str], list[str]]:
+    """Files to ingest, notes on files left out of folders, and complaints about named paths."""
     files: list[Path] = []
+    notes: list[str] = []
     problems: list[str] = []
     for path in paths:
         if path.is_dir():
-            files += sorted(f for f in path.rglob("*") if f.is_file() and f.suffix.lower() in SUFFIXES)
+            hidden = 0
+            for f in sorted(f for f in path.rglob("*") if f.is_file()):
+                if any(part.startswith(".") for part in f.relative_to(path).parts):
+                    hidden += 1
+                elif f.suffix.lower() in SUFFIXES:
+                    files.append(f)
+                else:
+                    notes.append(f"{f}: not {'/'.join(SUFFIXES)}; skipped")
+            if hidden:
+                notes.append(f"{path}: {hidden} hidden file(s) skipped")
         elif path.is_file():
-            files.append(path)
+            kind = NOT_TEXT.get(path.suffix.lower())
+            if kind:
+                problems.append(_refusal(path, kind))
+            else:
+                files.append(path)
         else:
             problems.append(f"{path}: no such file or directory")
-    return files, problems
+    return files, notes, problems
 
 
 def read_texts(files: list[Path]) -> tuple[list[str], list[str], list[str]]:
-    """Texts and their paths; files that are not UTF-8 or are empty are reported, not read."""
+    """Texts and their paths; files that are not UTF-8 text or are empty are reported, not read."""
     texts, names, problems = [], [], []
     for f in files:
+        data = f.read_bytes()
+        if data.startswith(_PDF_MAGIC):
+            problems.append(_refusal(f, "a PDF"))
+            continue
         try:
-            text = f.read_bytes().decode("utf-8")
+            text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             problems.append(f"{f}: not valid UTF-8 (byte {exc.start}); skipped")
             continue
@@ -47,6 +82,30 @@ def read_texts(files: list[Path]) -> tuple[list[str], list[str], list[str]]:
         texts.append(text)
         names.append(str(f))
     return texts, names, problems
+
+
+def report(result: InsertResult) -> int:
+    """Print what the insert did; return how many of the given documents failed.
+
+    Documents that failed in an earlier run are retried by every insert; when
+    they fail again they are reported once, apart, and not counted.
+    """
+    p = result.progress
+    given = set(result.new_ids) | set(result.skipped_ids)
+    failed_now = {i: m for i, m in p.failures.items() if i in given}
+    failed_before = {i: m for i, m in p.failures.items() if i not in given}
+    print(
+        f"{len(result.new_ids)} new, {len(result.skipped_ids)} already present; "
+        f"{p.docs_done} processed, {len(failed_now)} failed; "
+        f"{p.chunks_done} chunks, {p.entities} entity merges, {p.relations} relation merges"
+    )
+    for doc_id, message in failed_now.items():
+        print(f"failed: {doc_id}: {message}")
+    if failed_before:
+        print(f"{len(failed_before)} document(s) from earlier runs were retried and failed again:")
+        for doc_id, message in failed_before.items():
+            print(f"  still failing: {doc_id}: {message}")
+    return len(failed_now)
 
 
 async def ingest_files(rag: LightRAG, files: list[Path]) -> int:
@@ -62,22 +121,21 @@ async def ingest_files(rag: LightRAG, files: list[Path]) -> int:
         result = await rag.ainsert(texts, file_paths=names, progress=bar)
     finally:
         bar.close()
-    p = result.progress
-    print(
-        f"{len(result.new_ids)} new, {len(result.skipped_ids)} already present; "
-        f"{p.docs_done} processed, {p.docs_failed} failed; "
-        f"{p.chunks_done} chunks, {p.entities} entity merges, {p.relations} relation merges"
-    )
-    for doc_id, message in p.failures.items():
-        print(f"failed: {doc_id}: {message}")
-    return len(problems) + p.docs_failed
+    return len(problems) + report(result)
 
 
 async def run(args: argparse.Namespace) -> int:
-    files, problems = collect(args.paths)
+    workspace = workspace_of(args)
+    files, notes, problems = collect(args.paths)
+    for note in notes:
+        print(f"note: {note}")
     for problem in problems:
         print(f"warning: {problem}")
-    async with make_rag(args) as rag:
+    async with connected(args) as (conn, db):
+        existed = await read_info(conn, workspace) is not None
+    async with make_rag(args, db, workspace) as rag:
+        if not existed:
+            print(describe_created(rag))
         print(describe_setup(rag))
         failures = await ingest_files(rag, files)
     return 1 if failures or problems else 0

@@ -154,6 +154,7 @@ class Pipeline:
             "entities": stats.entities,
             "relations": stats.relations,
             "merge_rounds": stats.rounds,
+            "locked_rounds": stats.locked_rounds,
             "dropped_lines": sum(x.dropped_lines for x in extractions),
             "extractor": self.extractor.name,
             "seconds": round(time.monotonic() - started, 3),

@@ -57,12 +57,17 @@ class Summarizer:
         total = sum(self.tokenizer.count(f) for f in fragments)
         return total >= self.settings.summary_max_tokens
 
+    def join(self, fragments: Sequence[str]) -> str:
+        """The fragments joined with the separator (the newest kept within
+        ``max_description_length``), without calling the LLM."""
+        return _bounded_join(list(fragments), self.settings.max_description_length)
+
     async def describe(self, kind: Literal["entity", "relation"], name: str, fragments: list[str]) -> str:
         """One description for ``fragments`` (joined with the separator, or summarised)."""
         if not fragments:
             return ""
         if not self.needs_llm(fragments):
-            return _bounded_join(fragments, self.settings.max_description_length)
+            return self.join(fragments)
         while True:
             groups = self._groups(fragments)
             if len(groups) == 1:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from typing import Literal
 
 from ..config import Settings
 from ..llm.cached import CachedLLM
 from ..llm.tokenizer import Tokenizer
+from ..tasks import gather_all
 from ..types import GRAPH_FIELD_SEP
 from .extraction_prompts import summary_prompt
 
@@ -72,10 +72,8 @@ class Summarizer:
             groups = self._groups(fragments)
             if len(groups) == 1:
                 return await self._summarize(kind, name, groups[0])
-            fragments = list(
-                await asyncio.gather(
-                    *(self._summarize(kind, name, g) if len(g) > 1 else _first(g) for g in groups)
-                )
+            fragments = await gather_all(
+                *(self._summarize(kind, name, g) if len(g) > 1 else _first(g) for g in groups)
             )
 
     def _groups(self, fragments: list[str]) -> list[list[str]]:

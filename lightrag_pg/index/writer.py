@@ -26,7 +26,6 @@ refreshes it.
 
 from __future__ import annotations
 
-import asyncio
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -40,6 +39,7 @@ from ..errors import ConcurrentUpdate
 from ..llm.embedding_func import EmbeddingFunc
 from ..store.rows import EntityRow, MergeState, RelationRow, canonical_pair
 from ..store.uow import Stores, session, unit_of_work
+from ..tasks import gather_all
 from ..types import ExtractedEntity, ExtractedRelation
 from .merge import entity_vector_text, merge_entity, merge_relation, relation_vector_text
 from .summary import Summarizer, split_description
@@ -179,7 +179,7 @@ class GraphWriter:
         self, kind: Literal["entity", "relation"], labels: list[str], fragments: list[list[str]]
     ) -> list[str]:
         pairs = zip(labels, fragments, strict=True)
-        return list(await asyncio.gather(*(self.summarizer.describe(kind, lab, f) for lab, f in pairs)))
+        return await gather_all(*(self.summarizer.describe(kind, lab, f) for lab, f in pairs))
 
     # ------------------------------------------------------------------ entities
 

@@ -35,7 +35,7 @@ def translate(exc: BaseException) -> LightRAGError:
     return StorageError(str(exc))
 
 
-_DRIVER_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError)
+_DRIVER_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.InternalClientError, OSError)
 
 
 @asynccontextmanager

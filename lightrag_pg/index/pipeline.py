@@ -20,6 +20,7 @@ from ..llm.embedding_func import EmbeddingFunc
 from ..llm.tokenizer import Tokenizer
 from ..store.rows import ChunkRow, DocumentRow
 from ..store.uow import session, unit_of_work
+from ..tasks import gather_all
 from ..types import DocStatus, Extraction
 from .chunking import chunk_text
 from .extract import Extractor
@@ -82,7 +83,7 @@ class Pipeline:
                 state.docs_skipped += 1
                 progress(state)
 
-        await asyncio.gather(*(run(i) for i in ids))
+        await gather_all(*(run(i) for i in ids))
         return state
 
     async def close(self) -> None:
@@ -145,6 +146,7 @@ class Pipeline:
         finally:
             if not chunk_vectors.done():
                 chunk_vectors.cancel()
+                await asyncio.gather(chunk_vectors, return_exceptions=True)
         entities = [e for x in extractions for e in x.entities]
         relations = [r for x in extractions for r in x.relations]
         stats = await self.writer.merge(doc_id, entities, relations)
@@ -154,6 +156,7 @@ class Pipeline:
             "entities": stats.entities,
             "relations": stats.relations,
             "merge_rounds": stats.rounds,
+            "locked_rounds": stats.locked_rounds,
             "dropped_lines": sum(x.dropped_lines for x in extractions),
             "extractor": self.extractor.name,
             "seconds": round(time.monotonic() - started, 3),
@@ -174,11 +177,4 @@ class Pipeline:
             progress(state)
             return result
 
-        tasks = [asyncio.ensure_future(one(c)) for c in chunks]
-        try:
-            return list(await asyncio.gather(*tasks))
-        except BaseException:
-            for t in tasks:
-                t.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            raise
+        return await gather_all(*(one(c) for c in chunks))

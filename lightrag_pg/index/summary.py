@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from typing import Literal
 
 from ..config import Settings
 from ..llm.cached import CachedLLM
 from ..llm.tokenizer import Tokenizer
+from ..tasks import gather_all
 from ..types import GRAPH_FIELD_SEP
 from .extraction_prompts import summary_prompt
 
@@ -57,20 +57,23 @@ class Summarizer:
         total = sum(self.tokenizer.count(f) for f in fragments)
         return total >= self.settings.summary_max_tokens
 
+    def join(self, fragments: Sequence[str]) -> str:
+        """The fragments joined with the separator (the newest kept within
+        ``max_description_length``), without calling the LLM."""
+        return _bounded_join(list(fragments), self.settings.max_description_length)
+
     async def describe(self, kind: Literal["entity", "relation"], name: str, fragments: list[str]) -> str:
         """One description for ``fragments`` (joined with the separator, or summarised)."""
         if not fragments:
             return ""
         if not self.needs_llm(fragments):
-            return _bounded_join(fragments, self.settings.max_description_length)
+            return self.join(fragments)
         while True:
             groups = self._groups(fragments)
             if len(groups) == 1:
                 return await self._summarize(kind, name, groups[0])
-            fragments = list(
-                await asyncio.gather(
-                    *(self._summarize(kind, name, g) if len(g) > 1 else _first(g) for g in groups)
-                )
+            fragments = await gather_all(
+                *(self._summarize(kind, name, g) if len(g) > 1 else _first(g) for g in groups)
             )
 
     def _groups(self, fragments: list[str]) -> list[list[str]]:

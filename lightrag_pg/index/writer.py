@@ -9,15 +9,27 @@ changed (that text is cut at the embedding model's input limit). A
 document's contribution to a row is recorded in the same transaction
 (``doc_entities``/``doc_relations``), so re-running a document after a crash
 never merges it twice.
+
+Under contention (popular entities named by many documents at once) rows can
+keep changing. After :data:`OPTIMISTIC_ROUNDS` the rows still pending are
+merged under their row locks, taken in name order in one statement. No model
+is called while the locks are held: the descriptions are joined as text and
+the vectors left as they were. Such a row is *due*: its stored vector text
+differs from its text, or its description has enough fragments to need a
+summary. Once the merge has committed, the writer refreshes its due rows in
+one optimistic round (summary, vector, versioned write). If that round loses,
+another writer changed the row after it and refreshes the row itself, so the
+last write of every row leaves it refreshed. A crash between the two leaves
+the row due; the document is then re-run, finds the row linked and due, and
+refreshes it.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
-from typing import TypeVar
+from dataclasses import dataclass, field
+from typing import Literal, TypeVar
 
 import asyncpg
 import numpy as np
@@ -25,8 +37,9 @@ import numpy as np
 from ..config import Settings
 from ..errors import ConcurrentUpdate
 from ..llm.embedding_func import EmbeddingFunc
-from ..store.rows import EntityRow, RelationRow, canonical_pair
-from ..store.uow import session, unit_of_work
+from ..store.rows import EntityRow, MergeState, RelationRow, canonical_pair
+from ..store.uow import Stores, session, unit_of_work
+from ..tasks import gather_all
 from ..types import ExtractedEntity, ExtractedRelation
 from .merge import entity_vector_text, merge_entity, merge_relation, relation_vector_text
 from .summary import Summarizer, split_description
@@ -34,8 +47,14 @@ from .summary import Summarizer, split_description
 K = TypeVar("K")
 V = TypeVar("V")
 
-MAX_ROUNDS = 8
+OPTIMISTIC_ROUNDS = 3
+"""Optimistic rounds before the rows still changing are merged under their locks."""
+LOCKED_ROUNDS = 3
+"""Locked rounds before giving up (a locked round only misses rows created or
+deleted by someone else between its lock and its write)."""
 BATCH = 200
+
+Pair = tuple[str, str]
 
 
 @dataclass
@@ -45,6 +64,18 @@ class MergeStats:
     entities: int = 0
     relations: int = 0
     rounds: int = 0
+    locked_rounds: int = 0
+
+
+@dataclass
+class Due:
+    """Rows written without their summary or vector, to refresh after the merge."""
+
+    entities: set[str] = field(default_factory=set)
+    relations: set[Pair] = field(default_factory=set)
+
+
+Round = Callable[[str, dict[K, V], Due], Awaitable[set[K]]]
 
 
 class GraphWriter:
@@ -64,40 +95,56 @@ class GraphWriter:
     ) -> MergeStats:
         """Merge all of a document's mentions: entities first, then relations."""
         stats = MergeStats()
+        due = Due()
         by_name: dict[str, list[ExtractedEntity]] = defaultdict(list)
         for e in entities:
             by_name[e.name].append(e)
-        by_pair: dict[tuple[str, str], list[ExtractedRelation]] = defaultdict(list)
+        by_pair: dict[Pair, list[ExtractedRelation]] = defaultdict(list)
         for r in relations:
             by_pair[canonical_pair(r.src, r.tgt)].append(r)
         names = sorted(by_name)
         for i in range(0, len(names), BATCH):
             batch = {n: by_name[n] for n in names[i : i + BATCH]}
-            stats.entities += await self._until_done(self._entity_round, doc_id, batch, stats)
+            stats.entities += await self._until_done(
+                self._entity_round, self._locked_entity_round, doc_id, batch, stats, due
+            )
         pairs = sorted(by_pair)
         for i in range(0, len(pairs), BATCH):
             batch_r = {p: by_pair[p] for p in pairs[i : i + BATCH]}
-            stats.relations += await self._until_done(self._relation_round, doc_id, batch_r, stats)
+            stats.relations += await self._until_done(
+                self._relation_round, self._locked_relation_round, doc_id, batch_r, stats, due
+            )
+        await self._refresh(doc_id, due)
         return stats
 
     async def _until_done(
         self,
-        round_fn: Callable[[str, dict[K, V]], Awaitable[set[K]]],
+        optimistic: Round[K, V],
+        locked: Round[K, V],
         doc_id: str,
         pending: dict[K, V],
         stats: MergeStats,
+        due: Due,
     ) -> int:
         written = 0
-        for _ in range(MAX_ROUNDS):
+        for attempt in range(OPTIMISTIC_ROUNDS + LOCKED_ROUNDS):
             if not pending:
-                return written
+                break
             stats.rounds += 1
-            done = await round_fn(doc_id, pending)
+            round_fn = optimistic if attempt < OPTIMISTIC_ROUNDS else locked
+            if round_fn is locked:
+                stats.locked_rounds += 1
+            try:
+                done = await round_fn(doc_id, pending, due)
+            except ConcurrentUpdate:  # a deadlock or serialization failure rolled the round back
+                done = set()
             written += len(done)
             pending = {k: v for k, v in pending.items() if k not in done}
-        raise ConcurrentUpdate(
-            f"document {doc_id}: {len(pending)} rows kept changing under concurrent merges"
-        )
+        if pending:
+            raise ConcurrentUpdate(
+                f"document {doc_id}: {len(pending)} rows kept changing under concurrent merges"
+            )
+        return written
 
     def _vector_text(self, text: str) -> str:
         """``text`` cut to what the embedding model reads (its ``max_token_size``), so a
@@ -107,6 +154,20 @@ class GraphWriter:
             return text
         return self.tokenizer.decode(self.tokenizer.encode(text)[:limit])
 
+    def _entity_due(self, state: MergeState[EntityRow]) -> bool:
+        row = state.row
+        return row is not None and (
+            self._vector_text(entity_vector_text(row)) != state.vector_content
+            or self.summarizer.needs_llm(split_description(row.description))
+        )
+
+    def _relation_due(self, state: MergeState[RelationRow]) -> bool:
+        row = state.row
+        return row is not None and (
+            self._vector_text(relation_vector_text(row)) != state.vector_content
+            or self.summarizer.needs_llm(split_description(row.description))
+        )
+
     async def _changed_vectors(
         self, texts: list[str], stored: list[str | None]
     ) -> tuple[list[int], np.ndarray]:
@@ -114,48 +175,86 @@ class GraphWriter:
         changed = [i for i, (t, old) in enumerate(zip(texts, stored, strict=True)) if t != old]
         return changed, await self.embed([texts[i] for i in changed])
 
-    async def _entity_round(self, doc_id: str, pending: dict[str, list[ExtractedEntity]]) -> set[str]:
-        async with session(self.pool) as s:
-            current = await s.graph.entities_for_merge(doc_id, list(pending))
+    async def _describe_all(
+        self, kind: Literal["entity", "relation"], labels: list[str], fragments: list[list[str]]
+    ) -> list[str]:
+        pairs = zip(labels, fragments, strict=True)
+        return await gather_all(*(self.summarizer.describe(kind, lab, f) for lab, f in pairs))
+
+    # ------------------------------------------------------------------ entities
+
+    def _merge_entities(
+        self, pending: dict[str, list[ExtractedEntity]], current: dict[str, MergeState[EntityRow]]
+    ) -> tuple[set[str], list[EntityRow], list[list[str]]]:
         already = {n for n, state in current.items() if state.linked}
-        todo = [n for n in pending if n not in already]
         merged: list[EntityRow] = []
         fragments: list[list[str]] = []
-        for name in todo:
-            row, frags = merge_entity(name, current[name].row, pending[name], self.settings)
-            merged.append(row)
-            fragments.append(frags)
-        descriptions = await asyncio.gather(
-            *(self.summarizer.describe("entity", r.name, f) for r, f in zip(merged, fragments, strict=True))
-        )
-        for row, description in zip(merged, descriptions, strict=True):
-            row.description = description
+        for name in pending:
+            if name not in already:
+                row, frags = merge_entity(name, current[name].row, pending[name], self.settings)
+                merged.append(row)
+                fragments.append(frags)
+        return already, merged, fragments
+
+    async def _entity_round(
+        self, doc_id: str, pending: dict[str, list[ExtractedEntity]], due: Due
+    ) -> set[str]:
+        async with session(self.pool) as s:
+            current = await s.graph.entities_for_merge(doc_id, list(pending))
+        already, merged, fragments = self._merge_entities(pending, current)
+        due.entities |= {n for n in already if self._entity_due(current[n])}
         if not merged:
             return already
+        descriptions = await self._describe_all("entity", [r.name for r in merged], fragments)
+        for row, description in zip(merged, descriptions, strict=True):
+            row.description = description
         texts = [self._vector_text(entity_vector_text(r)) for r in merged]
         changed, vectors = await self._changed_vectors(
             texts, [current[r.name].vector_content for r in merged]
         )
         async with unit_of_work(self.pool) as uow:
-            written = await uow.graph.upsert_entities_if_unchanged(merged)
-            keep = [k for k, i in enumerate(changed) if merged[i].name in written]
-            await uow.vectors.upsert_entities(
-                [merged[changed[k]].name for k in keep], [texts[changed[k]] for k in keep], vectors[keep]
-            )
+            written = await self._write_entities(uow, merged, texts, changed, vectors)
             await uow.docs.link_entities(doc_id, sorted(written))
         return written | already
 
-    async def _relation_round(
-        self, doc_id: str, pending: dict[tuple[str, str], list[ExtractedRelation]]
-    ) -> set[tuple[str, str]]:
-        async with session(self.pool) as s:
-            current = await s.graph.relations_for_merge(doc_id, list(pending))
+    async def _write_entities(
+        self, uow: Stores, rows: list[EntityRow], texts: list[str], changed: list[int], vectors: np.ndarray
+    ) -> set[str]:
+        """Versioned write of ``rows`` with the vectors of ``changed`` rows that were written."""
+        written = await uow.graph.upsert_entities_if_unchanged(rows)
+        keep = [k for k, i in enumerate(changed) if rows[i].name in written]
+        await uow.vectors.upsert_entities(
+            [rows[changed[k]].name for k in keep], [texts[changed[k]] for k in keep], vectors[keep]
+        )
+        return written
+
+    async def _locked_entity_round(
+        self, doc_id: str, pending: dict[str, list[ExtractedEntity]], due: Due
+    ) -> set[str]:
+        async with unit_of_work(self.pool) as uow:
+            await uow.graph.lock_entities(sorted(pending))
+            current = await uow.graph.entities_for_merge(doc_id, list(pending))
+            already, merged, fragments = self._merge_entities(pending, current)
+            for row, frags in zip(merged, fragments, strict=True):
+                row.description = self.summarizer.join(frags)
+            written = await uow.graph.upsert_entities_if_unchanged(merged)
+            await uow.docs.link_entities(doc_id, sorted(written))
+        due.entities |= written | {n for n in already if self._entity_due(current[n])}
+        return written | already
+
+    # ----------------------------------------------------------------- relations
+
+    def _merge_relations(
+        self, pending: dict[Pair, list[ExtractedRelation]], current: dict[Pair, MergeState[RelationRow]]
+    ) -> tuple[set[Pair], list[RelationRow], list[list[str]], dict[str, EntityRow]]:
+        """Merged relations, their fragments, and placeholder rows for missing endpoints."""
         already = {p for p, state in current.items() if state.linked}
-        todo = [p for p in pending if p not in already]
         merged: list[RelationRow] = []
         fragments: list[list[str]] = []
         endpoints: dict[str, EntityRow] = {}
-        for pair in todo:
+        for pair in pending:
+            if pair in already:
+                continue
             state = current[pair]
             row, frags = merge_relation(pair, state.row, pending[pair], self.settings)
             merged.append(row)
@@ -165,20 +264,31 @@ class GraphWriter:
                     endpoints[name] = EntityRow(
                         name=name, source_ids=list(row.source_ids), file_paths=list(row.file_paths)
                     )
-        descriptions = await asyncio.gather(
-            *(
-                self.summarizer.describe("relation", f"{r.src} - {r.tgt}", f)
-                for r, f in zip(merged, fragments, strict=True)
-            )
-        )
-        for row, description in zip(merged, descriptions, strict=True):
-            row.description = description
+        return already, merged, fragments, endpoints
+
+    @staticmethod
+    def _describe_endpoints(merged: list[RelationRow], endpoints: dict[str, EntityRow]) -> list[EntityRow]:
+        for row in merged:
             for name in row.pair:
                 if name in endpoints and not endpoints[name].description:
-                    endpoints[name].description = split_description(description)[0] if description else ""
+                    endpoints[name].description = (
+                        split_description(row.description)[0] if row.description else ""
+                    )
+        return sorted(endpoints.values(), key=lambda e: e.name)
+
+    async def _relation_round(
+        self, doc_id: str, pending: dict[Pair, list[ExtractedRelation]], due: Due
+    ) -> set[Pair]:
+        async with session(self.pool) as s:
+            current = await s.graph.relations_for_merge(doc_id, list(pending))
+        already, merged, fragments, endpoints = self._merge_relations(pending, current)
+        due.relations |= {p for p in already if self._relation_due(current[p])}
         if not merged:
             return already
-        new_entities = sorted(endpoints.values(), key=lambda e: e.name)
+        descriptions = await self._describe_all("relation", [f"{r.src} - {r.tgt}" for r in merged], fragments)
+        for row, description in zip(merged, descriptions, strict=True):
+            row.description = description
+        new_entities = self._describe_endpoints(merged, endpoints)
         texts = [self._vector_text(relation_vector_text(r)) for r in merged]
         texts += [self._vector_text(entity_vector_text(e)) for e in new_entities]
         stored = [current[r.pair].vector_content for r in merged] + [None] * len(new_entities)
@@ -200,3 +310,77 @@ class GraphWriter:
             await uow.docs.link_relations(doc_id, sorted(written))
             await uow.docs.link_entities(doc_id, sorted(created))
         return written | already
+
+    async def _locked_relation_round(
+        self, doc_id: str, pending: dict[Pair, list[ExtractedRelation]], due: Due
+    ) -> set[Pair]:
+        # Missing endpoints are created before the relations are locked: every writer
+        # takes entity rows before relation rows, so lockers cannot deadlock.
+        async with session(self.pool) as s:
+            before = await s.graph.relations_for_merge(doc_id, list(pending))
+        _, merged, fragments, endpoints = self._merge_relations(pending, before)
+        for row, frags in zip(merged, fragments, strict=True):
+            row.description = self.summarizer.join(frags)
+        new_entities = self._describe_endpoints(merged, endpoints)
+        async with unit_of_work(self.pool) as uow:
+            created = await uow.graph.ensure_entities(new_entities)
+            await uow.graph.lock_relations(sorted(pending))
+            current = await uow.graph.relations_for_merge(doc_id, list(pending))
+            already, merged, fragments, _ = self._merge_relations(pending, current)
+            for row, frags in zip(merged, fragments, strict=True):
+                row.description = self.summarizer.join(frags)
+            written = await uow.graph.upsert_relations_if_unchanged(merged)
+            await uow.docs.link_relations(doc_id, sorted(written))
+            await uow.docs.link_entities(doc_id, sorted(created))
+        due.entities |= created
+        due.relations |= written | {p for p in already if self._relation_due(current[p])}
+        return written | already
+
+    # ------------------------------------------------------------------- refresh
+
+    async def _refresh(self, doc_id: str, due: Due) -> None:
+        """Summaries and vectors for the due rows, in one optimistic round per batch."""
+        names = sorted(due.entities)
+        for i in range(0, len(names), BATCH):
+            await self._refresh_entities(doc_id, names[i : i + BATCH])
+        pairs = sorted(due.relations)
+        for i in range(0, len(pairs), BATCH):
+            await self._refresh_relations(doc_id, pairs[i : i + BATCH])
+
+    async def _refresh_entities(self, doc_id: str, names: list[str]) -> None:
+        async with session(self.pool) as s:
+            current = await s.graph.entities_for_merge(doc_id, names)
+        rows = [state.row for state in current.values() if state.row is not None and self._entity_due(state)]
+        if not rows:
+            return
+        descriptions = await self._describe_all(
+            "entity", [r.name for r in rows], [split_description(r.description) for r in rows]
+        )
+        for row, description in zip(rows, descriptions, strict=True):
+            row.description = description
+        texts = [self._vector_text(entity_vector_text(r)) for r in rows]
+        changed, vectors = await self._changed_vectors(texts, [current[r.name].vector_content for r in rows])
+        async with unit_of_work(self.pool) as uow:
+            await self._write_entities(uow, rows, texts, changed, vectors)
+
+    async def _refresh_relations(self, doc_id: str, pairs: list[Pair]) -> None:
+        async with session(self.pool) as s:
+            current = await s.graph.relations_for_merge(doc_id, pairs)
+        rows = [
+            state.row for state in current.values() if state.row is not None and self._relation_due(state)
+        ]
+        if not rows:
+            return
+        descriptions = await self._describe_all(
+            "relation", [f"{r.src} - {r.tgt}" for r in rows], [split_description(r.description) for r in rows]
+        )
+        for row, description in zip(rows, descriptions, strict=True):
+            row.description = description
+        texts = [self._vector_text(relation_vector_text(r)) for r in rows]
+        changed, vectors = await self._changed_vectors(texts, [current[r.pair].vector_content for r in rows])
+        async with unit_of_work(self.pool) as uow:
+            written = await uow.graph.upsert_relations_if_unchanged(rows)
+            keep = [k for k, i in enumerate(changed) if rows[i].pair in written]
+            await uow.vectors.upsert_relations(
+                [rows[changed[k]].pair for k in keep], [texts[changed[k]] for k in keep], vectors[keep]
+            )

@@ -65,6 +65,16 @@ class GraphStore:
         return {(r["src"], r["tgt"]) for r in written}
 
     @translating
+    async def lock_entities(self, names: Sequence[str]) -> None:
+        """Lock the existing rows among ``names`` until the transaction ends, in name order."""
+        await self.conn.execute(SQL["lock_entities"], list(names))
+
+    @translating
+    async def lock_relations(self, pairs: Sequence[tuple[str, str]]) -> None:
+        """Lock the existing rows among ``pairs`` until the transaction ends, in pair order."""
+        await self.conn.execute(SQL["lock_relations"], *pair_columns(pairs))
+
+    @translating
     async def entities_for_merge(self, doc_id: str, names: Sequence[str]) -> dict[str, MergeState[EntityRow]]:
         """What a merge of ``doc_id`` into each name needs to know, in one statement."""
         rows = await self.conn.fetch(SQL["entities_for_merge"], list(names), doc_id)

@@ -94,6 +94,21 @@ ON CONFLICT (src, tgt) DO UPDATE SET
 WHERE r.version + 1 = EXCLUDED.version
 RETURNING r.src, r.tgt;
 
+-- name: lock_entities
+-- Lock the existing rows among the given names, in name order (so lockers cannot
+-- deadlock), for a merge that must not lose to concurrent writers.
+SELECT e.name FROM entities e
+WHERE e.name = ANY($1::text[])
+ORDER BY e.name COLLATE "C"
+FOR NO KEY UPDATE;
+
+-- name: lock_relations
+-- Lock the existing rows among the given canonical pairs, in pair order; see lock_entities.
+SELECT r.src, r.tgt FROM relations r
+JOIN unnest($1::text[], $2::text[]) AS p(src, tgt) ON r.src = p.src AND r.tgt = p.tgt
+ORDER BY r.src COLLATE "C", r.tgt COLLATE "C"
+FOR NO KEY UPDATE OF r;
+
 -- name: entities_for_merge
 -- Current state of each name before a merge: the row, whether document $2 already
 -- merged into it, and the text its stored vector was computed from.

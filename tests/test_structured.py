@@ -11,11 +11,10 @@ import pytest
 from lightrag_pg import LightRAG
 from lightrag_pg.db.translate import translated
 from lightrag_pg.errors import StorageError
-from lightrag_pg.index.extraction_prompts import classify_prompt, prompt_input_text
+from lightrag_pg.testing import classify_prompt, prompt_input_text, respond
+from lightrag_pg.testing import hashed_embedding_func as embedding_func
 
 from .crash_support import drop_if_exists
-from .embeddings import embedding_func
-from .scripted_llm import respond
 
 
 class Abort(BaseException):

@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+from lightrag_pg import LightRAG
 from lightrag_pg.config import Settings
 from lightrag_pg.errors import (
     ConfigurationError,
@@ -27,6 +28,7 @@ from lightrag_pg.llm.openai_client import (
 from lightrag_pg.llm.retry import call_with_retries, limited
 from lightrag_pg.llm.tokenizer import get_tokenizer
 from lightrag_pg.llm.wrap import wrap_embedding, wrap_llm
+from lightrag_pg.testing import hashed_embedding_func, respond
 
 try:
     from fake_openai import FakeOpenAI, hash_embedding
@@ -379,3 +381,38 @@ def test_tokenizer_by_model_name_and_unknown() -> None:
     assert get_tokenizer("gpt-4o-mini").name == "o200k_base"
     with pytest.raises(ConfigurationError, match="o200k_base, cl100k_base"):
         get_tokenizer("no-such-encoding")
+
+
+async def test_llm_max_async_bounds_the_whole_instance(dsn: str, workspace_name: str) -> None:
+    active = peak = 0
+
+    async def tracked(
+        prompt: str, system_prompt: str | None = None, history_messages: list | None = None, **kw: object
+    ) -> str:
+        nonlocal active, peak
+        active += 1
+        peak = max(peak, active)
+        try:
+            await asyncio.sleep(0.02)
+            return respond(prompt, system_prompt)
+        finally:
+            active -= 1
+
+    rag = LightRAG(
+        dsn=dsn,
+        workspace=workspace_name,
+        llm_model_func=tracked,
+        embedding_func=hashed_embedding_func(),
+        llm_max_async=2,
+        max_parallel_insert=4,
+    )
+    await rag.initialize()
+    try:
+        docs = [f"Alice met Bob in Paris on day {i}. Carol works at Acme in Berlin." for i in range(6)]
+        questions = [f"What did Alice and Bob discuss on day {i}?" for i in range(6)]
+        result, *answers = await asyncio.gather(rag.ainsert(docs), *(rag.aquery(q) for q in questions))
+    finally:
+        await rag.drop_workspace()
+    assert result.progress.docs_done == 6
+    assert len(answers) == 6
+    assert peak == 2

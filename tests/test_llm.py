@@ -37,7 +37,7 @@ from lightrag_pg.llm.retry import call_with_retries, limited
 from lightrag_pg.llm.tokenizer import get_tokenizer
 from lightrag_pg.llm.wrap import wrap_embedding, wrap_llm
 from lightrag_pg.query.answer_prompts import KEYWORDS_MARKER
-from lightrag_pg.testing import classify_prompt, hashed_embedding_func, respond, responder
+from lightrag_pg.testing import classify_prompt, hashed_embedding_func, responder, scripted_llm
 
 try:
     from fake_openai import FakeOpenAI, hash_embedding
@@ -403,7 +403,7 @@ async def test_llm_max_async_bounds_the_whole_instance(dsn: str, workspace_name:
         peak = max(peak, active)
         try:
             await asyncio.sleep(0.02)
-            return respond(prompt, system_prompt)
+            return await scripted_llm(prompt, system_prompt)
         finally:
             active -= 1
 

@@ -100,6 +100,7 @@ class Settings:
     embedding_max_async: int = 8
     embedding_batch_num: int = 10
     llm_timeout: float = 180.0
+    llm_deadline: float = 300.0
     embedding_timeout: float = 60.0
     max_retries: int = 3
     retry_base_delay: float = 1.0
@@ -146,6 +147,8 @@ class Settings:
             raise ConfigurationError("pool_min_size must not exceed pool_max_size")
         if self.entity_extract_max_gleaning < 0 or self.max_retries < 0:
             raise ConfigurationError("entity_extract_max_gleaning and max_retries must be >= 0")
+        if not isinstance(self.llm_deadline, (int, float)) or self.llm_deadline <= 0:
+            raise ConfigurationError(f"llm_deadline must be positive seconds, got {self.llm_deadline!r}")
         check_cosine_threshold(self.cosine_threshold)
         if self.max_entity_name_length > MAX_ENTITY_NAME_LENGTH:
             raise ConfigurationError(

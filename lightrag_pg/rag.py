@@ -137,7 +137,7 @@ class LightRAG:
         self._embed = wrap_embedding(self.embedding_func, settings=s)
         if self.llm_model_func is not None:
             cache = PoolCache(self._pool) if s.enable_llm_cache else None
-            self._llm = CachedLLM(wrap_llm(self.llm_model_func, settings=s), cache)
+            self._llm = CachedLLM(wrap_llm(self.llm_model_func, settings=s), cache, s.llm_deadline)
 
     @property
     def _embedder(self) -> EmbeddingFunc:

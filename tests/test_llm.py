@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import ast
 import asyncio
+import contextlib
 import math
+import time
+from collections.abc import Callable
+from pathlib import Path
 
+import asyncpg
 import numpy as np
 import pytest
 
+import lightrag_pg
+from lightrag_pg import LightRAG
 from lightrag_pg.config import Settings
 from lightrag_pg.errors import (
     ConfigurationError,
@@ -16,6 +24,7 @@ from lightrag_pg.errors import (
     LLMError,
     LLMTimeout,
 )
+from lightrag_pg.llm.cached import CachedLLM
 from lightrag_pg.llm.embedding_func import EmbeddingFunc
 from lightrag_pg.llm.openai_client import (
     OpenAIChat,
@@ -27,6 +36,8 @@ from lightrag_pg.llm.openai_client import (
 from lightrag_pg.llm.retry import call_with_retries, limited
 from lightrag_pg.llm.tokenizer import get_tokenizer
 from lightrag_pg.llm.wrap import wrap_embedding, wrap_llm
+from lightrag_pg.query.answer_prompts import KEYWORDS_MARKER
+from lightrag_pg.testing import classify_prompt, hashed_embedding_func, responder, scripted_llm
 
 try:
     from fake_openai import FakeOpenAI, hash_embedding
@@ -379,3 +390,200 @@ def test_tokenizer_by_model_name_and_unknown() -> None:
     assert get_tokenizer("gpt-4o-mini").name == "o200k_base"
     with pytest.raises(ConfigurationError, match="o200k_base, cl100k_base"):
         get_tokenizer("no-such-encoding")
+
+
+async def test_llm_max_async_bounds_the_whole_instance(dsn: str, workspace_name: str) -> None:
+    active = peak = 0
+
+    async def tracked(
+        prompt: str, system_prompt: str | None = None, history_messages: list | None = None, **kw: object
+    ) -> str:
+        nonlocal active, peak
+        active += 1
+        peak = max(peak, active)
+        try:
+            await asyncio.sleep(0.02)
+            return await scripted_llm(prompt, system_prompt)
+        finally:
+            active -= 1
+
+    rag = LightRAG(
+        dsn=dsn,
+        workspace=workspace_name,
+        llm_model_func=tracked,
+        embedding_func=hashed_embedding_func(),
+        llm_max_async=2,
+        max_parallel_insert=4,
+    )
+    await rag.initialize()
+    try:
+        docs = [f"Alice met Bob in Paris on day {i}. Carol works at Acme in Berlin." for i in range(6)]
+        questions = [f"What did Alice and Bob discuss on day {i}?" for i in range(6)]
+        result, *answers = await asyncio.gather(rag.ainsert(docs), *(rag.aquery(q) for q in questions))
+    finally:
+        await rag.drop_workspace()
+    assert result.progress.docs_done == 6
+    assert len(answers) == 6
+    assert peak == 2
+
+
+@pytest.mark.parametrize("package", ["llm", "offline"])
+def test_llm_and_offline_import_only_errors_types_config(package: str) -> None:
+    allowed = {"errors", "types", "config"}
+    root = Path(lightrag_pg.__file__).parent
+    wrong = []
+    for path in sorted((root / package).glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 2:
+                target = (node.module or "").split(".")[0]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                parts = node.module.split(".")
+                target = parts[1] if parts[0] == "lightrag_pg" and len(parts) > 1 else package
+            else:
+                continue
+            if target not in allowed | {package}:
+                wrong.append(f"{path.name}:{node.lineno} imports {target}")
+    assert wrong == []
+
+
+class DictCache:
+    """An in-memory :class:`~lightrag_pg.llm.cached.AnswerCache`."""
+
+    def __init__(self) -> None:
+        self.answers: dict[str, str] = {}
+
+    async def get(self, key: str) -> str | None:
+        return self.answers.get(key)
+
+    async def put(self, key: str, response: str, **fields: object) -> None:
+        self.answers[key] = response
+
+
+async def test_cached_llm_cleans_answers_and_caches_only_accepted_ones() -> None:
+    answers = iter(["bad\x00answer\ud800", "good\x00answer"])
+
+    async def llm(prompt: str, **kwargs: object) -> str:
+        return next(answers)
+
+    cache = DictCache()
+    cached = CachedLLM(llm, cache)
+    usable = lambda answer: answer.startswith("good")  # noqa: E731
+    assert await cached("q", cache_type="t", accept=usable) == "bad answer\ufffd"
+    assert cache.answers == {}
+    assert await cached("q", cache_type="t", accept=usable) == "good answer"
+    assert list(cache.answers.values()) == ["good answer"]
+    assert await cached("q", cache_type="t", accept=usable) == "good answer"
+    key = next(iter(cache.answers))
+    cache.answers[key] = "bad, cached by an older version"
+    answers = iter(["good again"])
+    assert await cached("q", cache_type="t", accept=usable) == "good again"
+    assert cache.answers[key] == "good again"
+
+
+def _with_faults(responder_fault: Callable[[str, str], str | None]) -> Callable[..., str]:
+    """The scripted responder, except where ``responder_fault(kind, answer)`` gives another answer."""
+
+    def answer(messages: list[dict], body: dict) -> str:
+        prompt = messages[-1]["content"]
+        kind = classify_prompt(prompt) or ("keywords" if prompt.startswith(KEYWORDS_MARKER) else "other")
+        scripted = responder(messages, body)
+        return responder_fault(kind, scripted) or scripted
+
+    return answer
+
+
+async def cache_rows(conn: asyncpg.Connection, rag: LightRAG, cache_type: str) -> list[str]:
+    rows = await conn.fetch(
+        f"SELECT response FROM {rag.workspace}.llm_cache WHERE cache_type = $1 ORDER BY id", cache_type
+    )
+    return [r["response"] for r in rows]
+
+
+async def test_nul_and_lone_surrogates_in_answers_are_cleaned_before_caching(
+    make_rag: Callable[..., LightRAG], llm_server: FakeOpenAI, conn: asyncpg.Connection
+) -> None:
+    def dirty(kind: str, answer: str) -> str | None:
+        if kind == "extraction":
+            return answer.replace(" is mentioned", " is\x00mentioned\ud800")
+        if kind == "summary":
+            return f"{answer}\x00and\ud800more"
+        return None
+
+    rag = make_rag(force_llm_summary_on_merge=2)
+    await rag.initialize()
+    llm_server.responder = _with_faults(dirty)
+    try:
+        first = await rag.ainsert(["Alice met Bob in Paris.", "Alice works at Acme."])
+        assert first.progress.failures == {}
+        assert first.progress.docs_done == 2
+        extracted = await cache_rows(conn, rag, "extract")
+        assert any("is mentioned\ufffd" in r for r in extracted)
+        summaries = await cache_rows(conn, rag, "summary")
+        assert summaries and all(r.endswith(" and\ufffdmore") for r in summaries)
+        alice = await conn.fetchval(f"SELECT description FROM {rag.workspace}.entities WHERE name = 'Alice'")
+        assert alice.endswith(" and\ufffdmore")
+        rerun = await rag.ainsert("Alice met Bob in Paris.", ids="doc-again")
+        assert rerun.progress.failures == {}
+        assert rerun.progress.docs_done == 1
+    finally:
+        llm_server.responder = responder
+        await rag.drop_workspace()
+
+
+async def test_unusable_keyword_answer_is_not_cached(
+    llm_rag: LightRAG, llm_server: FakeOpenAI, conn: asyncpg.Connection
+) -> None:
+    await llm_rag.ainsert("Alice works at Acme in Paris.")
+    doubled = '{{"high_level_keywords": [], "low_level_keywords": []}}'
+    llm_server.responder = _with_faults(lambda kind, answer: doubled if kind == "keywords" else None)
+    try:
+        with contextlib.suppress(TypeError):  # parse_keywords raising on doubled braces is its own fault
+            await llm_rag.aquery("Where does Alice work?")
+    finally:
+        llm_server.responder = responder
+    assert await cache_rows(conn, llm_rag, "keywords") == []
+    assert (await llm_rag.aquery("Where does Alice work?")).startswith("Scripted answer")
+    assert len(await cache_rows(conn, llm_rag, "keywords")) == 1
+
+
+async def test_garbage_extraction_fails_the_document_and_is_not_cached(
+    llm_rag: LightRAG, llm_server: FakeOpenAI, conn: asyncpg.Connection
+) -> None:
+    garbage = "I'm sorry, I cannot extract anything from this text."
+    llm_server.responder = _with_faults(lambda kind, answer: garbage if kind == "extraction" else None)
+    try:
+        result = await llm_rag.ainsert("Alice met Bob in Paris.")
+    finally:
+        llm_server.responder = responder
+    assert result.progress.docs_done == 0
+    [message] = result.progress.failures.values()
+    assert "no entity or relation record" in message and "I'm sorry" in message
+    assert await cache_rows(conn, llm_rag, "extract") == []
+    status = await conn.fetchval(f"SELECT status FROM {llm_rag.workspace}.doc_status")
+    assert status == "failed"
+
+    again = await llm_rag.aprocess_pending()
+    assert again.docs_done == 1
+    names = await conn.fetch(f"SELECT name FROM {llm_rag.workspace}.entities ORDER BY name")
+    assert [r["name"] for r in names] == ["Alice", "Bob", "Paris"]
+
+
+async def test_llm_deadline_bounds_a_hanging_call_including_retries(
+    make_rag: Callable[..., LightRAG], llm_server: FakeOpenAI
+) -> None:
+    rag = make_rag(llm_timeout=2.0, max_retries=3, llm_deadline=0.5)
+    await rag.initialize()
+    llm_server.delay = 3.0
+    started = time.perf_counter()
+    try:
+        with pytest.raises(LLMTimeout, match=r"model 'fake-model' at http://127\.0\.0\.1:\d+/v1 .* 0\.5 s"):
+            await rag.aquery("Where does Alice work?")
+        assert time.perf_counter() - started < 1.5
+    finally:
+        llm_server.delay = 0.0
+        await rag.drop_workspace()
+
+
+def test_llm_deadline_must_be_positive() -> None:
+    with pytest.raises(ConfigurationError, match="llm_deadline"):
+        Settings(llm_deadline=0)

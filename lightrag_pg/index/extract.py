@@ -7,9 +7,10 @@ import logging
 from typing import Any, Protocol
 
 from ..config import Settings
+from ..errors import ExtractionError
 from ..llm.cached import CachedLLM
 from ..types import Extraction
-from .extraction_prompts import extraction_messages, gleaning_prompt
+from .extraction_prompts import COMPLETION_DELIMITER, extraction_messages, gleaning_prompt
 from .parse import merge_gleaning, parse_extraction
 
 log = logging.getLogger(__name__)
@@ -45,23 +46,47 @@ class LLMExtractor:
             log.warning("chunk %s: dropped %d malformed extraction lines", chunk_id, result.dropped_lines)
         return result
 
+    async def _ask(
+        self, prompt: str, chunk_id: str, file_path: str, **kwargs: Any
+    ) -> tuple[str, Extraction | None]:
+        """The answer and its records; ``None`` for garbage (text without any record), not cached."""
+        parsed: list[Extraction] = []
+
+        def usable(answer: str) -> bool:
+            parsed.append(self._parse(answer, chunk_id, file_path))
+            return not _is_garbage(answer, parsed[-1])
+
+        answer = await self.llm(prompt, cache_type="extract", chunk_id=chunk_id, accept=usable, **kwargs)
+        return answer, None if _is_garbage(answer, parsed[-1]) else parsed[-1]
+
     async def extract(self, chunk_id: str, text: str, file_path: str) -> Extraction:
         s = self.settings
         system, user = extraction_messages(text, entity_types=s.entity_types, language=s.summary_language)
-        answer = await self.llm(user, system_prompt=system, cache_type="extract", chunk_id=chunk_id)
-        result = self._parse(answer, chunk_id, file_path)
+        answer, result = await self._ask(user, chunk_id, file_path, system_prompt=system)
+        if result is None:
+            raise ExtractionError(
+                f"chunk {chunk_id}: the LLM's extraction answer holds no entity or relation "
+                f"record: {answer[:200]!r}"
+            )
         history: list[dict[str, Any]] = [
             {"role": "user", "content": user},
             {"role": "assistant", "content": answer},
         ]
         glean = gleaning_prompt(entity_types=s.entity_types, language=s.summary_language)
         for _ in range(s.entity_extract_max_gleaning):
-            more = await self.llm(
-                glean, system_prompt=system, history=history, cache_type="extract", chunk_id=chunk_id
-            )
-            result = merge_gleaning(result, self._parse(more, chunk_id, file_path))
+            more, extra = await self._ask(glean, chunk_id, file_path, system_prompt=system, history=history)
+            if extra is None:
+                log.warning("chunk %s: gleaning answer holds no record: %.200r", chunk_id, more)
+                break
+            result = merge_gleaning(result, extra)
             history += [{"role": "user", "content": glean}, {"role": "assistant", "content": more}]
         return result
+
+
+def _is_garbage(answer: str, parsed: Extraction) -> bool:
+    """Text that yields no record at all (an empty answer or a bare completion line is fine)."""
+    empty = not answer.replace(COMPLETION_DELIMITER, "").strip()
+    return not (empty or parsed.entities or parsed.relations)
 
 
 class NLPExtractor:

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
-from collections.abc import AsyncIterator, Sequence
+import re
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .wrap import LLMFunc
+from ..errors import LLMTimeout
+from .wrap import LLMFunc, describe_llm
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class AnswerCache(Protocol):
@@ -31,16 +36,26 @@ def cache_key(cache_type: str, mode: str, *parts: str) -> str:
     return f"{cache_type}:{mode}:{digest}"
 
 
+def clean_answer(text: str) -> str:
+    """``text`` storable in PostgreSQL: NUL becomes a space, a lone surrogate U+FFFD."""
+    return _LONE_SURROGATE.sub("\ufffd", text.replace("\x00", " "))
+
+
 @dataclass(frozen=True, slots=True)
 class CachedLLM:
-    """An LLM function plus the cache it reads and fills (``cache=None``: no caching).
+    """The one way LLM calls are made: cached, cleaned and bounded in time.
 
-    The cache is expected to use its own short statements: a cached call never
-    runs inside, or holds locks of, a merge transaction.
+    ``cache=None`` turns caching off. The cache is expected to use its own
+    short statements: a cached call never runs inside, or holds locks of, a
+    merge transaction. Every answer passes :func:`clean_answer` before it is
+    cached or returned. ``deadline`` (seconds, ``None``: none) bounds one
+    call of ``func`` including its retries; when it passes,
+    :class:`~lightrag_pg.errors.LLMTimeout` names the model and endpoint.
     """
 
     func: LLMFunc
     cache: AnswerCache | None
+    deadline: float | None = None
 
     async def __call__(
         self,
@@ -51,19 +66,24 @@ class CachedLLM:
         cache_type: str,
         mode: str = "default",
         chunk_id: str | None = None,
+        accept: Callable[[str], bool] | None = None,
         **kwargs: Any,
     ) -> str:
-        """Answer ``prompt``, from the cache when the same call was answered before."""
+        """Answer ``prompt``, from the cache when the same call was answered before.
+
+        ``accept`` (optional) tells a usable answer: an answer it rejects is
+        returned but not cached, and a cached answer it rejects is asked again.
+        """
         key = self.key(prompt, system_prompt, history, cache_type, mode)
         hit = await self.lookup(key)
-        if hit is not None:
+        if hit is not None and (accept is None or accept(hit)):
             return hit
-        answer = await self.func(
-            prompt, system_prompt=system_prompt, history_messages=list(history), **kwargs
-        )
+        answer = await self._ask(prompt, system_prompt, history, **kwargs)
         if not isinstance(answer, str):
             raise TypeError("the LLM function returned a stream where text was expected")
-        await self.store(key, answer, cache_type=cache_type, mode=mode, prompt=prompt, chunk_id=chunk_id)
+        answer = clean_answer(answer)
+        if accept is None or accept(answer):
+            await self.store(key, answer, cache_type=cache_type, mode=mode, prompt=prompt, chunk_id=chunk_id)
         return answer
 
     async def stream(
@@ -81,18 +101,34 @@ class CachedLLM:
         if hit is not None:
             yield hit
             return
-        result = await self.func(
-            prompt, system_prompt=system_prompt, history_messages=list(history), stream=True
-        )
+        result = await self._ask(prompt, system_prompt, history, stream=True)
         pieces: list[str] = []
         if isinstance(result, str):
-            pieces.append(result)
-            yield result
+            pieces.append(clean_answer(result))
+            yield pieces[-1]
         else:
             async for piece in result:
-                pieces.append(piece)
-                yield piece
+                pieces.append(clean_answer(piece))
+                yield pieces[-1]
         await self.store(key, "".join(pieces), cache_type=cache_type, mode=mode, prompt=prompt)
+
+    async def _ask(
+        self, prompt: str, system_prompt: str | None, history: Sequence[dict[str, Any]], **kwargs: Any
+    ) -> str | AsyncIterator[str]:
+        """Call ``func`` within the deadline (for a stream: until it starts answering)."""
+        scope = asyncio.timeout(self.deadline)
+        try:
+            async with scope:
+                return await self.func(
+                    prompt, system_prompt=system_prompt, history_messages=list(history), **kwargs
+                )
+        except TimeoutError as exc:
+            if not scope.expired():
+                raise
+            raise LLMTimeout(
+                f"LLM call to {describe_llm(self.func)} gave no answer within {self.deadline:g} s "
+                "(llm_deadline, retries included)"
+            ) from exc
 
     @staticmethod
     def key(

@@ -22,6 +22,14 @@ def _is_protected(func: Any) -> bool:
     return bool(getattr(func, "_lightrag_pg_protected", False))
 
 
+def describe_llm(func: Any) -> str:
+    """What an LLM function talks to, for messages: model and endpoint, else its name."""
+    model = getattr(func, "model", None)
+    if model is not None:
+        return f"model {model!r} at {getattr(func, 'base_url', None) or 'the OpenAI API'}"
+    return f"function {getattr(func, '__name__', type(func).__name__)!r}"
+
+
 def wrap_llm(func: LLMFunc, *, settings: Settings) -> LLMFunc:
     """Wrap an upstream-style async LLM function with limits, timeout and retries.
 

@@ -59,6 +59,11 @@ class QueryStream:
         return self._pieces
 
 
+def _has_keywords(answer: str) -> bool:
+    """Whether a keyword answer is worth caching: it parses to at least one keyword."""
+    return parse_keywords(answer) != ([], [])
+
+
 async def _one(text: str) -> AsyncIterator[str]:
     yield text
 
@@ -92,7 +97,7 @@ class QueryEngine:
         if self.llm is None:
             return await asyncio.to_thread(self.keyword_fallback, query)
         prompt = keywords_prompt(query, self.settings.summary_language)
-        answer = await self.llm(prompt, cache_type="keywords", mode=param.mode)
+        answer = await self.llm(prompt, cache_type="keywords", mode=param.mode, accept=_has_keywords)
         return parse_keywords(answer)
 
     async def retrieve(self, query: str, param: QueryParam) -> Answer:

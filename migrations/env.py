@@ -18,6 +18,7 @@ from lightrag_pg.db.embedded import resolve_dsn, sqlalchemy_url
 from lightrag_pg.db.migrate import (
     TARGET_KEY,
     configure_context,
+    finish_workspace,
     prepare_workspace,
     target_from_cli,
 )
@@ -31,6 +32,7 @@ def run_on(connection) -> None:
     configure_context(context, connection, target)
     with context.begin_transaction():
         context.run_migrations()
+    finish_workspace(connection, target)
 
 
 async def run_standalone() -> None:

@@ -18,7 +18,9 @@ from sqlalchemy.pool import NullPool
 from ..errors import ConfigurationError
 from .advisory import XACT_LOCK, lock_key
 from .embedded import sqlalchemy_url
-from .identifiers import graph_name, schema_of, search_path, validate_workspace
+from .identifiers import graph_name, graph_of, schema_of, search_path, validate_workspace
+from .ownership import OWNERSHIP, Ownership, ownership_params
+from .ownership import SQL as OWNERSHIP_SQL
 from .schema import build_metadata
 from .sqlfile import load_queries, load_queries_at, render
 
@@ -114,12 +116,31 @@ def ensure_extensions(connection: Connection) -> bool:
     return True
 
 
+def ownership(connection: Connection, workspace: str) -> Ownership:
+    """Catalog facts about the schema and graph named after ``workspace``."""
+    row = connection.exec_driver_sql(OWNERSHIP, ownership_params(workspace)).one()
+    return Ownership.from_row(workspace, row)
+
+
 def prepare_workspace(connection: Connection, target: MigrationTarget) -> None:
-    """Serialise migrations of one workspace, create its schema and point search_path at it."""
+    """Serialise migrations of one workspace, create and mark its schema, point search_path at it.
+
+    Raises :class:`WorkspaceConflict` (before creating anything) if a schema or
+    graph of that name exists and is not lightrag_pg's.
+    """
     ensure_extensions(connection)
     _lock(connection, lock_key("workspace", target.workspace))
-    run(connection, render(SQL["create_schema"], schema=schema_of(target.workspace)))
+    ownership(connection, target.workspace).check_can_create()
+    schema = schema_of(target.workspace)
+    run(connection, render(SQL["create_schema"], schema=schema))
+    run(connection, render(OWNERSHIP_SQL["mark_schema"], schema=schema))
     run(connection, SQL["set_search_path"], search_path(target.workspace))
+
+
+def finish_workspace(connection: Connection, target: MigrationTarget) -> None:
+    """After the migrations: mark the workspace's graph (if it has one) as its own."""
+    if ownership(connection, target.workspace).graph_exists:
+        run(connection, render(OWNERSHIP_SQL["mark_graph"], graph=graph_of(target.workspace)))
 
 
 def recorded_dim(connection: Connection, workspace: str) -> int | None:

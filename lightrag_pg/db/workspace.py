@@ -11,8 +11,9 @@ from alembic.script import ScriptDirectory
 
 from ..errors import DimensionMismatch, WorkspaceNotFound
 from .advisory import XACT_LOCK, lock_key
-from .identifiers import graph_name, relation_of, schema_of, validate_workspace
+from .identifiers import relation_of, schema_of, validate_workspace
 from .migrate import MigrationTarget, migrations_dir, upgrade
+from .ownership import OWNERSHIP, Ownership, ownership_params
 from .sqlfile import load_queries, render
 from .translate import translated
 
@@ -97,15 +98,22 @@ async def create_workspace(
 
 
 async def drop_workspace(conn: asyncpg.Connection, name: str) -> None:
-    """Drop the workspace's schema and AGE graph, and nothing else."""
+    """Drop the workspace's schema and its own AGE graph, and nothing else.
+
+    Raises :class:`WorkspaceNotFound` if there is no such schema and
+    :class:`WorkspaceConflict` if the schema is not a lightrag_pg workspace
+    (see :mod:`.ownership`). A graph named ``<name>_kg`` that is not the
+    workspace's own is left alone.
+    """
     drop_schema = render(SQL["drop_schema"], schema=schema_of(name))
-    graph = graph_name(name)
     async with translated(), conn.transaction():
         await conn.execute(XACT_LOCK, lock_key("workspace", name))
-        if not await workspace_exists(conn, name):
+        owner = Ownership.from_row(name, await conn.fetchrow(OWNERSHIP, *ownership_params(name)))
+        if not owner.schema_exists:
             raise WorkspaceNotFound(f"workspace {name!r} does not exist")
-        if await conn.fetchval(SQL["graph_schema_exists"], graph):
-            await conn.execute(SQL["drop_graph"], graph)
+        owner.check_can_drop()
+        if owner.owns_graph:
+            await conn.execute(SQL["drop_graph"], owner.graph)
         await conn.execute(drop_schema)
 
 

@@ -12,10 +12,11 @@ from typing import Any
 from alembic import command
 from alembic.config import Config
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
-from ..errors import ConfigurationError
+from ..errors import ConfigurationError, MissingPrivilege, StorageError
 from .advisory import XACT_LOCK, lock_key
 from .embedded import sqlalchemy_url
 from .identifiers import graph_name, graph_of, schema_of, search_path, validate_workspace
@@ -25,11 +26,13 @@ from .schema import build_metadata
 from .sqlfile import load_queries, load_queries_at, render
 
 SQL = load_queries(__package__, "migrate.sql")
+AGE_ACCESS = SQL["age_access"]
 
 TARGET_KEY = "lightrag_target"
 DIM_ENV = "LIGHTRAG_PG_EMBEDDING_DIM"
 WORKSPACE_ENV = "LIGHTRAG_PG_WORKSPACE"
 DEFAULT_CLI_DIM = 1536
+INSUFFICIENT_PRIVILEGE = "42501"
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,15 +108,74 @@ def _lock(connection: Connection, key: str) -> None:
     run(connection, XACT_LOCK, key)
 
 
+def _permission_denied(exc: BaseException) -> bool:
+    """Whether a driver error (as wrapped by SQLAlchemy) is PostgreSQL's insufficient_privilege."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if getattr(seen, "sqlstate", None) == INSUFFICIENT_PRIVILEGE:
+            return True
+        seen = getattr(seen, "orig", None) or seen.__cause__
+    return False
+
+
+def _who(connection: Connection) -> tuple[str, str]:
+    role, database = connection.exec_driver_sql(SQL["who"]).one()
+    return role, database
+
+
+def age_problem(installed: bool, usage: bool, catalog_select: bool) -> str | None:
+    """Why the AGE graph mirror cannot be used (a row of ``age_access``), or None if it can."""
+    if not installed:
+        return "the AGE extension is not installed in this database (CREATE EXTENSION age)"
+    if not usage:
+        return "the role lacks USAGE on schema ag_catalog (GRANT USAGE ON SCHEMA ag_catalog TO <role>)"
+    if not catalog_select:
+        return (
+            "the role lacks SELECT on ag_catalog.ag_graph and ag_catalog.ag_label "
+            "(GRANT SELECT ON ag_catalog.ag_graph, ag_catalog.ag_label TO <role>)"
+        )
+    return None
+
+
+def age_usable(connection: Connection) -> bool:
+    """Whether this role can create and write the workspace's AGE graph."""
+    row = connection.exec_driver_sql(AGE_ACCESS).one()
+    return age_problem(*row) is None
+
+
+def _require_vector(connection: Connection) -> None:
+    if run(connection, SQL["vector_installed"]):
+        return
+    try:
+        with connection.begin_nested():
+            run(connection, SQL["create_vector"])
+    except DBAPIError as exc:
+        if not _permission_denied(exc):
+            raise
+        role, database = _who(connection)
+        raise MissingPrivilege(
+            f"the pgvector extension is not installed in database {database!r} and role {role!r} "
+            f"may not install it: ask an administrator to run CREATE EXTENSION vector in {database!r} "
+            "(see docs/deploy-grants.md)"
+        ) from None
+
+
 def ensure_extensions(connection: Connection) -> bool:
-    """Create pgvector (required) and AGE (when available); return whether AGE is usable."""
+    """Create pgvector (required) and AGE (when available and permitted); return whether AGE is usable.
+
+    A role that may not install AGE, or may not use it, gets a workspace
+    without the graph mirror (``graph_enabled = false``) rather than an error.
+    """
     _lock(connection, lock_key("extensions"))
-    run(connection, SQL["create_vector"])
-    if not run(connection, SQL["age_available"]):
-        return False
-    with connection.begin_nested():
-        run(connection, SQL["create_age"])
-    return True
+    _require_vector(connection)
+    if run(connection, SQL["age_available"]):
+        try:
+            with connection.begin_nested():
+                run(connection, SQL["create_age"])
+        except DBAPIError as exc:
+            if not _permission_denied(exc):
+                raise
+    return age_usable(connection)
 
 
 def ownership(connection: Connection, workspace: str) -> Ownership:
@@ -130,7 +192,15 @@ def prepare_workspace(connection: Connection, target: MigrationTarget) -> None:
     """
     ensure_extensions(connection)
     _lock(connection, lock_key("workspace", target.workspace))
-    ownership(connection, target.workspace).check_can_create()
+    owner = ownership(connection, target.workspace)
+    owner.check_can_create()
+    if not owner.schema_exists and not run(connection, SQL["can_create_schema"]):
+        role, database = _who(connection)
+        raise MissingPrivilege(
+            f"role {role!r} may not create schemas in database {database!r}, so it cannot create "
+            f"workspace {target.workspace!r}: GRANT CREATE ON DATABASE {database} TO {role} "
+            "(see docs/deploy-grants.md)"
+        )
     schema = schema_of(target.workspace)
     run(connection, render(SQL["create_schema"], schema=schema))
     run(connection, render(OWNERSHIP_SQL["mark_schema"], schema=schema))
@@ -189,5 +259,12 @@ async def upgrade(dsn: str, target: MigrationTarget, revision: str = "head") -> 
     try:
         async with _process_lock(), engine.begin() as conn:
             await conn.run_sync(lambda sync: command.upgrade(alembic_config(target, sync), revision))
+    except DBAPIError as exc:
+        detail = str(exc.orig).strip() if exc.orig is not None else str(exc)
+        if _permission_denied(exc):
+            raise MissingPrivilege(
+                f"migrating workspace {target.workspace!r}: {detail} (see docs/deploy-grants.md)"
+            ) from None
+        raise StorageError(f"migrating workspace {target.workspace!r}: {detail}") from exc
     finally:
         await engine.dispose()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -12,12 +13,19 @@ from alembic.script import ScriptDirectory
 from ..errors import DimensionMismatch, WorkspaceNotFound
 from .advisory import XACT_LOCK, lock_key
 from .identifiers import relation_of, schema_of, validate_workspace
-from .migrate import MigrationTarget, migrations_dir, upgrade
+from .migrate import AGE_ACCESS, MigrationTarget, age_problem, migrations_dir, upgrade
 from .ownership import OWNERSHIP, Ownership, ownership_params
 from .sqlfile import load_queries, render
 from .translate import translated
 
 SQL = load_queries(__package__, "workspace.sql")
+
+
+class GraphMirrorOff(UserWarning):
+    """The workspace has no AGE graph mirror (AGE missing, or the role may not use it)."""
+
+
+_warned: set[str] = set()
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +102,25 @@ async def create_workspace(
     assert info is not None
     if info.embedding_dim != embedding_dim:
         raise DimensionMismatch(name, info.embedding_dim, embedding_dim)
+    if not info.graph_enabled:
+        await _warn_graph_off(conn, name)
     return info
+
+
+async def _warn_graph_off(conn: asyncpg.Connection, name: str) -> None:
+    """Say once per process and workspace that it runs without the graph mirror, and why."""
+    if name in _warned:
+        return
+    _warned.add(name)
+    async with translated():
+        row = await conn.fetchrow(AGE_ACCESS)
+    reason = age_problem(*row) or "AGE could not be used when the workspace was created"
+    warnings.warn(
+        f"workspace {name!r} runs without the AGE graph mirror: {reason}. Entities and relations "
+        "are in its tables as usual; Cypher over them is unavailable (see docs/deploy-grants.md)",
+        GraphMirrorOff,
+        stacklevel=3,
+    )
 
 
 async def drop_workspace(conn: asyncpg.Connection, name: str) -> None:

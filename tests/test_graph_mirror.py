@@ -70,3 +70,18 @@ async def test_migrate_all_rewrites_integer_weights_of_older_workspaces(
         assert await _cypher_weights(dsn, ws) == {"b": "1.0"}
     finally:
         await drop_workspace(conn, ws)
+
+
+async def test_deletes_reach_the_mirror_from_a_plain_session(
+    dsn: str, conn: asyncpg.Connection, workspace_name: str
+) -> None:
+    ws = workspace_name
+    await create_workspace(conn, dsn, ws, 8)
+    try:
+        await _insert_graph(conn, ws)
+        await conn.execute(f"DELETE FROM {ws}.relations WHERE tgt = 'b'")
+        await conn.execute(f"DELETE FROM {ws}.entities WHERE name = 'c'")
+        assert await _cypher_weights(dsn, ws) == {"d": "9.3e+18", "e": "1e+308"}
+        assert await conn.fetchval(f'SELECT count(*) FROM "{ws}_kg"."entity"') == 4
+    finally:
+        await drop_workspace(conn, ws)

@@ -7,7 +7,9 @@ Create Date: 2026-11-22 16:00:00
 Through jsonb, a weight of 1.0 became the agtype integer 1 and a weight of
 9.3e18 or more overflowed AGE's integer. The relation trigger now builds the
 edge properties with ``agtype_build_map``, so weights are agtype floats over
-the whole float8 range; existing edges are rewritten in the new form.
+the whole float8 range; existing edges are rewritten in the new form. Both
+mirror functions compare graph ids with ``OPERATOR(ag_catalog.=)``, so deleting
+an entity or relation works from a session without ag_catalog on its search_path.
 Workspaces without a graph only get their revision bumped.
 """
 
@@ -48,11 +50,12 @@ def upgrade() -> None:
     names = _names()
     if names is None:
         return
-    run(op.get_bind(), render(SQL["mirror_relation_function"], **names))
-    run(op.get_bind(), render(SQL["rewrite_edges"], **names))
+    for block in ("mirror_entity_function", "mirror_relation_function", "rewrite_edges"):
+        run(op.get_bind(), render(SQL[block], **names))
 
 
 def downgrade() -> None:
     names = _names()
     if names is not None:
-        run(op.get_bind(), render(SQL["previous_mirror_relation_function"], **names))
+        for block in ("previous_mirror_entity_function", "previous_mirror_relation_function"):
+            run(op.get_bind(), render(SQL[block], **names))

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, fields
 
 import asyncpg
 
-from ..errors import WorkspaceNotFound
+from ..errors import StorageError, WorkspaceNotFound
 from .advisory import XACT_LOCK, lock_key
 from .identifiers import Identifier, graph_of, schema_of
 from .sqlfile import load_queries, render
@@ -116,6 +116,11 @@ async def _names(conn: asyncpg.Connection, workspace: str) -> tuple[bool, dict[s
     if info.graph_enabled:
         graph = graph_of(workspace)
         labels = {r["name"]: int(r["id"]) for r in await conn.fetch(SQL["label_ids"], graph.name)}
+        if not {"entity", "DIRECTED"} <= labels.keys():
+            raise StorageError(
+                f"workspace {workspace!r} mirrors into AGE graph {graph.name!r}, but that graph or its "
+                "labels are gone; re-create the workspace (drop it and insert again)"
+            )
         names.update(graph=graph, vlabel=labels["entity"], elabel=labels["DIRECTED"])
     return info.graph_enabled, names
 

@@ -16,7 +16,7 @@ from sqlalchemy.pool import NullPool
 from lightrag_pg import LightRAG
 from lightrag_pg.db.embedded import sqlalchemy_url
 from lightrag_pg.db.migrate import MigrationTarget, configure_context, prepare_workspace
-from lightrag_pg.db.workspace import drop_workspace, read_info
+from lightrag_pg.db.workspace import drop_workspace, head_revision, read_info
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,7 +43,7 @@ async def test_alembic_command_line_creates_the_whole_schema(
     _, err = await proc.communicate()
     assert proc.returncode == 0, err.decode()
     info = await read_info(conn, workspace_name)
-    assert info is not None and info.embedding_dim == 12 and info.revision == "0004"
+    assert info is not None and info.embedding_dim == 12 and info.revision == head_revision()
     assert (
         await conn.fetchval(
             "SELECT count(*) FROM pg_tables WHERE schemaname = $1 AND tablename = 'alembic_version'",

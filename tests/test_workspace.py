@@ -14,6 +14,7 @@ from lightrag_pg.db.sqlfile import render
 from lightrag_pg.db.workspace import (
     create_workspace,
     drop_workspace,
+    head_revision,
     list_workspaces,
     migrate_all,
     read_info,
@@ -202,7 +203,7 @@ async def test_migrate_all_upgrades_every_workspace(
     names = await migrate_all(conn, dsn)
     assert workspace_name in names
     info = await read_info(conn, workspace_name)
-    assert info is not None and info.revision == "0004"
+    assert info is not None and info.revision == head_revision()
     assert await conn.fetchval(f"SELECT count(*) FROM {workspace_name}.entity_overview") == 0
     await drop_workspace(conn, workspace_name)
 

@@ -69,6 +69,8 @@ class Settings:
     pool_min_size: int = 1
     pool_max_size: int = 8
     statement_timeout_ms: int = 0
+    connect_timeout: float = 10.0
+    pool_acquire_timeout: float = 30.0
 
     # tokenizer and chunking
     tokenizer_name: str = "o200k_base"
@@ -147,8 +149,10 @@ class Settings:
             raise ConfigurationError("pool_min_size must not exceed pool_max_size")
         if self.entity_extract_max_gleaning < 0 or self.max_retries < 0:
             raise ConfigurationError("entity_extract_max_gleaning and max_retries must be >= 0")
-        if not isinstance(self.llm_deadline, (int, float)) or self.llm_deadline <= 0:
-            raise ConfigurationError(f"llm_deadline must be positive seconds, got {self.llm_deadline!r}")
+        for name in ("llm_deadline", "connect_timeout", "pool_acquire_timeout"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+                raise ConfigurationError(f"{name} must be positive seconds, got {value!r}")
         check_cosine_threshold(self.cosine_threshold)
         if self.max_entity_name_length > MAX_ENTITY_NAME_LENGTH:
             raise ConfigurationError(

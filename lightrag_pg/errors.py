@@ -61,6 +61,10 @@ class ConnectFailed(StorageError):
     """No connection to PostgreSQL could be made (wrong DSN, server down, credentials refused)."""
 
 
+class PoolExhausted(StorageError):
+    """No pooled connection became free within ``pool_acquire_timeout`` seconds."""
+
+
 class ConcurrentUpdate(StorageError):
     """A transaction was aborted by a serialization failure or deadlock; retry it."""
 

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 import asyncpg
 
 from .config import Settings
+from .db.connect import connect, split_connect_timeout
 from .db.embedded import resolve_dsn
 from .db.identifiers import validate_workspace
 from .db.pool import create_pool
@@ -94,6 +95,7 @@ class LightRAG:
         self.settings = Settings.from_kwargs(**settings)
         self.workspace = validate_workspace(workspace)
         self._dsn = dsn
+        self._connect_timeout = self.settings.connect_timeout
         self.llm_model_func = llm_model_func
         self.embedding_func = embedding_func
         self.info: WorkspaceInfo | None = None
@@ -113,9 +115,10 @@ class LightRAG:
             self.embedding_func = await asyncio.to_thread(default_embedding, self.settings)
         if self.llm_model_func is None:
             self.llm_model_func = default_llm(self.settings)
-        self._dsn = await asyncio.to_thread(resolve_dsn, self._dsn, self.settings.data_dir)
+        dsn = await asyncio.to_thread(resolve_dsn, self._dsn, self.settings.data_dir)
+        self._dsn, self._connect_timeout = split_connect_timeout(dsn, self.settings.connect_timeout)
+        conn = await connect(self._dsn, timeout=self._connect_timeout)
         async with translated():
-            conn = await asyncpg.connect(self._dsn)
             try:
                 self.info = await create_workspace(
                     conn,
@@ -132,6 +135,8 @@ class LightRAG:
             min_size=self.settings.pool_min_size,
             max_size=self.settings.pool_max_size,
             statement_timeout_ms=self.settings.statement_timeout_ms,
+            connect_timeout=self._connect_timeout,
+            acquire_timeout=self.settings.pool_acquire_timeout,
         )
         s = self.settings
         self._embed = wrap_embedding(self.embedding_func, settings=s)
@@ -173,7 +178,7 @@ class LightRAG:
                 extractor=extractor,
                 embed=embed,
                 writer=GraphWriter(self.pool, embed, summarizer, s),
-                locks=DocumentLocks(self.dsn, self.workspace),
+                locks=DocumentLocks(self.dsn, self.workspace, self._connect_timeout),
             )
         return self._pipeline_instance
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import asyncpg
+import pytest
 
 from lightrag_pg import LightRAG
+from lightrag_pg.cli import main
 from lightrag_pg.db.advisory import TRY_LOCK, lock_key
 from lightrag_pg.db.doctor import check, repair
 from lightrag_pg.testing import StatementCounter
@@ -114,3 +117,31 @@ async def test_a_processing_document_whose_lock_is_held_is_not_stuck(
         assert await conn.fetchval(f"SELECT status FROM {ws}.doc_status WHERE id = 'd1'") == "processing"
     finally:
         await holder.close()
+
+
+async def test_doctor_command_reports_and_repairs(
+    llm_rag: LightRAG, conn: asyncpg.Connection, dsn: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ws = llm_rag.workspace
+    await llm_rag.ainsert(DOCS)
+    argv = ["--dsn", dsn, "doctor", "--workspace", ws]
+    assert await asyncio.to_thread(main, argv) == 0
+    assert capsys.readouterr().out == f"{ws}: ok\n"
+
+    name = await conn.fetchval(f"SELECT name FROM {ws}.entities ORDER BY name LIMIT 1")
+    await _cypher(
+        dsn, f"{ws}_kg", "MATCH (n:entity {entity_id: $name}) DETACH DELETE n RETURN 1", {"name": name}
+    )
+    assert await asyncio.to_thread(main, argv) == 1
+    assert f"{ws}: 1 missing vertices" in capsys.readouterr().out
+
+    assert await asyncio.to_thread(main, [*argv, "--repair"]) == 0
+    out = capsys.readouterr().out
+    assert f"{ws}: 1 missing vertices" in out and "after repair:" in out and out.endswith(f"{ws}: ok\n")
+    assert await asyncio.to_thread(main, argv) == 0
+    capsys.readouterr()
+
+
+def test_doctor_command_on_a_missing_workspace(dsn: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["doctor", "--dsn", dsn, "--workspace", "no_such_ws"]) == 2
+    assert "workspace 'no_such_ws' does not exist" in capsys.readouterr().err

@@ -13,10 +13,13 @@ from typing import Any
 import asyncpg
 from tqdm import tqdm
 
+from ..config import Settings
+from ..db.connect import connect as connect_to
+from ..db.connect import split_connect_timeout
 from ..db.embedded import DSN_ENV, default_data_dir, embedded_dsn, redact_dsn
 from ..db.identifiers import validate_workspace
 from ..db.workspace import WorkspaceInfo, list_workspaces, read_info
-from ..errors import ConnectFailed, WorkspaceNotFound
+from ..errors import WorkspaceNotFound
 from ..index.progress import Progress
 from ..llm.openai_client import llm_configured
 from ..rag import LightRAG
@@ -26,10 +29,17 @@ DEFAULT_WORKSPACE = "default"
 
 @dataclass(frozen=True, slots=True)
 class Database:
-    """The DSN a command uses and where it came from (for messages)."""
+    """The DSN a command uses, where it came from (for messages) and how long to wait for it."""
 
     dsn: str
     source: str
+    connect_timeout: float
+
+    @classmethod
+    def of(cls, dsn: str, source: str) -> Database:
+        """``dsn`` with its ``connect_timeout`` parameter taken out (default: the library's)."""
+        plain, timeout = split_connect_timeout(dsn, Settings().connect_timeout)
+        return cls(plain, source, timeout)
 
     def describe(self) -> str:
         return f"{redact_dsn(self.dsn)} (from {self.source})"
@@ -38,23 +48,16 @@ class Database:
 async def find_database(args: argparse.Namespace) -> Database:
     """``--dsn``, else ``$LIGHTRAG_PG_DSN``, else the embedded server (started if needed)."""
     if args.dsn:
-        return Database(args.dsn, "--dsn")
+        return Database.of(args.dsn, "--dsn")
     if os.environ.get(DSN_ENV):
-        return Database(os.environ[DSN_ENV], f"${DSN_ENV}")
+        return Database.of(os.environ[DSN_ENV], f"${DSN_ENV}")
     data_dir = default_data_dir()
-    return Database(await asyncio.to_thread(embedded_dsn, data_dir), f"the embedded server in {data_dir}")
-
-
-_CONNECT_ERRORS = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, ValueError)
+    return Database.of(await asyncio.to_thread(embedded_dsn, data_dir), f"the embedded server in {data_dir}")
 
 
 async def connect(db: Database) -> asyncpg.Connection:
     """A connection to ``db``; :class:`ConnectFailed` naming the DSN and its source if none can be made."""
-    try:
-        return await asyncpg.connect(db.dsn)
-    except _CONNECT_ERRORS as exc:
-        reason = " ".join(str(exc).split()) or type(exc).__name__
-        raise ConnectFailed(f"cannot connect to PostgreSQL at {db.describe()}: {reason}") from exc
+    return await connect_to(db.dsn, timeout=db.connect_timeout, where=db.describe())
 
 
 @asynccontextmanager

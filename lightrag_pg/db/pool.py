@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+from typing import Any
 
 import asyncpg
 from pgvector.asyncpg import register_vector
 
+from ..errors import PoolExhausted
+from .connect import CONNECT_ERRORS, connect_failure
+from .embedded import redact_dsn
 from .identifiers import search_path
 from .sqlfile import load_queries
-from .translate import translated
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +48,46 @@ def server_settings(workspace: str, statement_timeout_ms: int = 0) -> dict[str, 
     return settings
 
 
+class WorkspacePool(asyncpg.Pool):
+    """An asyncpg pool whose ``acquire`` waits a bounded time and says what it waited for.
+
+    Waiting longer than ``acquire_timeout`` seconds for a free connection raises
+    :class:`~lightrag_pg.errors.PoolExhausted` instead of hanging: the usual
+    cause is a caller holding every connection (a ``rag.session()`` or
+    ``rag.unit_of_work()`` block) while calling the same LightRAG.
+    """
+
+    __slots__ = ("acquire_timeout", "workspace")
+
+    def acquire(self, *, timeout: float | None = None) -> _BoundedAcquire:  # type: ignore[override]
+        """Like :meth:`asyncpg.Pool.acquire`, with the pool's timeout by default."""
+        wait = self.acquire_timeout if timeout is None else timeout
+        return _BoundedAcquire(super().acquire(timeout=wait), self, wait)
+
+
+class _BoundedAcquire:
+    """The context manager of :meth:`WorkspacePool.acquire`."""
+
+    __slots__ = ("_inner", "_pool", "_timeout")
+
+    def __init__(self, inner: Any, pool: WorkspacePool, timeout: float) -> None:
+        self._inner, self._pool, self._timeout = inner, pool, timeout
+
+    async def __aenter__(self) -> asyncpg.Connection:
+        try:
+            return await self._inner.__aenter__()
+        except asyncio.TimeoutError as exc:
+            raise PoolExhausted(
+                f"no free connection in the pool of workspace {self._pool.workspace!r} after "
+                f"{self._timeout:g} s (pool_max_size={self._pool.get_max_size()}, "
+                "pool_acquire_timeout): is a rag.session() or rag.unit_of_work() block held "
+                "while calling the same LightRAG? Otherwise raise pool_max_size"
+            ) from exc
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._inner.__aexit__(*exc)
+
+
 async def create_pool(
     dsn: str,
     workspace: str,
@@ -51,13 +95,26 @@ async def create_pool(
     min_size: int = 1,
     max_size: int = 8,
     statement_timeout_ms: int = 0,
-) -> asyncpg.Pool:
+    connect_timeout: float = 10.0,
+    acquire_timeout: float = 30.0,
+) -> WorkspacePool:
     """Open a pool whose connections all have ``workspace`` first on search_path."""
-    async with translated():
-        return await asyncpg.create_pool(
-            dsn,
-            min_size=min_size,
-            max_size=max_size,
-            init=init_connection,
-            server_settings=server_settings(workspace, statement_timeout_ms),
-        )
+    pool = WorkspacePool(
+        dsn,
+        min_size=min_size,
+        max_size=max_size,
+        max_queries=50_000,
+        max_inactive_connection_lifetime=300.0,
+        init=init_connection,
+        loop=None,
+        connection_class=asyncpg.Connection,
+        record_class=asyncpg.Record,
+        server_settings=server_settings(workspace, statement_timeout_ms),
+        timeout=connect_timeout,
+    )
+    pool.acquire_timeout = acquire_timeout
+    pool.workspace = workspace
+    try:
+        return await pool
+    except CONNECT_ERRORS as exc:
+        raise connect_failure(exc, redact_dsn(dsn), connect_timeout) from exc

@@ -13,15 +13,17 @@ import asyncio
 import asyncpg
 
 from ..db.advisory import TRY_LOCK, UNLOCK, lock_key
+from ..db.connect import connect
 from ..db.translate import translated
 
 
 class DocumentLocks:
     """Try-locks on document ids of one workspace, shared by every insert of a LightRAG."""
 
-    def __init__(self, dsn: str, workspace: str) -> None:
+    def __init__(self, dsn: str, workspace: str, connect_timeout: float = 10.0) -> None:
         self.dsn = dsn
         self.workspace = workspace
+        self.connect_timeout = connect_timeout
         self._conn: asyncpg.Connection | None = None
         self._mutex = asyncio.Lock()
         self._held: set[str] = set()
@@ -32,7 +34,7 @@ class DocumentLocks:
     async def _connection(self) -> asyncpg.Connection:
         if self._conn is None or self._conn.is_closed():
             self._held.clear()
-            self._conn = await asyncpg.connect(self.dsn)
+            self._conn = await connect(self.dsn, timeout=self.connect_timeout)
         return self._conn
 
     async def try_acquire(self, doc_id: str) -> bool:

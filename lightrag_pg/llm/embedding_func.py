@@ -83,4 +83,11 @@ def validate_embeddings(result: Any, count: int, dim: int, name: str = "custom")
     if not finite.all():
         bad = [int(i) for i in np.flatnonzero(~finite)[:5]]
         raise EmbeddingError(f"{who} returned NaN or infinite values (vectors {bad})")
+    zero = ~array.any(axis=1)
+    if zero.any():
+        bad = [int(i) for i in np.flatnonzero(zero)[:5]]
+        raise EmbeddingError(
+            f"{who} returned all-zero vectors (vectors {bad}), whose cosine similarity is undefined: "
+            "they would never be found"
+        )
     return np.ascontiguousarray(array)

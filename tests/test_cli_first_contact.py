@@ -177,6 +177,18 @@ def test_insert_names_skipped_files_and_refuses_pdf(
     assert "1 new, 0 already present; 1 processed, 0 failed" in out
 
 
+def test_insert_says_when_two_files_have_the_same_content(
+    cli_env: None, dsn: str, workspace: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first, second = tmp_path / "a.md", tmp_path / "copy.md"
+    for f in (first, second):
+        f.write_text("Alice met Bob in Paris.", encoding="utf-8")
+    assert main(["--dsn", dsn, "--workspace", workspace, "insert", str(first), str(second)]) == 0
+    out = capsys.readouterr().out
+    assert f"note: {second}: same content as {first}; stored once" in out
+    assert "1 new, 0 already present; 1 processed, 0 failed" in out
+
+
 @pytest.fixture
 def poisoning_llm(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
     """A scripted endpoint whose embeddings of any text containing POISON have the wrong size."""

@@ -99,6 +99,8 @@ def report(result: InsertResult) -> int:
         f"{p.docs_done} processed, {len(failed_now)} failed; "
         f"{p.chunks_done} chunks, {p.entities} entity merges, {p.relations} relation merges"
     )
+    for dup in result.duplicates:
+        print(f"note: {dup.file_path}: same content as {dup.duplicate_of_path}; stored once")
     for doc_id, message in failed_now.items():
         print(f"failed: {doc_id}: {message}")
     if failed_before:

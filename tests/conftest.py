@@ -108,3 +108,13 @@ async def llm_rag(make_rag: Callable[..., LightRAG], conn: asyncpg.Connection) -
     await instance.finalize()
     if await workspace_exists(conn, instance.workspace):
         await drop_workspace(conn, instance.workspace)
+
+
+@pytest.fixture
+def cli_env(monkeypatch: pytest.MonkeyPatch, llm_server: FakeOpenAI) -> None:
+    """The environment a user sets for the command line: the fake endpoint for chat and embeddings."""
+    monkeypatch.setenv("OPENAI_BASE_URL", llm_server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    monkeypatch.setenv("LLM_MODEL", "fake-model")
+    monkeypatch.setenv("EMBEDDING_MODEL", "fake-embedding")
+    monkeypatch.setenv("EMBEDDING_DIM", "64")

@@ -10,17 +10,6 @@ import pytest
 from lightrag_pg.cli import main
 from lightrag_pg.db.workspace import head_revision
 
-from .fake_openai import FakeOpenAI
-
-
-@pytest.fixture
-def cli_env(monkeypatch: pytest.MonkeyPatch, llm_server: FakeOpenAI) -> None:
-    monkeypatch.setenv("OPENAI_BASE_URL", llm_server.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test")
-    monkeypatch.setenv("LLM_MODEL", "fake-model")
-    monkeypatch.setenv("EMBEDDING_MODEL", "fake-embedding")
-    monkeypatch.setenv("EMBEDDING_DIM", "64")
-
 
 def test_insert_query_and_admin_commands(
     cli_env: None, dsn: str, workspace_name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

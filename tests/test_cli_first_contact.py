@@ -126,15 +126,6 @@ def test_an_empty_question_is_refused(question: str, dsn: str, capsys: pytest.Ca
     assert capsys.readouterr().err == "error: the question is empty\n"
 
 
-@pytest.fixture
-def cli_env(monkeypatch: pytest.MonkeyPatch, llm_server: FakeOpenAI) -> None:
-    monkeypatch.setenv("OPENAI_BASE_URL", llm_server.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test")
-    monkeypatch.setenv("LLM_MODEL", "fake-model")
-    monkeypatch.setenv("EMBEDDING_MODEL", "fake-embedding")
-    monkeypatch.setenv("EMBEDDING_DIM", "64")
-
-
 def test_insert_creates_the_workspace_and_says_so(
     cli_env: None, dsn: str, workspace_name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

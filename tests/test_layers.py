@@ -14,7 +14,7 @@ ALLOWED: dict[str, set[str]] = {
     "foundation": set(),
     "db": {"db"},
     "llm": {"llm"},
-    "offline": {"offline", "llm"},
+    "offline": {"offline"},
     "store": {"store", "db"},
     "index": {"index", "store", "db", "llm", "offline"},
     "query": {"query", "store", "db", "llm"},

@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import contextlib
 import math
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 import asyncpg
 import numpy as np
 import pytest
 
-import lightrag_pg
 from lightrag_pg import LightRAG
 from lightrag_pg.config import Settings
 from lightrag_pg.errors import (
@@ -425,25 +422,6 @@ async def test_llm_max_async_bounds_the_whole_instance(dsn: str, workspace_name:
     assert result.progress.docs_done == 6
     assert len(answers) == 6
     assert peak == 2
-
-
-@pytest.mark.parametrize("package", ["llm", "offline"])
-def test_llm_and_offline_import_only_errors_types_config(package: str) -> None:
-    allowed = {"errors", "types", "config"}
-    root = Path(lightrag_pg.__file__).parent
-    wrong = []
-    for path in sorted((root / package).glob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.level == 2:
-                target = (node.module or "").split(".")[0]
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                parts = node.module.split(".")
-                target = parts[1] if parts[0] == "lightrag_pg" and len(parts) > 1 else package
-            else:
-                continue
-            if target not in allowed | {package}:
-                wrong.append(f"{path.name}:{node.lineno} imports {target}")
-    assert wrong == []
 
 
 class DictCache:

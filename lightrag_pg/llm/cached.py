@@ -5,15 +5,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import re
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..errors import LLMTimeout
+from ..textclean import scrub_text
 from .wrap import LLMFunc, describe_llm
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class AnswerCache(Protocol):
@@ -36,18 +34,13 @@ def cache_key(cache_type: str, mode: str, *parts: str) -> str:
     return f"{cache_type}:{mode}:{digest}"
 
 
-def clean_answer(text: str) -> str:
-    """``text`` storable in PostgreSQL: NUL becomes a space, a lone surrogate U+FFFD."""
-    return _LONE_SURROGATE.sub("\ufffd", text.replace("\x00", " "))
-
-
 @dataclass(frozen=True, slots=True)
 class CachedLLM:
     """The one way LLM calls are made: cached, cleaned and bounded in time.
 
     ``cache=None`` turns caching off. The cache is expected to use its own
     short statements: a cached call never runs inside, or holds locks of, a
-    merge transaction. Every answer passes :func:`clean_answer` before it is
+    merge transaction. Every answer passes :func:`~lightrag_pg.textclean.scrub_text` before it is
     cached or returned. ``deadline`` (seconds, ``None``: none) bounds one
     call of ``func`` including its retries; when it passes,
     :class:`~lightrag_pg.errors.LLMTimeout` names the model and endpoint.
@@ -81,7 +74,7 @@ class CachedLLM:
         answer = await self._ask(prompt, system_prompt, history, **kwargs)
         if not isinstance(answer, str):
             raise TypeError("the LLM function returned a stream where text was expected")
-        answer = clean_answer(answer)
+        answer = scrub_text(answer)
         if accept is None or accept(answer):
             await self.store(key, answer, cache_type=cache_type, mode=mode, prompt=prompt, chunk_id=chunk_id)
         return answer
@@ -104,11 +97,11 @@ class CachedLLM:
         result = await self._ask(prompt, system_prompt, history, stream=True)
         pieces: list[str] = []
         if isinstance(result, str):
-            pieces.append(clean_answer(result))
+            pieces.append(scrub_text(result))
             yield pieces[-1]
         else:
             async for piece in result:
-                pieces.append(clean_answer(piece))
+                pieces.append(scrub_text(piece))
                 yield pieces[-1]
         await self.store(key, "".join(pieces), cache_type=cache_type, mode=mode, prompt=prompt)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import asyncpg
 
 from ..db.sqlfile import load_queries
@@ -47,18 +49,7 @@ class PoolCache:
         async with translated(), self.pool.acquire() as conn:
             return await CacheStore(conn).get(key)
 
-    async def put(
-        self,
-        key: str,
-        response: str,
-        *,
-        cache_type: str,
-        mode: str = "default",
-        prompt: str = "",
-        chunk_id: str | None = None,
-    ) -> None:
-        """Store an answer."""
+    async def put(self, key: str, response: str, **fields: Any) -> None:
+        """Store an answer (the fields of :meth:`CacheStore.put`)."""
         async with translated(), self.pool.acquire() as conn:
-            await CacheStore(conn).put(
-                key, response, cache_type=cache_type, mode=mode, prompt=prompt, chunk_id=chunk_id
-            )
+            await CacheStore(conn).put(key, response, **fields)

@@ -9,6 +9,7 @@ from .errors import (
     LightRAGError,
     LLMError,
     StorageError,
+    WorkspaceConflict,
 )
 from .llm.embedding_func import EmbeddingFunc
 from .query.param import QueryParam
@@ -26,4 +27,5 @@ __all__ = [
     "QueryParam",
     "Settings",
     "StorageError",
+    "WorkspaceConflict",
 ]

@@ -24,6 +24,14 @@ class WorkspaceNotFound(LightRAGError):
     """The workspace (schema) does not exist or is not a lightrag_pg workspace."""
 
 
+class WorkspaceConflict(ConfigurationError):
+    """A schema or AGE graph with the workspace's name exists and is not lightrag_pg's."""
+
+
+class MissingPrivilege(ConfigurationError):
+    """The database role lacks a privilege or an extension lightrag_pg needs (see docs/deploy-grants.md)."""
+
+
 class DimensionMismatch(ConfigurationError):
     """The embedding dimension differs from the one recorded for the workspace."""
 

@@ -25,6 +25,7 @@ from lightrag_pg.db.migrate import (
     TARGET_KEY,
     MigrationTarget,
     configure_context,
+    finish_workspace,
     prepare_workspace,
     recorded_dim,
     target_from_cli,
@@ -69,6 +70,7 @@ def run_on(connection, report: bool = False) -> None:
     before = context.get_context().get_current_revision()
     with context.begin_transaction():
         context.run_migrations()
+    finish_workspace(connection, target)
     if report:
         after = context.get_context().get_current_revision()
         print(describe_run(target, connection, created, before, after))

@@ -44,7 +44,7 @@ async def run_list(args: argparse.Namespace) -> int:
         for name in await list_workspaces(conn):
             info = await read_info(conn, name)
             assert info is not None
-            graph = "AGE graph" if info.graph_enabled else "no graph"
+            graph = f"graph_enabled={str(info.graph_enabled).lower()}"
             model = info.embedding_model or ""
             print(f"{name}\tdim={info.embedding_dim}\t{model}\t{graph}\trev {info.revision}")
     return 0

@@ -12,22 +12,27 @@ from typing import Any
 from alembic import command
 from alembic.config import Config
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
-from ..errors import ConfigurationError
+from ..errors import ConfigurationError, MissingPrivilege, StorageError
 from .advisory import XACT_LOCK, lock_key
 from .embedded import sqlalchemy_url
-from .identifiers import graph_name, schema_of, search_path, validate_workspace
+from .identifiers import graph_name, graph_of, schema_of, search_path, validate_workspace
+from .ownership import OWNERSHIP, Ownership, ownership_params
+from .ownership import SQL as OWNERSHIP_SQL
 from .schema import build_metadata
 from .sqlfile import load_queries, load_queries_at, render
 
 SQL = load_queries(__package__, "migrate.sql")
+AGE_ACCESS = SQL["age_access"]
 
 TARGET_KEY = "lightrag_target"
 DIM_ENV = "LIGHTRAG_PG_EMBEDDING_DIM"
 WORKSPACE_ENV = "LIGHTRAG_PG_WORKSPACE"
 DEFAULT_CLI_DIM = 1536
+INSUFFICIENT_PRIVILEGE = "42501"
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,23 +108,109 @@ def _lock(connection: Connection, key: str) -> None:
     run(connection, XACT_LOCK, key)
 
 
+def _permission_denied(exc: BaseException) -> bool:
+    """Whether a driver error (as wrapped by SQLAlchemy) is PostgreSQL's insufficient_privilege."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if getattr(seen, "sqlstate", None) == INSUFFICIENT_PRIVILEGE:
+            return True
+        seen = getattr(seen, "orig", None) or seen.__cause__
+    return False
+
+
+def _who(connection: Connection) -> tuple[str, str]:
+    role, database = connection.exec_driver_sql(SQL["who"]).one()
+    return role, database
+
+
+def age_problem(installed: bool, usage: bool, catalog_select: bool) -> str | None:
+    """Why the AGE graph mirror cannot be used (a row of ``age_access``), or None if it can."""
+    if not installed:
+        return "the AGE extension is not installed in this database (CREATE EXTENSION age)"
+    if not usage:
+        return "the role lacks USAGE on schema ag_catalog (GRANT USAGE ON SCHEMA ag_catalog TO <role>)"
+    if not catalog_select:
+        return (
+            "the role lacks SELECT on ag_catalog.ag_graph and ag_catalog.ag_label "
+            "(GRANT SELECT ON ag_catalog.ag_graph, ag_catalog.ag_label TO <role>)"
+        )
+    return None
+
+
+def age_usable(connection: Connection) -> bool:
+    """Whether this role can create and write the workspace's AGE graph."""
+    row = connection.exec_driver_sql(AGE_ACCESS).one()
+    return age_problem(*row) is None
+
+
+def _require_vector(connection: Connection) -> None:
+    if run(connection, SQL["vector_installed"]):
+        return
+    try:
+        with connection.begin_nested():
+            run(connection, SQL["create_vector"])
+    except DBAPIError as exc:
+        if not _permission_denied(exc):
+            raise
+        role, database = _who(connection)
+        raise MissingPrivilege(
+            f"the pgvector extension is not installed in database {database!r} and role {role!r} "
+            f"may not install it: ask an administrator to run CREATE EXTENSION vector in {database!r} "
+            "(see docs/deploy-grants.md)"
+        ) from None
+
+
 def ensure_extensions(connection: Connection) -> bool:
-    """Create pgvector (required) and AGE (when available); return whether AGE is usable."""
+    """Create pgvector (required) and AGE (when available and permitted); return whether AGE is usable.
+
+    A role that may not install AGE, or may not use it, gets a workspace
+    without the graph mirror (``graph_enabled = false``) rather than an error.
+    """
     _lock(connection, lock_key("extensions"))
-    run(connection, SQL["create_vector"])
-    if not run(connection, SQL["age_available"]):
-        return False
-    with connection.begin_nested():
-        run(connection, SQL["create_age"])
-    return True
+    _require_vector(connection)
+    if run(connection, SQL["age_available"]):
+        try:
+            with connection.begin_nested():
+                run(connection, SQL["create_age"])
+        except DBAPIError as exc:
+            if not _permission_denied(exc):
+                raise
+    return age_usable(connection)
+
+
+def ownership(connection: Connection, workspace: str) -> Ownership:
+    """Catalog facts about the schema and graph named after ``workspace``."""
+    row = connection.exec_driver_sql(OWNERSHIP, ownership_params(workspace)).one()
+    return Ownership.from_row(workspace, row)
 
 
 def prepare_workspace(connection: Connection, target: MigrationTarget) -> None:
-    """Serialise migrations of one workspace, create its schema and point search_path at it."""
+    """Serialise migrations of one workspace, create and mark its schema, point search_path at it.
+
+    Raises :class:`WorkspaceConflict` (before creating anything) if a schema or
+    graph of that name exists and is not lightrag_pg's.
+    """
     ensure_extensions(connection)
     _lock(connection, lock_key("workspace", target.workspace))
-    run(connection, render(SQL["create_schema"], schema=schema_of(target.workspace)))
+    owner = ownership(connection, target.workspace)
+    owner.check_can_create()
+    if not owner.schema_exists and not run(connection, SQL["can_create_schema"]):
+        role, database = _who(connection)
+        raise MissingPrivilege(
+            f"role {role!r} may not create schemas in database {database!r}, so it cannot create "
+            f"workspace {target.workspace!r}: GRANT CREATE ON DATABASE {database} TO {role} "
+            "(see docs/deploy-grants.md)"
+        )
+    schema = schema_of(target.workspace)
+    run(connection, render(SQL["create_schema"], schema=schema))
+    run(connection, render(OWNERSHIP_SQL["mark_schema"], schema=schema))
     run(connection, SQL["set_search_path"], search_path(target.workspace))
+
+
+def finish_workspace(connection: Connection, target: MigrationTarget) -> None:
+    """After the migrations: mark the workspace's graph (if it has one) as its own."""
+    if ownership(connection, target.workspace).graph_exists:
+        run(connection, render(OWNERSHIP_SQL["mark_graph"], graph=graph_of(target.workspace)))
 
 
 def recorded_dim(connection: Connection, workspace: str) -> int | None:
@@ -168,5 +259,12 @@ async def upgrade(dsn: str, target: MigrationTarget, revision: str = "head") -> 
     try:
         async with _process_lock(), engine.begin() as conn:
             await conn.run_sync(lambda sync: command.upgrade(alembic_config(target, sync), revision))
+    except DBAPIError as exc:
+        detail = str(exc.orig).strip() if exc.orig is not None else str(exc)
+        if _permission_denied(exc):
+            raise MissingPrivilege(
+                f"migrating workspace {target.workspace!r}: {detail} (see docs/deploy-grants.md)"
+            ) from None
+        raise StorageError(f"migrating workspace {target.workspace!r}: {detail}") from exc
     finally:
         await engine.dispose()

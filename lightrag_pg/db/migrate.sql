@@ -1,9 +1,32 @@
 -- Statements run around the Alembic migrations of one workspace
 -- (on a SQLAlchemy connection; parameters are positional, $1...).
 
+-- name: vector_installed
+-- Whether pgvector is installed in this database (0 or 1).
+SELECT count(*) FROM pg_extension WHERE extname = 'vector';
+
 -- name: create_vector
--- pgvector is required by every workspace.
+-- pgvector is required by every workspace; installing it needs a superuser (or the
+-- database owner where the extension is trusted).
 CREATE EXTENSION IF NOT EXISTS vector;
+
+-- name: age_access
+-- What the graph mirror needs from AGE, from the catalog only: the extension, USAGE on
+-- schema ag_catalog, and SELECT on ag_catalog.ag_graph and ag_catalog.ag_label.
+SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'age') AS installed,
+       EXISTS (SELECT 1 FROM pg_namespace n
+               WHERE n.nspname = 'ag_catalog' AND has_schema_privilege(n.oid, 'USAGE')) AS usage,
+       (SELECT count(*) = 2 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = 'ag_catalog' AND c.relname IN ('ag_graph', 'ag_label')
+          AND has_table_privilege(c.oid, 'SELECT')) AS catalog_select;
+
+-- name: can_create_schema
+-- Whether the current role may create schemas in this database.
+SELECT has_database_privilege(current_database(), 'CREATE');
+
+-- name: who
+-- The current role and database, for error messages.
+SELECT current_user::text, current_database()::text;
 
 -- name: age_available
 -- Whether the AGE extension can be installed on this server (0 or 1).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -11,12 +12,20 @@ from alembic.script import ScriptDirectory
 
 from ..errors import DimensionMismatch, WorkspaceNotFound
 from .advisory import XACT_LOCK, lock_key
-from .identifiers import graph_name, relation_of, schema_of, validate_workspace
-from .migrate import MigrationTarget, migrations_dir, upgrade
+from .identifiers import relation_of, schema_of, validate_workspace
+from .migrate import AGE_ACCESS, MigrationTarget, age_problem, migrations_dir, upgrade
+from .ownership import OWNERSHIP, Ownership, ownership_params
 from .sqlfile import load_queries, render
 from .translate import translated
 
 SQL = load_queries(__package__, "workspace.sql")
+
+
+class GraphMirrorOff(UserWarning):
+    """The workspace has no AGE graph mirror (AGE missing, or the role may not use it)."""
+
+
+_warned: set[str] = set()
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,19 +102,44 @@ async def create_workspace(
     assert info is not None
     if info.embedding_dim != embedding_dim:
         raise DimensionMismatch(name, info.embedding_dim, embedding_dim)
+    if not info.graph_enabled:
+        await _warn_graph_off(conn, name)
     return info
 
 
+async def _warn_graph_off(conn: asyncpg.Connection, name: str) -> None:
+    """Say once per process and workspace that it runs without the graph mirror, and why."""
+    if name in _warned:
+        return
+    _warned.add(name)
+    async with translated():
+        row = await conn.fetchrow(AGE_ACCESS)
+    reason = age_problem(*row) or "AGE could not be used when the workspace was created"
+    warnings.warn(
+        f"workspace {name!r} runs without the AGE graph mirror: {reason}. Entities and relations "
+        "are in its tables as usual; Cypher over them is unavailable (see docs/deploy-grants.md)",
+        GraphMirrorOff,
+        stacklevel=3,
+    )
+
+
 async def drop_workspace(conn: asyncpg.Connection, name: str) -> None:
-    """Drop the workspace's schema and AGE graph, and nothing else."""
+    """Drop the workspace's schema and its own AGE graph, and nothing else.
+
+    Raises :class:`WorkspaceNotFound` if there is no such schema and
+    :class:`WorkspaceConflict` if the schema is not a lightrag_pg workspace
+    (see :mod:`.ownership`). A graph named ``<name>_kg`` that is not the
+    workspace's own is left alone.
+    """
     drop_schema = render(SQL["drop_schema"], schema=schema_of(name))
-    graph = graph_name(name)
     async with translated(), conn.transaction():
         await conn.execute(XACT_LOCK, lock_key("workspace", name))
-        if not await workspace_exists(conn, name):
+        owner = Ownership.from_row(name, await conn.fetchrow(OWNERSHIP, *ownership_params(name)))
+        if not owner.schema_exists:
             raise WorkspaceNotFound(f"workspace {name!r} does not exist")
-        if await conn.fetchval(SQL["graph_schema_exists"], graph):
-            await conn.execute(SQL["drop_graph"], graph)
+        owner.check_can_drop()
+        if owner.owns_graph:
+            await conn.execute(SQL["drop_graph"], owner.graph)
         await conn.execute(drop_schema)
 
 

@@ -1,10 +1,15 @@
 -- Workspaces: listing, reading, describing and dropping them.
 
 -- name: list
--- Every schema holding a workspace_info table, i.e. every lightrag_pg workspace.
+-- Every lightrag_pg workspace: a schema with a workspace_info table that is marked as
+-- ours, or that also has alembic_version (created before the marker); never a graph schema.
 SELECT n.nspname
 FROM pg_namespace n
 JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = 'workspace_info' AND c.relkind = 'r'
+WHERE (obj_description(n.oid, 'pg_namespace') = 'lightrag_pg workspace'
+       OR EXISTS (SELECT 1 FROM pg_class a
+                  WHERE a.relnamespace = n.oid AND a.relkind = 'r' AND a.relname = 'alembic_version'))
+  AND NOT EXISTS (SELECT 1 FROM pg_class g WHERE g.relnamespace = n.oid AND g.relname = '_ag_label_vertex')
 ORDER BY n.nspname;
 
 -- name: read_info
@@ -12,10 +17,6 @@ ORDER BY n.nspname;
 SELECT embedding_dim, embedding_model, graph_enabled, created_at,
        (SELECT version_num FROM {schema}.alembic_version LIMIT 1) AS revision
 FROM {schema}.workspace_info;
-
--- name: graph_schema_exists
--- Whether AGE is installed and a schema named like the graph exists ($1: graph name).
-SELECT count(*) FROM pg_extension e, pg_namespace n WHERE e.extname = 'age' AND n.nspname = $1;
 
 -- name: drop_graph
 -- Drop an AGE graph with its schema ($1: graph name).

@@ -8,7 +8,8 @@ Every insert, update and delete of ``entities`` and ``relations`` is mirrored,
 in the same transaction, into the vertex label ``entity`` and the edge label
 ``DIRECTED`` of the workspace's graph ``<workspace>_kg``. Vertex and edge entry
 ids are the rows' ``id`` columns, so no lookup table is needed. Without the AGE
-extension the migration records ``graph_enabled = false`` and does nothing else.
+extension (or without the grants to use it) the migration leaves
+``graph_enabled = false`` and does nothing else.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Sequence
 from alembic import op
 
 from lightrag_pg.db.identifiers import Identifier, graph_of, schema_of
-from lightrag_pg.db.migrate import TARGET_KEY, migration_queries, run
+from lightrag_pg.db.migrate import TARGET_KEY, age_usable, migration_queries, run
 from lightrag_pg.db.sqlfile import render
 
 revision: str = "0002"
@@ -38,7 +39,7 @@ def _label_ids(graph: str) -> dict[str, int]:
 def upgrade() -> None:
     target = op.get_context().config.attributes[TARGET_KEY]
     bind = op.get_bind()
-    if not run(bind, SQL["age_installed"]):
+    if not age_usable(bind):
         return
     graph = target.graph
     if not run(bind, SQL["graph_exists"], graph):

@@ -3,10 +3,6 @@
 -- {graph} its graph, {vlabel} and {elabel} the AGE label ids of "entity" and
 -- "DIRECTED" (filled by lightrag_pg.db.sqlfile.render).
 
--- name: age_installed
--- Whether the AGE extension is installed (0 or 1).
-SELECT count(*) FROM pg_extension WHERE extname = 'age';
-
 -- name: graph_exists
 -- Whether the AGE graph $1 exists (0 or 1).
 SELECT count(*) FROM ag_catalog.ag_graph WHERE name = CAST($1 AS name);

@@ -47,7 +47,7 @@ def test_insert_query_and_admin_commands(
     assert main([*base, "tables"]) == 0
     assert "entities" in capsys.readouterr().out
     assert main([*base, "migrate", "--all"]) == 0
-    assert f"{workspace_name}: revision 0004" in capsys.readouterr().out
+    assert f"{workspace_name}: revision 0005" in capsys.readouterr().out
     assert main(["--dsn", dsn, "drop-workspace", workspace_name]) == 0
 
 

@@ -65,12 +65,12 @@ def test_embedded_server_lifecycle_script_and_alembic(
         created = alembic("-x", "workspace=from_alembic", "upgrade", "head", env=env, cwd=elsewhere)
         assert created.returncode == 0, created.stderr
         assert created.stdout == (
-            "created workspace 'from_alembic' at revision 0003: "
+            "created workspace 'from_alembic' at revision 0005: "
             "384 dimensions, embeddings all-MiniLM-L6-v2-onnx-int8\n"
         )
         assert created.stderr == ""
         again = alembic("-x", "workspace=from_alembic", "upgrade", "head", env=env, cwd=elsewhere)
-        assert again.stdout == "workspace 'from_alembic' is already at revision 0003; nothing to do\n"
+        assert again.stdout == "workspace 'from_alembic' is already at revision 0005; nothing to do\n"
         assert main(["workspaces"]) == 0
         assert capsys.readouterr().out.startswith("from_alembic\tdim=384\tall-MiniLM-L6-v2-onnx-int8")
 
@@ -92,7 +92,7 @@ def test_alembic_takes_the_dimension_of_the_configured_embedding(
     )
     done = alembic("-x", f"workspace={workspace_name}", "upgrade", "head", env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    expected = f"created workspace {workspace_name!r} at revision 0003: 64 dimensions, embeddings e5\n"
+    expected = f"created workspace {workspace_name!r} at revision 0005: 64 dimensions, embeddings e5\n"
     assert done.stdout == expected
     assert main(["--dsn", dsn, "drop-workspace", workspace_name]) == 0
 
@@ -114,6 +114,6 @@ def test_alembic_without_c_needs_the_repository_root(where: str, tmp_path: Path,
     env = shell_env(LIGHTRAG_PG_DSN=dsn)
     done = run([sys.executable, "-m", "alembic", "heads"], env, cwd)
     if where == "root":
-        assert done.returncode == 0 and "0003" in done.stdout
+        assert done.returncode == 0 and "0005" in done.stdout
     else:
         assert done.returncode != 0 and "script_location" in done.stdout + done.stderr

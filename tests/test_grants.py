@@ -16,8 +16,7 @@ from lightrag_pg import LightRAG
 from lightrag_pg.cli import main
 from lightrag_pg.db.workspace import GraphMirrorOff, create_workspace, drop_workspace
 from lightrag_pg.errors import MissingPrivilege
-
-from .embeddings import embedding_func
+from lightrag_pg.testing import hashed_embedding_func as embedding_func
 
 
 def _dsn_for(dsn: str, user: str, database: str | None = None) -> str:

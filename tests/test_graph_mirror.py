@@ -66,7 +66,7 @@ async def test_migrate_all_rewrites_integer_weights_of_older_workspaces(
         assert await _cypher_weights(dsn, ws) == {"b": "1"}
         await migrate_all(conn, dsn)
         info = await read_info(conn, ws)
-        assert info is not None and info.revision == "0004"
+        assert info is not None and info.revision == "0005"
         assert await _cypher_weights(dsn, ws) == {"b": "1.0"}
     finally:
         await drop_workspace(conn, ws)

@@ -43,7 +43,7 @@ async def test_alembic_command_line_creates_the_whole_schema(
     _, err = await proc.communicate()
     assert proc.returncode == 0, err.decode()
     info = await read_info(conn, workspace_name)
-    assert info is not None and info.embedding_dim == 12 and info.revision == "0004"
+    assert info is not None and info.embedding_dim == 12 and info.revision == "0005"
     assert (
         await conn.fetchval(
             "SELECT count(*) FROM pg_tables WHERE schemaname = $1 AND tablename = 'alembic_version'",

@@ -202,7 +202,7 @@ async def test_migrate_all_upgrades_every_workspace(
     names = await migrate_all(conn, dsn)
     assert workspace_name in names
     info = await read_info(conn, workspace_name)
-    assert info is not None and info.revision == "0004"
+    assert info is not None and info.revision == "0005"
     assert await conn.fetchval(f"SELECT count(*) FROM {workspace_name}.entity_overview") == 0
     await drop_workspace(conn, workspace_name)
 

@@ -28,7 +28,13 @@ from ..llm.embedding_func import EmbeddingFunc
 from ..store.rows import EntityRow, RelationRow, canonical_pair
 from ..store.uow import session, unit_of_work
 from ..types import ExtractedEntity, ExtractedRelation
-from .merge import entity_vector_text, merge_entity, merge_relation, relation_vector_text
+from .merge import (
+    count_context_tokens,
+    entity_vector_text,
+    merge_entity,
+    merge_relation,
+    relation_vector_text,
+)
 from .summary import Summarizer, split_description
 
 K = TypeVar("K")
@@ -130,6 +136,7 @@ class GraphWriter:
         )
         for row, description in zip(merged, descriptions, strict=True):
             row.description = description
+        count_context_tokens(merged, self.tokenizer)
         if not merged:
             return already
         texts = [self._vector_text(entity_vector_text(r)) for r in merged]
@@ -179,6 +186,7 @@ class GraphWriter:
         if not merged:
             return already
         new_entities = sorted(endpoints.values(), key=lambda e: e.name)
+        count_context_tokens([*merged, *new_entities], self.tokenizer)
         texts = [self._vector_text(relation_vector_text(r)) for r in merged]
         texts += [self._vector_text(entity_vector_text(e)) for e in new_entities]
         stored = [current[r.pair].vector_content for r in merged] + [None] * len(new_entities)

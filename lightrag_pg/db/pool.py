@@ -35,6 +35,23 @@ async def init_connection(conn: asyncpg.Connection) -> None:
             log.debug("LOAD 'age' not permitted; Cypher needs age in session_preload_libraries")
 
 
+async def keep_session(conn: asyncpg.Connection) -> None:
+    """The pool's reset on release: nothing is sent to the server.
+
+    asyncpg's default reset costs one round trip per checkout (closing cursors,
+    UNLISTEN, RESET ALL, releasing advisory locks), which was a third of a
+    query's statements. asyncpg still rolls back a transaction left open before
+    calling this, without a round trip when there is none. Nothing else needs
+    resetting because lightrag_pg never leaves session state on a pooled
+    connection: session settings are fixed at connect time (``server_settings``),
+    settings inside statements are ``SET LOCAL`` / ``set_config(..., true)``,
+    cursors live only inside transactions, nothing LISTENs, and session advisory
+    locks are held on a dedicated connection outside the pool
+    (:mod:`lightrag_pg.index.locks`). Code that changes session state on a
+    connection from ``rag.pool`` must call ``await conn.reset()`` before releasing it.
+    """
+
+
 def server_settings(workspace: str, statement_timeout_ms: int = 0) -> dict[str, str]:
     """Session settings applied once per connection, at connect time."""
     settings = {
@@ -106,6 +123,7 @@ async def create_pool(
         max_queries=50_000,
         max_inactive_connection_lifetime=300.0,
         init=init_connection,
+        reset=keep_session,
         loop=None,
         connection_class=asyncpg.Connection,
         record_class=asyncpg.Record,

@@ -53,6 +53,12 @@ def _merged_columns(kind: str) -> list[Column]:
             server_default=text("1"),
             comment="Incremented on every merge; used to detect concurrent merges",
         ),
+        Column(
+            "context_tokens",
+            Integer,
+            nullable=True,
+            comment=f"Tokens of the {kind}'s context line, counted when written (NULL: not counted)",
+        ),
         _ts("created_at", f"When the {kind} was first merged"),
         _ts("updated_at", f"When the {kind} last changed"),
     ]

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..config import Settings
+from ..llm.tokenizer import TokenEncoder, count_tokens
 from ..store.rows import EntityRow, RelationRow
 from ..types import ExtractedEntity, ExtractedRelation
 from .summary import split_description, unique_fragments
@@ -93,3 +94,10 @@ def entity_vector_text(row: EntityRow) -> str:
 def relation_vector_text(row: RelationRow) -> str:
     """What is embedded for a relation: keywords, endpoints and description."""
     return f"{row.keywords}\t{row.src}\n{row.tgt}\n{row.description}"
+
+
+def count_context_tokens(rows: Iterable[EntityRow | RelationRow], tokenizer: TokenEncoder) -> None:
+    """Set each row's ``context_tokens`` from its final description, so retrieval can
+    cut to the token budgets in SQL."""
+    for row in rows:
+        row.context_tokens = count_tokens(tokenizer, row.context_line())

@@ -41,7 +41,13 @@ from ..store.rows import EntityRow, MergeState, RelationRow, canonical_pair
 from ..store.uow import Stores, session, unit_of_work
 from ..tasks import gather_all
 from ..types import ExtractedEntity, ExtractedRelation
-from .merge import entity_vector_text, merge_entity, merge_relation, relation_vector_text
+from .merge import (
+    count_context_tokens,
+    entity_vector_text,
+    merge_entity,
+    merge_relation,
+    relation_vector_text,
+)
 from .summary import Summarizer, split_description
 
 K = TypeVar("K")
@@ -221,6 +227,7 @@ class GraphWriter:
         self, uow: Stores, rows: list[EntityRow], texts: list[str], changed: list[int], vectors: np.ndarray
     ) -> set[str]:
         """Versioned write of ``rows`` with the vectors of ``changed`` rows that were written."""
+        count_context_tokens(rows, self.tokenizer)
         written = await uow.graph.upsert_entities_if_unchanged(rows)
         keep = [k for k, i in enumerate(changed) if rows[i].name in written]
         await uow.vectors.upsert_entities(
@@ -237,6 +244,7 @@ class GraphWriter:
             already, merged, fragments = self._merge_entities(pending, current)
             for row, frags in zip(merged, fragments, strict=True):
                 row.description = self.summarizer.join(frags)
+            count_context_tokens(merged, self.tokenizer)
             written = await uow.graph.upsert_entities_if_unchanged(merged)
             await uow.docs.link_entities(doc_id, sorted(written))
         due.entities |= written | {n for n in already if self._entity_due(current[n])}
@@ -289,6 +297,7 @@ class GraphWriter:
         for row, description in zip(merged, descriptions, strict=True):
             row.description = description
         new_entities = self._describe_endpoints(merged, endpoints)
+        count_context_tokens([*merged, *new_entities], self.tokenizer)
         texts = [self._vector_text(relation_vector_text(r)) for r in merged]
         texts += [self._vector_text(entity_vector_text(e)) for e in new_entities]
         stored = [current[r.pair].vector_content for r in merged] + [None] * len(new_entities)
@@ -322,6 +331,7 @@ class GraphWriter:
         for row, frags in zip(merged, fragments, strict=True):
             row.description = self.summarizer.join(frags)
         new_entities = self._describe_endpoints(merged, endpoints)
+        count_context_tokens(new_entities, self.tokenizer)
         async with unit_of_work(self.pool) as uow:
             created = await uow.graph.ensure_entities(new_entities)
             await uow.graph.lock_relations(sorted(pending))
@@ -329,6 +339,7 @@ class GraphWriter:
             already, merged, fragments, _ = self._merge_relations(pending, current)
             for row, frags in zip(merged, fragments, strict=True):
                 row.description = self.summarizer.join(frags)
+            count_context_tokens(merged, self.tokenizer)
             written = await uow.graph.upsert_relations_if_unchanged(merged)
             await uow.docs.link_relations(doc_id, sorted(written))
             await uow.docs.link_entities(doc_id, sorted(created))
@@ -378,6 +389,7 @@ class GraphWriter:
             row.description = description
         texts = [self._vector_text(relation_vector_text(r)) for r in rows]
         changed, vectors = await self._changed_vectors(texts, [current[r.pair].vector_content for r in rows])
+        count_context_tokens(rows, self.tokenizer)
         async with unit_of_work(self.pool) as uow:
             written = await uow.graph.upsert_relations_if_unchanged(rows)
             keep = [k for k, i in enumerate(changed) if rows[i].pair in written]

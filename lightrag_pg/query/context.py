@@ -1,9 +1,11 @@
 """Building the LLM context under the token budget (upstream stages 2 and 4).
 
-Pipeline order, as upstream: search, then :func:`truncate_kg`, then pick and
+Pipeline order, as upstream: search, then cut entities and relations to their
+token budgets (in SQL, by :meth:`~lightrag_pg.store.graph.GraphStore.ranked_context`;
+:func:`~lightrag_pg.query.ranking.truncate_kg` is the reference rule), then pick and
 fetch chunks for the *kept* entities/relations, merge chunks, then
-:func:`build_context`. ``build_context`` truncates entities and relations
-again (idempotent) so it is safe to call on untruncated lists too.
+:func:`build_context`, which takes the entities and relations as given (they are
+cut once) and cuts only the chunks.
 """
 
 from __future__ import annotations
@@ -31,7 +33,6 @@ from .ranking import (
     json_line,
     relation_row,
     truncate_by_tokens,
-    truncate_kg,
 )
 
 BUFFER_TOKENS = 200
@@ -85,22 +86,27 @@ def build_context(
     param: QueryParam,
     query: str,
     system_prompt_template: str | None = None,
+    found_entities: int | None = None,
+    found_relations: int | None = None,
+    merged_chunks: int | None = None,
 ) -> QueryContext:
     """Assemble the context text and the final system prompt within budget.
 
-    Entities and relations are truncated to their own budgets; the chunk
+    Entities and relations arrive already cut to their own budgets; the chunk
     budget is upstream's ``max_total_tokens - (system prompt with empty
     context + KG context + query + 200)``; ``chunks`` (already merged and, if
     enabled, reranked) are cut to ``chunk_top_k`` and then to that budget.
     In ``naive`` mode entities and relations are ignored. As a final guard,
     chunks (then relations, then entities) are dropped from the end until
-    system prompt plus query fit ``max_total_tokens``.
+    system prompt plus query fit ``max_total_tokens``. ``found_*`` and
+    ``merged_chunks`` are the counts before any cut, for the processing info
+    (default: the lengths of the lists given).
     """
     naive = param.mode == "naive"
     if naive:
         entities, relations = [], []
     template = system_prompt_template or (NAIVE_RAG_RESPONSE if naive else RAG_RESPONSE)
-    kept_entities, kept_relations = truncate_kg(entities, relations, tokenizer=tokenizer, param=param)
+    kept_entities, kept_relations = list(entities), list(relations)
     count = _counter(tokenizer)
 
     entities_str = "\n".join(json_line(entity_row(e)) for e in kept_entities)
@@ -148,9 +154,9 @@ def build_context(
         system_prompt=system_prompt,
         tokens=tokens,
         mode=param.mode,
-        found_entities=len(entities),
-        found_relations=len(relations),
-        merged_chunks=len(chunks),
+        found_entities=len(entities) if found_entities is None else found_entities,
+        found_relations=len(relations) if found_relations is None else found_relations,
+        merged_chunks=len(chunks) if merged_chunks is None else merged_chunks,
     )
 
 

@@ -21,8 +21,7 @@ from .context import QueryContext, build_context, failure_data, render_data
 from .keyword_plan import KeywordPlan, parse_keywords, predefined_keywords, resolve_keywords
 from .knowledge import BYPASS_WITHOUT_LLM, format_knowledge
 from .param import QueryParam, clean_query
-from .ranking import merge_entities, merge_relations, truncate_kg
-from .retrieve import Retrieved, global_search, graph_chunks, local_search, vector_search
+from .retrieve import retrieve_all
 
 RerankFunc = Callable[[str, list[str], int], Awaitable[Sequence[Any]]]
 KeywordFunc = Callable[[str], tuple[list[str], list[str]]]
@@ -118,29 +117,20 @@ class QueryEngine:
         vectors = await self.embed(texts)
         timings["embed"] = time.perf_counter() - started
         threshold = float(param.cosine_threshold)  # type: ignore[arg-type]
-        found = Retrieved()
         async with session(self.pool) as s:
-            if plan.use_local:
-                found.local_entities, found.local_relations = await local_search(
-                    s, vectors[0], param, threshold
-                )
-            if plan.use_global:
-                found.global_entities, found.global_relations = await global_search(
-                    s, vectors[1], param, threshold
-                )
-            if plan.use_vector or param.mode == "naive":
-                found.vector_chunks = await vector_search(s, vectors[2], param, threshold)
-            entities = merge_entities(found.local_entities, found.global_entities)
-            relations = merge_relations(found.local_relations, found.global_relations)
-            entities, relations = truncate_kg(entities, relations, tokenizer=self.tokenizer, param=param)
-            if param.mode == "naive":
-                chunks = found.vector_chunks
-            else:
-                chunks = await graph_chunks(s, entities, relations, found.vector_chunks, vectors[2], param)
+            found = await retrieve_all(s, plan, vectors, param, threshold, rerank=self._reranks(param))
         timings["search"] = time.perf_counter() - started
-        chunks = await self._rerank(query, chunks, param)
+        chunks = await self._rerank(query, found.chunks, param)
         context = build_context(
-            entities, relations, chunks, tokenizer=self.tokenizer, param=param, query=query
+            found.entities,
+            found.relations,
+            chunks,
+            tokenizer=self.tokenizer,
+            param=param,
+            query=query,
+            found_entities=found.found_entities,
+            found_relations=found.found_relations,
+            merged_chunks=found.merged_chunks,
         )
         timings["context"] = time.perf_counter() - started
         return Answer(query, param, plan, context, timings)
@@ -149,9 +139,13 @@ class QueryEngine:
         history = [m["content"] for m in param.conversation_history if m.get("role") == "user"]
         return "\n".join([*history[-2:], query])
 
+    def _reranks(self, param: QueryParam) -> bool:
+        return bool(self.rerank and param.enable_rerank)
+
     async def _rerank(self, query: str, chunks: list[ChunkRow], param: QueryParam) -> list[ChunkRow]:
-        if not (self.rerank and param.enable_rerank and chunks):
+        if not (self._reranks(param) and chunks):
             return chunks
+        assert self.rerank is not None
         results = await self.rerank(query, [c.content for c in chunks], param.chunk_top_k)
         order: list[tuple[float, int]] = []
         for item in results:

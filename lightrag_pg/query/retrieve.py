@@ -1,4 +1,13 @@
-"""Retrieval stages: each reads the database in one statement for its whole batch."""
+"""Retrieval: the graph stage and the chunk stage, one statement each, on one connection.
+
+:meth:`~lightrag_pg.store.graph.GraphStore.ranked_context` searches both sides of
+the graph, merges, ranks and cuts the entities and relations to their token
+budgets in SQL; :meth:`~lightrag_pg.store.chunks.ChunkStore.picked` then runs the
+vector search and the VECTOR pick of the kept rows' chunks and merges them, so
+only the chunks that can be used leave the database. The WEIGHT method (asked
+for, or the VECTOR pick finding no chunk with a vector) takes the Python pick of
+:mod:`.chunk_pick` over every candidate chunk: one statement more.
+"""
 
 from __future__ import annotations
 
@@ -10,47 +19,67 @@ import numpy as np
 from ..store.rows import ChunkRow, EntityRow, RelationRow
 from ..store.uow import Stores
 from .chunk_pick import chunk_candidates, select_chunk_ids
+from .keyword_plan import KeywordPlan
 from .param import QueryParam
-from .ranking import endpoint_names, merge_chunks, rank_local_relations
+from .ranking import merge_chunks
 
 
 @dataclass
 class Retrieved:
-    """What the searches found, before merging and truncation."""
+    """What one query keeps: entities and relations after the budget cut, the merged
+    chunks (cut to ``chunk_top_k`` unless they are to be reranked), and the counts
+    before the cuts."""
 
-    local_entities: list[EntityRow] = field(default_factory=list)
-    local_relations: list[RelationRow] = field(default_factory=list)
-    global_entities: list[EntityRow] = field(default_factory=list)
-    global_relations: list[RelationRow] = field(default_factory=list)
-    vector_chunks: list[ChunkRow] = field(default_factory=list)
-
-
-async def local_search(
-    s: Stores, ll_vector: np.ndarray, param: QueryParam, threshold: float
-) -> tuple[list[EntityRow], list[RelationRow]]:
-    """Entities near the low-level keywords, then all their edges ranked by (edge degree, weight)."""
-    entities = await s.vectors.search_entities(ll_vector, threshold, param.top_k)
-    if not entities:
-        return [], []
-    edges = await s.graph.edges_of([e.name for e in entities])
-    return entities, rank_local_relations(edges)
+    entities: list[EntityRow] = field(default_factory=list)
+    relations: list[RelationRow] = field(default_factory=list)
+    chunks: list[ChunkRow] = field(default_factory=list)
+    found_entities: int = 0
+    found_relations: int = 0
+    merged_chunks: int = 0
 
 
-async def global_search(
-    s: Stores, hl_vector: np.ndarray, param: QueryParam, threshold: float
-) -> tuple[list[EntityRow], list[RelationRow]]:
-    """Relations near the high-level keywords, then their endpoint entities in order."""
-    relations = await s.vectors.search_relations(hl_vector, threshold, param.top_k)
-    if not relations:
-        return [], []
-    return await s.graph.get_entities(endpoint_names(relations)), relations
-
-
-async def vector_search(
-    s: Stores, query_vector: np.ndarray, param: QueryParam, threshold: float
-) -> list[ChunkRow]:
-    """Chunks nearest to the query."""
-    return await s.chunks.search(query_vector, threshold, param.chunk_top_k)
+async def retrieve_all(
+    s: Stores,
+    plan: KeywordPlan,
+    vectors: np.ndarray,
+    param: QueryParam,
+    threshold: float,
+    *,
+    rerank: bool = False,
+) -> Retrieved:
+    """Run the searches of ``plan`` (``vectors``: low-level, high-level and query
+    embeddings) on one connection: one statement in naive mode, two otherwise."""
+    if param.mode == "naive":
+        chunks = await s.chunks.search(vectors[2], threshold, param.chunk_top_k)
+        return Retrieved(chunks=chunks, merged_chunks=len(chunks))
+    ranked = await s.graph.ranked_context(
+        vectors[0] if plan.use_local else None,
+        vectors[1] if plan.use_global else None,
+        threshold=threshold,
+        top_k=param.top_k,
+        max_entity_tokens=param.max_entity_tokens,
+        max_relation_tokens=param.max_relation_tokens,
+    )
+    found = Retrieved(ranked.entities, ranked.relations, [], ranked.found_entities, ranked.found_relations)
+    vector_top_k = param.chunk_top_k if plan.use_vector else 0
+    if param.kg_chunk_pick_method != "WEIGHT":
+        picked = await s.chunks.picked(
+            vectors[2],
+            threshold=threshold,
+            vector_top_k=vector_top_k,
+            entity_sources=[e.source_ids for e in found.entities],
+            relation_sources=[r.source_ids for r in found.relations],
+            related_chunks=param.related_chunk_number or 5,
+            limit=None if rerank else param.chunk_top_k,
+        )
+        if not picked.needs_weight:
+            found.chunks, found.merged_chunks = picked.chunks, picked.merged_count
+            return found
+    vector_chunks = await s.chunks.search(vectors[2], threshold, vector_top_k) if vector_top_k else []
+    merged = await graph_chunks(s, found.entities, found.relations, vector_chunks, vectors[2], param)
+    found.chunks = merged if rerank else merged[: param.chunk_top_k]
+    found.merged_chunks = len(merged)
+    return found
 
 
 async def graph_chunks(
@@ -61,8 +90,9 @@ async def graph_chunks(
     query_vector: np.ndarray,
     param: QueryParam,
 ) -> list[ChunkRow]:
-    """Chunks behind the kept entities and relations, picked by WEIGHT or VECTOR, merged
-    round-robin with the vector-search chunks. One statement for all candidates."""
+    """Chunks behind the kept entities and relations, picked in Python by WEIGHT or
+    VECTOR (with WEIGHT as the fallback), merged round-robin with the vector-search
+    chunks. One statement for all candidates."""
     entity_candidates = chunk_candidates([e.source_ids for e in entities])
     relation_candidates_all = chunk_candidates([r.source_ids for r in relations])
     wanted = {c for group in (*entity_candidates, *relation_candidates_all) for c in group}

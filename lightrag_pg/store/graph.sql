@@ -41,17 +41,19 @@ ORDER BY r.src, r.tgt;
 -- Optimistic merge write: each row carries the version it was computed from;
 -- a row is written only if nobody changed it since (0 means "did not exist").
 -- Returns the names written; the others must be merged again.
-INSERT INTO entities AS e (name, entity_type, description, source_ids, file_paths, version)
+INSERT INTO entities AS e (name, entity_type, description, source_ids, file_paths, version,
+                           context_tokens)
 SELECT u.name, u.entity_type, u.description,
        ARRAY(SELECT jsonb_array_elements_text(u.source_ids)),
        ARRAY(SELECT jsonb_array_elements_text(u.file_paths)),
-       u.version + 1
-FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::jsonb[], $6::int[])
-    AS u(name, entity_type, description, source_ids, file_paths, version)
+       u.version + 1, u.context_tokens
+FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::jsonb[], $6::int[], $7::int[])
+    AS u(name, entity_type, description, source_ids, file_paths, version, context_tokens)
 ORDER BY u.name COLLATE "C"
 ON CONFLICT (name) DO UPDATE SET
     entity_type = EXCLUDED.entity_type,
     description = EXCLUDED.description,
+    context_tokens = EXCLUDED.context_tokens,
     source_ids = EXCLUDED.source_ids,
     file_paths = EXCLUDED.file_paths,
     version = EXCLUDED.version,
@@ -61,31 +63,33 @@ RETURNING e.name;
 
 -- name: ensure_entities
 -- Create entities that do not exist yet (relation endpoints); existing ones are untouched.
-INSERT INTO entities (name, entity_type, description, source_ids, file_paths, version)
+INSERT INTO entities (name, entity_type, description, source_ids, file_paths, version, context_tokens)
 SELECT u.name, u.entity_type, u.description,
        ARRAY(SELECT jsonb_array_elements_text(u.source_ids)),
        ARRAY(SELECT jsonb_array_elements_text(u.file_paths)),
-       1
-FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::jsonb[], $6::int[])
-    AS u(name, entity_type, description, source_ids, file_paths, version)
+       1, u.context_tokens
+FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::jsonb[], $6::int[], $7::int[])
+    AS u(name, entity_type, description, source_ids, file_paths, version, context_tokens)
 ORDER BY u.name COLLATE "C"
 ON CONFLICT (name) DO NOTHING
 RETURNING name;
 
 -- name: upsert_relations_if_unchanged
 -- Optimistic merge write for relations; see upsert_entities_if_unchanged.
-INSERT INTO relations AS r (src, tgt, keywords, description, weight, source_ids, file_paths, version)
+INSERT INTO relations AS r (src, tgt, keywords, description, weight, source_ids, file_paths, version,
+                            context_tokens)
 SELECT u.src, u.tgt, u.keywords, u.description, u.weight,
        ARRAY(SELECT jsonb_array_elements_text(u.source_ids)),
        ARRAY(SELECT jsonb_array_elements_text(u.file_paths)),
-       u.version + 1
+       u.version + 1, u.context_tokens
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::float8[], $6::jsonb[], $7::jsonb[],
-             $8::int[])
-    AS u(src, tgt, keywords, description, weight, source_ids, file_paths, version)
+             $8::int[], $9::int[])
+    AS u(src, tgt, keywords, description, weight, source_ids, file_paths, version, context_tokens)
 ORDER BY u.src COLLATE "C", u.tgt COLLATE "C"
 ON CONFLICT (src, tgt) DO UPDATE SET
     keywords = EXCLUDED.keywords,
     description = EXCLUDED.description,
+    context_tokens = EXCLUDED.context_tokens,
     weight = EXCLUDED.weight,
     source_ids = EXCLUDED.source_ids,
     file_paths = EXCLUDED.file_paths,
@@ -134,3 +138,130 @@ FROM unnest($1::text[], $2::text[]) AS p(src, tgt)
 LEFT JOIN relations r ON r.src = p.src AND r.tgt = p.tgt
 LEFT JOIN relation_vectors v ON v.src = p.src AND v.tgt = p.tgt
 LEFT JOIN doc_relations d ON d.doc_id = $3 AND d.src = p.src AND d.tgt = p.tgt;
+
+-- name: ranked_context
+-- The entities and relations of a query, ranked and cut to their token budgets in
+-- one statement. Local side: entities nearest to $1 (the low-level keywords) and
+-- every edge touching them, edges ranked by (edge degree, weight) desc, then
+-- (src, tgt). Global side: relations nearest to $2 (the high-level keywords) and
+-- their endpoints in order of first appearance. Each side's lists are merged
+-- round-robin (local first, the first occurrence wins), then a running sum of the
+-- stored context_tokens keeps the longest prefix within $5 (entities) and $6
+-- (relations) tokens. A NULL vector switches its side off. Degrees are counted
+-- inline with index look-ups. Rows: kind ('entity' or 'relation'), their rank,
+-- and found, the number of merged rows before the cut.
+WITH local_hits AS MATERIALIZED (
+    SELECT name, embedding <=> $1::vector AS distance
+    FROM entity_vectors
+    WHERE embedding <=> $1::vector <= 1 - $3::float8
+    ORDER BY embedding <=> $1::vector
+    LIMIT $4
+),
+local_entities AS (
+    SELECT row_number() OVER (ORDER BY h.distance, h.name) AS idx, h.name, 1 - h.distance AS similarity
+    FROM local_hits h JOIN entities e ON e.name = h.name
+),
+local_edges AS (
+    SELECT r.src, r.tgt FROM relations r JOIN local_entities n ON r.src = n.name
+    UNION
+    SELECT r.src, r.tgt FROM relations r JOIN local_entities n ON r.tgt = n.name
+),
+global_hits AS MATERIALIZED (
+    SELECT src, tgt, embedding <=> $2::vector AS distance
+    FROM relation_vectors
+    WHERE embedding <=> $2::vector <= 1 - $3::float8
+    ORDER BY embedding <=> $2::vector
+    LIMIT $4
+),
+global_relations AS (
+    SELECT row_number() OVER (ORDER BY h.distance, h.src, h.tgt) AS idx, h.src, h.tgt,
+           1 - h.distance AS similarity
+    FROM global_hits h JOIN relations r USING (src, tgt)
+),
+global_entities AS (
+    SELECT row_number() OVER (ORDER BY min(ends.pos)) AS idx, ends.name
+    FROM (
+        SELECT src AS name, 2 * idx AS pos FROM global_relations
+        UNION ALL
+        SELECT tgt, 2 * idx + 1 FROM global_relations
+    ) ends
+    JOIN entities e ON e.name = ends.name
+    GROUP BY ends.name
+),
+ends AS (
+    SELECT name FROM local_entities
+    UNION SELECT name FROM global_entities
+    UNION SELECT src FROM local_edges
+    UNION SELECT tgt FROM local_edges
+    UNION SELECT src FROM global_relations
+    UNION SELECT tgt FROM global_relations
+),
+degrees AS (
+    SELECT n.name,
+           (SELECT count(*) FROM relations x WHERE x.src = n.name)
+         + (SELECT count(*) FROM relations x WHERE x.tgt = n.name) AS degree
+    FROM ends n
+),
+local_relations AS (
+    SELECT row_number() OVER (
+               ORDER BY ds.degree + dt.degree DESC, r.weight DESC, r.src, r.tgt
+           ) AS idx, r.src, r.tgt
+    FROM local_edges l
+    JOIN relations r USING (src, tgt)
+    JOIN degrees ds ON ds.name = r.src
+    JOIN degrees dt ON dt.name = r.tgt
+),
+entity_merged AS (
+    SELECT DISTINCT ON (name) name, idx, side, similarity
+    FROM (
+        SELECT name, idx, 0 AS side, similarity FROM local_entities
+        UNION ALL
+        SELECT name, idx, 1, NULL::float8 FROM global_entities
+    ) both_sides
+    ORDER BY name, idx, side
+),
+relation_merged AS (
+    SELECT DISTINCT ON (src, tgt) src, tgt, idx, side, similarity
+    FROM (
+        SELECT src, tgt, idx, 0 AS side, NULL::float8 AS similarity FROM local_relations
+        UNION ALL
+        SELECT src, tgt, idx, 1, similarity FROM global_relations
+    ) both_sides
+    ORDER BY src, tgt, idx, side
+),
+entity_cut AS (
+    SELECT m.idx, m.side, m.similarity, e.*, d.degree,
+           sum(coalesce(e.context_tokens,
+                        (octet_length(e.name) + octet_length(e.entity_type)
+                         + octet_length(e.description)) / 4 + 12))
+               OVER (ORDER BY m.idx, m.side ROWS UNBOUNDED PRECEDING) AS used,
+           row_number() OVER (ORDER BY m.idx, m.side) AS rank,
+           count(*) OVER () AS found
+    FROM entity_merged m
+    JOIN entities e ON e.name = m.name
+    JOIN degrees d ON d.name = m.name
+),
+relation_cut AS (
+    SELECT m.idx, m.side, m.similarity, r.*, ds.degree + dt.degree AS degree,
+           sum(coalesce(r.context_tokens,
+                        (octet_length(r.src) + octet_length(r.tgt)
+                         + octet_length(r.description)) / 4 + 12))
+               OVER (ORDER BY m.idx, m.side ROWS UNBOUNDED PRECEDING) AS used,
+           row_number() OVER (ORDER BY m.idx, m.side) AS rank,
+           count(*) OVER () AS found
+    FROM relation_merged m
+    JOIN relations r USING (src, tgt)
+    JOIN degrees ds ON ds.name = m.src
+    JOIN degrees dt ON dt.name = m.tgt
+)
+SELECT 'entity' AS kind, rank, found, name, NULL::text AS tgt, entity_type, NULL::text AS keywords,
+       description, NULL::float8 AS weight, source_ids, file_paths, version, created_at, updated_at,
+       degree, similarity, context_tokens
+FROM entity_cut
+WHERE used <= $5 AND $5 > 0
+UNION ALL
+SELECT 'relation', rank, found, src, tgt, NULL, keywords, description, weight, source_ids, file_paths,
+       version, created_at, updated_at, degree, similarity, context_tokens
+FROM relation_cut
+WHERE used <= $6 AND $6 > 0
+ORDER BY kind, rank;

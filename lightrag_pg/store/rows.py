@@ -10,6 +10,7 @@ turns rows into those arrays. A list-valued column (``source_ids``) goes as
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -52,6 +53,19 @@ def canonical_pair(a: str, b: str) -> tuple[str, str]:
     return (a, b) if a < b else (b, a)
 
 
+def entity_context_line(name: str, entity_type: str | None, description: str | None) -> str:
+    """The JSON line an entity contributes to a query context (upstream's form: no
+    file_path or created_at; non-ASCII kept). Its token count is stored as ``context_tokens``."""
+    fields = {"entity": name, "type": entity_type or "UNKNOWN", "description": description or "UNKNOWN"}
+    return json.dumps(fields, ensure_ascii=False)
+
+
+def relation_context_line(src: str, tgt: str, description: str | None) -> str:
+    """The JSON line a relation contributes to a query context; see :func:`entity_context_line`."""
+    fields = {"entity1": src, "entity2": tgt, "description": description or "UNKNOWN"}
+    return json.dumps(fields, ensure_ascii=False)
+
+
 def _similarity(record: Mapping[str, Any]) -> float | None:
     value = record.get("similarity")
     return None if value is None else float(value)
@@ -63,6 +77,8 @@ class EntityRow:
 
     ``degree`` is filled in by reads; ``similarity`` (cosine to the query) by
     vector searches, and is None for entities reached through the graph.
+    ``context_tokens`` is the token count of :meth:`context_line`, set by the
+    writer once the description is final (None: not counted).
     """
 
     name: str
@@ -75,6 +91,7 @@ class EntityRow:
     created_at: datetime | None = None
     updated_at: datetime | None = None
     similarity: float | None = None
+    context_tokens: int | None = None
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> EntityRow:
@@ -90,10 +107,16 @@ class EntityRow:
             created_at=record["created_at"],
             updated_at=record["updated_at"],
             similarity=_similarity(record),
+            context_tokens=record.get("context_tokens"),
         )
 
+    def context_line(self) -> str:
+        """The JSON line this entity contributes to a query context."""
+        return entity_context_line(self.name, self.entity_type, self.description)
+
     def values(self) -> tuple[Any, ...]:
-        """The written columns: name, entity_type, description, source_ids, file_paths, version."""
+        """The written columns: name, entity_type, description, source_ids, file_paths, version,
+        context_tokens."""
         return (
             self.name,
             self.entity_type,
@@ -101,13 +124,15 @@ class EntityRow:
             tuple(self.source_ids),
             tuple(self.file_paths),
             self.version,
+            self.context_tokens,
         )
 
 
 @dataclass(slots=True)
 class RelationRow:
     """One row of ``relations`` (``src < tgt``); ``degree`` is the edge degree
-    (sum of the endpoint degrees), ``similarity`` as for :class:`EntityRow`."""
+    (sum of the endpoint degrees), ``similarity`` and ``context_tokens`` as for
+    :class:`EntityRow`."""
 
     src: str
     tgt: str
@@ -121,6 +146,7 @@ class RelationRow:
     created_at: datetime | None = None
     updated_at: datetime | None = None
     similarity: float | None = None
+    context_tokens: int | None = None
 
     def __post_init__(self) -> None:
         if self.src == self.tgt:
@@ -143,14 +169,20 @@ class RelationRow:
             created_at=record["created_at"],
             updated_at=record["updated_at"],
             similarity=_similarity(record),
+            context_tokens=record.get("context_tokens"),
         )
 
     @property
     def pair(self) -> tuple[str, str]:
         return (self.src, self.tgt)
 
+    def context_line(self) -> str:
+        """The JSON line this relation contributes to a query context."""
+        return relation_context_line(self.src, self.tgt, self.description)
+
     def values(self) -> tuple[Any, ...]:
-        """The written columns: src, tgt, keywords, description, weight, source_ids, file_paths, version."""
+        """The written columns: src, tgt, keywords, description, weight, source_ids, file_paths, version,
+        context_tokens."""
         return (
             self.src,
             self.tgt,
@@ -160,6 +192,7 @@ class RelationRow:
             tuple(self.source_ids),
             tuple(self.file_paths),
             self.version,
+            self.context_tokens,
         )
 
 

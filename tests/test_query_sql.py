@@ -1,0 +1,216 @@
+"""Retrieval in SQL gives exactly what the reference Python pipeline gives.
+
+The reference is the stage-by-stage pipeline the SQL replaced: vector searches,
+``edges_of`` ranked by (edge degree, weight), endpoints in order, round-robin
+merges, :func:`truncate_kg` with the query tokenizer, and the Python chunk pick.
+Random graphs with tied degrees and weights, duplicate chunk vectors, chunks
+without vectors and dangling chunk ids; random budgets, top_k and thresholds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import sys
+from pathlib import Path
+
+import asyncpg
+import numpy as np
+import pytest
+
+from lightrag_pg import LightRAG, QueryParam
+from lightrag_pg.db.workspace import create_workspace, drop_workspace, migrate_all
+from lightrag_pg.index.merge import count_context_tokens
+from lightrag_pg.llm.tokenizer import get_tokenizer
+from lightrag_pg.query.ranking import (
+    endpoint_names,
+    merge_entities,
+    merge_relations,
+    rank_local_relations,
+    truncate_kg,
+)
+from lightrag_pg.query.retrieve import graph_chunks
+from lightrag_pg.store.rows import ChunkRow, DocumentRow, EntityRow, RelationRow
+from lightrag_pg.store.uow import Stores
+
+ROOT = Path(__file__).resolve().parents[1]
+WORDS = [
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "Zürich",
+    "東京",
+    "naïve",
+    "quantum",
+    "lab",
+    "river",
+    "stone",
+    "ledger",
+    "42",
+    "--",
+    "{}",
+    '"q"',
+]
+
+
+def text(rng: random.Random, low: int, high: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(low, high)))
+
+
+async def seed_graph(rag: LightRAG, rng: random.Random, n_entities: int, n_relations: int) -> None:
+    dim = rag.embedding_func.embedding_dim  # type: ignore[union-attr]
+    vec = np.random.default_rng(rng.randrange(2**32))
+    chunk_ids = [f"chunk-{i}" for i in range(40)]
+    base = vec.normal(size=(20, dim)).astype(np.float32)
+    chunk_vectors = base[[i % 20 for i in range(40)]]  # pairs of identical vectors: similarity ties
+    names = [f"E{i:03d}" for i in range(n_entities)]
+
+    def sources() -> list[str]:
+        ids = rng.sample(chunk_ids, rng.randint(0, 5))
+        if rng.random() < 0.2:
+            ids.append("chunk-missing")
+        if rng.random() < 0.1:
+            ids.append(" ")
+        return ids
+
+    entities = [
+        EntityRow(name=n, entity_type=rng.choice(["Person", "Place", ""]), description=text(rng, 0, 40),
+                  source_ids=sources())
+        for n in names
+    ]  # fmt: skip
+    pairs = {tuple(sorted(rng.sample(names, 2))) for _ in range(n_relations)}
+    relations = [
+        RelationRow(a, b, keywords="k", description=text(rng, 0, 30), weight=rng.choice([1.0, 2.0]),
+                    source_ids=sources())
+        for a, b in sorted(pairs)
+    ]  # fmt: skip
+    count_context_tokens([*entities, *relations], rag.tokenizer)
+    async with rag.unit_of_work() as uow:
+        await uow.docs.insert([DocumentRow("doc-1", "x")])
+        await uow.chunks.upsert(
+            [ChunkRow(c, "doc-1", i, 5, text(rng, 3, 30), f"f{i % 4}.txt") for i, c in enumerate(chunk_ids)],
+            chunk_vectors,
+        )
+        await uow.conn.execute("DELETE FROM chunk_vectors WHERE chunk_id IN ('chunk-7', 'chunk-8')")
+        await uow.graph.upsert_entities_if_unchanged(entities)
+        await uow.graph.upsert_relations_if_unchanged(relations)
+        await uow.vectors.upsert_entities(names, names, vec.normal(size=(len(names), dim)))
+        await uow.vectors.upsert_relations(
+            [r.pair for r in relations], [r.src for r in relations], vec.normal(size=(len(relations), dim))
+        )
+
+
+async def reference(
+    s: Stores, vectors: np.ndarray, param: QueryParam, local: bool, global_: bool, tokenizer: object
+) -> tuple[list[EntityRow], list[RelationRow], int, int, list[ChunkRow], int]:
+    threshold = float(param.cosine_threshold)  # type: ignore[arg-type]
+    local_e = await s.vectors.search_entities(vectors[0], threshold, param.top_k) if local else []
+    local_r = rank_local_relations(await s.graph.edges_of([e.name for e in local_e])) if local_e else []
+    global_r = await s.vectors.search_relations(vectors[1], threshold, param.top_k) if global_ else []
+    global_e = await s.graph.get_entities(endpoint_names(global_r)) if global_r else []
+    entities, relations = merge_entities(local_e, global_e), merge_relations(local_r, global_r)
+    kept_e, kept_r = truncate_kg(entities, relations, tokenizer=tokenizer, param=param)  # type: ignore[arg-type]
+    vector_chunks = await s.chunks.search(vectors[2], threshold, param.chunk_top_k)
+    chunks = await graph_chunks(s, kept_e, kept_r, vector_chunks, vectors[2], param)
+    return kept_e, kept_r, len(entities), len(relations), chunks[: param.chunk_top_k], len(chunks)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+async def test_sql_ranking_and_budget_cut_match_the_python_reference(rag: LightRAG, seed: int) -> None:
+    rng = random.Random(seed)
+    await seed_graph(rag, rng, n_entities=rng.randint(20, 60), n_relations=rng.randint(30, 160))
+    dim = rag.embedding_func.embedding_dim  # type: ignore[union-attr]
+    vec = np.random.default_rng(seed)
+    cuts = compared_chunks = 0
+    for _ in range(25):
+        param = QueryParam(
+            mode="mix",
+            top_k=rng.randint(1, 40),
+            chunk_top_k=rng.randint(1, 30),
+            max_entity_tokens=rng.choice([1, 5, rng.randint(1, 300), rng.randint(300, 3000)]),
+            max_relation_tokens=rng.choice([1, rng.randint(1, 400), rng.randint(400, 4000)]),
+            cosine_threshold=rng.choice([-1.0, -0.1, 0.0, 0.1]),
+            related_chunk_number=rng.randint(1, 6),
+        ).resolved(rag.settings)
+        local, global_ = rng.choice([(True, True), (True, False), (False, True)])
+        vectors = vec.normal(size=(3, dim)).astype(np.float32)
+        async with rag.session() as s:
+            want_e, want_r, found_e, found_r, want_c, merged = await reference(
+                s, vectors, param, local, global_, rag.tokenizer
+            )
+            ranked = await s.graph.ranked_context(
+                vectors[0] if local else None,
+                vectors[1] if global_ else None,
+                threshold=float(param.cosine_threshold),  # type: ignore[arg-type]
+                top_k=param.top_k,
+                max_entity_tokens=param.max_entity_tokens,
+                max_relation_tokens=param.max_relation_tokens,
+            )
+            picked = await s.chunks.picked(
+                vectors[2],
+                threshold=float(param.cosine_threshold),  # type: ignore[arg-type]
+                vector_top_k=param.chunk_top_k,
+                entity_sources=[e.source_ids for e in ranked.entities],
+                relation_sources=[r.source_ids for r in ranked.relations],
+                related_chunks=param.related_chunk_number or 5,
+                limit=param.chunk_top_k,
+            )
+        assert [(e.name, e.degree) for e in ranked.entities] == [(e.name, e.degree) for e in want_e]
+        assert [(r.pair, r.degree) for r in ranked.relations] == [(r.pair, r.degree) for r in want_r]
+        if want_e:
+            assert ranked.found_entities == found_e
+        if want_r:
+            assert ranked.found_relations == found_r
+        cuts += len(want_e) < found_e or len(want_r) < found_r
+        if not picked.needs_weight:
+            compared_chunks += bool(want_c)
+            assert [c.id for c in picked.chunks] == [c.id for c in want_c]
+            assert picked.merged_count == merged
+    assert cuts >= 5 and compared_chunks >= 15, "the random cases exercise the cuts and the chunk pick"
+
+
+async def test_stored_token_counts_are_those_of_the_context_lines(
+    rag: LightRAG, conn: asyncpg.Connection
+) -> None:
+    await seed_graph(rag, random.Random(7), 10, 15)
+    rows = await conn.fetch(
+        f"SELECT name, entity_type, description, context_tokens FROM {rag.workspace}.entities"
+    )
+    for r in rows:
+        line = EntityRow(r["name"], r["entity_type"], r["description"]).context_line()
+        assert r["context_tokens"] == rag.tokenizer.count(line)
+
+
+async def test_migrate_all_backfills_the_token_counts_of_older_workspaces(
+    conn: asyncpg.Connection, dsn: str, workspace_name: str
+) -> None:
+    ws = workspace_name
+    await create_workspace(conn, dsn, ws, 8)
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "alembic", "-x", f"workspace={ws}", "downgrade", "0004",
+            cwd=ROOT, env={**os.environ, "LIGHTRAG_PG_DSN": dsn},
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        _, err = await proc.communicate()
+        assert proc.returncode == 0, err.decode()
+        insert = f"INSERT INTO {ws}.entities (name, entity_type, description) VALUES ($1, $2, $3)"
+        await conn.executemany(insert, [("a", "T", "Zürich è"), ("b", "", "")])
+        await conn.execute(
+            f"INSERT INTO {ws}.relations (src, tgt, description) VALUES ('a', 'b', 'a knows b')"
+        )
+        await migrate_all(conn, dsn)
+        count = get_tokenizer().count
+        entities = await conn.fetch(
+            f"SELECT name, entity_type, description, context_tokens FROM {ws}.entities"
+        )
+        assert {r["name"]: r["context_tokens"] for r in entities} == {
+            r["name"]: count(EntityRow(r["name"], r["entity_type"], r["description"]).context_line())
+            for r in entities
+        }
+        tokens = await conn.fetchval(f"SELECT context_tokens FROM {ws}.relations")
+        assert tokens == count(RelationRow("a", "b", description="a knows b").context_line())
+    finally:
+        await drop_workspace(conn, ws)

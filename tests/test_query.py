@@ -135,6 +135,13 @@ async def test_query_without_keywords_fails_like_upstream(
         llm_server.responder = original
 
 
+@pytest.mark.parametrize("question", ["", "  \n\t", "\x00"])
+async def test_an_empty_question_is_refused_in_every_call(llm_rag: LightRAG, question: str) -> None:
+    for call in (llm_rag.aquery, llm_rag.aquery_data, llm_rag.aquery_stream):
+        with pytest.raises(InvalidInput, match="empty or whitespace only"):
+            await call(question, QueryParam(mode="mix"))
+
+
 def test_invalid_params_are_refused() -> None:
     with pytest.raises(InvalidInput):
         QueryParam(mode="sideways")

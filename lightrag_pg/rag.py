@@ -35,6 +35,7 @@ from .offline.keywords import offline_keywords
 from .query.engine import QueryEngine, QueryStream, RerankFunc
 from .query.param import QueryParam
 from .store.cache import PoolCache
+from .store.subgraph import KnowledgeGraph, SubgraphStore
 from .store.uow import Stores, session, unit_of_work
 
 T = TypeVar("T")
@@ -297,3 +298,32 @@ class LightRAG:
         async with self.pool.acquire() as conn:
             await drop_workspace(conn, self.workspace)
         await self.finalize()
+
+    async def aget_knowledge_graph(
+        self, node_label: str, max_depth: int = 3, max_nodes: int = 1000
+    ) -> KnowledgeGraph:
+        """The subgraph around entity ``node_label`` for visualisation (``"*"``: the whole graph's
+        highest-degree nodes), in upstream LightRAG's shape (``.to_dict()`` for JSON).
+
+        Breadth-first in SQL up to ``max_depth`` hops; at most ``max_nodes`` nodes, the
+        closest first, then the highest degree, then by name (``is_truncated`` says some
+        were left out); the edges are all relations among the nodes kept. Two statements.
+        """
+        async with self.session() as s:
+            return await SubgraphStore(s.conn).knowledge_graph(node_label, max_depth, max_nodes)
+
+    async def aget_graph_labels(self) -> list[str]:
+        """Every entity name of the workspace, in byte order."""
+        async with self.session() as s:
+            return await SubgraphStore(s.conn).labels()
+
+    async def aget_popular_labels(self, limit: int = 300) -> list[str]:
+        """The ``limit`` entity names of highest degree (ties by name)."""
+        async with self.session() as s:
+            return await SubgraphStore(s.conn).popular_labels(limit)
+
+    async def asearch_labels(self, query: str, limit: int = 50) -> list[str]:
+        """Entity names matching ``query``, best first (whole name, prefix, start of a word,
+        substring, then near misses by shared trigrams); case-insensitive."""
+        async with self.session() as s:
+            return await SubgraphStore(s.conn).search_labels(query, limit)

@@ -35,8 +35,10 @@ from .offline.keywords import offline_keywords
 from .query.engine import QueryEngine, QueryStream, RerankFunc
 from .query.param import QueryParam
 from .store.cache import PoolCache
+from .store.pipeline_state import PipelineStateStore
 from .store.subgraph import KnowledgeGraph, SubgraphStore
 from .store.uow import Stores, session, unit_of_work
+from .types import DocStatus
 
 T = TypeVar("T")
 
@@ -327,3 +329,44 @@ class LightRAG:
         substring, then near misses by shared trigrams); case-insensitive."""
         async with self.session() as s:
             return await SubgraphStore(s.conn).search_labels(query, limit)
+
+    async def aget_docs_paginated(
+        self,
+        status: DocStatus | str | None = None,
+        page: int = 1,
+        page_size: int = 50,
+        sort_field: str = "updated_at",
+        sort_direction: str = "desc",
+    ) -> dict[str, Any]:
+        """One page of documents with status ``status`` (``None``: all), in upstream's
+        ``/documents/paginated`` shape: ``documents``, ``pagination``, ``status_counts``.
+
+        ``sort_field`` is one of ``created_at``, ``updated_at``, ``id``, ``file_path``;
+        ``sort_direction`` ``asc`` or ``desc``; ties are broken by id. One statement.
+        """
+        async with self.session() as s:
+            return await PipelineStateStore(s.conn).page(status, page, page_size, sort_field, sort_direction)
+
+    async def aget_docs_by_track_id(self, track_id: str) -> dict[str, Any]:
+        """The documents enqueued by one insert call (``InsertResult.track_id``), with a
+        summary by status: ``track_id``, ``documents``, ``total_count``, ``status_summary``."""
+        async with self.session() as s:
+            return await PipelineStateStore(s.conn).by_track(track_id)
+
+    async def aget_status_counts(self) -> dict[str, int]:
+        """Number of documents in each status (zero included) and ``all``."""
+        async with self.session() as s:
+            return await PipelineStateStore(s.conn).counts()
+
+    async def areprocess_failed(self, *, progress: ProgressCallback = ignore_progress) -> Progress:
+        """Process the failed documents again (and whatever else is pending), waiting for
+        those another process holds; like :meth:`aprocess_pending`, which also retries them."""
+        async with self.session() as s:
+            failed = await s.docs.ids_with_status(DocStatus.FAILED)
+        return await self._pipeline().process(progress, wait_for=failed)
+
+    async def aclear_cache(self, cache_types: Sequence[str] | None = None) -> int:
+        """Delete cached LLM answers of the given types (``extract``, ``summary``,
+        ``keywords``, ``query``; ``None``: all); return how many were deleted."""
+        async with self.session() as s:
+            return await PipelineStateStore(s.conn).clear_cache(cache_types)

@@ -113,9 +113,7 @@ class PipelineStateStore:
         _positive("page_size", page_size, MAX_PAGE_SIZE)
         field = _choice("sort_field", sort_field, SORT_FIELDS)
         direction = _choice("sort_direction", sort_direction, SORT_DIRECTIONS)
-        rows = await self.conn.fetch(
-            SQL["page"], wanted, field, direction, page_size, (page - 1) * page_size
-        )
+        rows = await self.conn.fetch(SQL["page"], wanted, field, direction, page_size, (page - 1) * page_size)
         total = int(rows[0]["total"])
         pages = math.ceil(total / page_size)
         return {
@@ -133,7 +131,7 @@ class PipelineStateStore:
 
     @translating
     async def by_track(self, track_id: str) -> dict[str, Any]:
-        """The documents of one insert call (``{"track_id", "documents", "total_count", "status_summary"}``)."""
+        """The documents of one insert call (track_id, documents, total_count, status_summary)."""
         if not isinstance(track_id, str) or not track_id:
             raise InvalidInput(f"track id must be a non-empty string, got {track_id!r}")
         rows = [StatusRow.from_record(r) for r in await self.conn.fetch(SQL["by_track"], track_id)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import uuid
 from collections.abc import Coroutine, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -20,6 +21,7 @@ from .db.translate import translated
 from .db.workspace import WorkspaceInfo, create_workspace, drop_workspace, list_workspaces
 from .defaults import choose_extractor, default_embedding, default_llm
 from .errors import LightRAGError
+from .export import ExportResult, export_workspace
 from .index.extract import Extractor, LLMExtractor, NLPExtractor
 from .index.intake import SkippedDuplicate, prepare_batch
 from .index.locks import DocumentLocks
@@ -370,3 +372,27 @@ class LightRAG:
         ``keywords``, ``query``; ``None``: all); return how many were deleted."""
         async with self.session() as s:
             return await PipelineStateStore(s.conn).clear_cache(cache_types)
+
+    async def aexport_data(
+        self,
+        output_path: str | os.PathLike[str],
+        file_format: str = "csv",
+        include_vector_data: bool = False,
+        *,
+        include_chunks: bool = False,
+    ) -> ExportResult:
+        """Export entities and relations (and chunks with ``include_chunks``) to ``output_path``.
+
+        ``file_format``: ``csv``, ``json``, ``md``, ``xlsx`` (needs ``pip install
+        'lightrag-pg[export]'``) or ``graphml`` (graph only, for Gephi, yEd,
+        Cytoscape). Rows are streamed from one snapshot; the file is written under
+        a temporary name and renamed when complete, so a failure leaves nothing
+        half-written. An unwritable path raises :class:`InvalidInput` before any read.
+        """
+        return await export_workspace(
+            self.pool,
+            output_path,
+            file_format,
+            include_vector_data=include_vector_data,
+            include_chunks=include_chunks,
+        )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import uuid
 from collections.abc import Coroutine, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -21,6 +22,7 @@ from .db.translate import translated
 from .db.workspace import WorkspaceInfo, create_workspace, drop_workspace, list_workspaces
 from .defaults import choose_extractor, default_embedding, default_llm
 from .errors import LightRAGError
+from .export import ExportResult, export_workspace
 from .index.extract import Extractor, LLMExtractor, NLPExtractor
 from .index.intake import SkippedDuplicate, prepare_batch
 from .index.locks import DocumentLocks
@@ -36,7 +38,10 @@ from .offline.keywords import offline_keywords
 from .query.engine import QueryEngine, QueryStream, RerankFunc
 from .query.param import QueryParam
 from .store.cache import PoolCache
+from .store.pipeline_state import PipelineStateStore
+from .store.subgraph import KnowledgeGraph, SubgraphStore
 from .store.uow import Stores, session, unit_of_work
+from .types import DocStatus
 
 T = TypeVar("T")
 
@@ -302,3 +307,97 @@ class LightRAG:
         async with self.pool.acquire() as conn:
             await drop_workspace(conn, self.workspace)
         await self.finalize()
+
+    async def aget_knowledge_graph(
+        self, node_label: str, max_depth: int = 3, max_nodes: int = 1000
+    ) -> KnowledgeGraph:
+        """The subgraph around entity ``node_label`` for visualisation (``"*"``: the whole graph's
+        highest-degree nodes), in upstream LightRAG's shape (``.to_dict()`` for JSON).
+
+        Breadth-first in SQL up to ``max_depth`` hops; at most ``max_nodes`` nodes, the
+        closest first, then the highest degree, then by name (``is_truncated`` says some
+        were left out); the edges are all relations among the nodes kept. Two statements.
+        """
+        async with self.session() as s:
+            return await SubgraphStore(s.conn).knowledge_graph(node_label, max_depth, max_nodes)
+
+    async def aget_graph_labels(self) -> list[str]:
+        """Every entity name of the workspace, in byte order."""
+        async with self.session() as s:
+            return await SubgraphStore(s.conn).labels()
+
+    async def aget_popular_labels(self, limit: int = 300) -> list[str]:
+        """The ``limit`` entity names of highest degree (ties by name)."""
+        async with self.session() as s:
+            return await SubgraphStore(s.conn).popular_labels(limit)
+
+    async def asearch_labels(self, query: str, limit: int = 50) -> list[str]:
+        """Entity names matching ``query``, best first (whole name, prefix, start of a word,
+        substring, then near misses by shared trigrams); case-insensitive."""
+        async with self.session() as s:
+            return await SubgraphStore(s.conn).search_labels(query, limit)
+
+    async def aget_docs_paginated(
+        self,
+        status: DocStatus | str | None = None,
+        page: int = 1,
+        page_size: int = 50,
+        sort_field: str = "updated_at",
+        sort_direction: str = "desc",
+    ) -> dict[str, Any]:
+        """One page of documents with status ``status`` (``None``: all), in upstream's
+        ``/documents/paginated`` shape: ``documents``, ``pagination``, ``status_counts``.
+
+        ``sort_field`` is one of ``created_at``, ``updated_at``, ``id``, ``file_path``;
+        ``sort_direction`` ``asc`` or ``desc``; ties are broken by id. One statement.
+        """
+        async with self.session() as s:
+            return await PipelineStateStore(s.conn).page(status, page, page_size, sort_field, sort_direction)
+
+    async def aget_docs_by_track_id(self, track_id: str) -> dict[str, Any]:
+        """The documents enqueued by one insert call (``InsertResult.track_id``), with a
+        summary by status: ``track_id``, ``documents``, ``total_count``, ``status_summary``."""
+        async with self.session() as s:
+            return await PipelineStateStore(s.conn).by_track(track_id)
+
+    async def aget_status_counts(self) -> dict[str, int]:
+        """Number of documents in each status (zero included) and ``all``."""
+        async with self.session() as s:
+            return await PipelineStateStore(s.conn).counts()
+
+    async def areprocess_failed(self, *, progress: ProgressCallback = ignore_progress) -> Progress:
+        """Process the failed documents again (and whatever else is pending), waiting for
+        those another process holds; like :meth:`aprocess_pending`, which also retries them."""
+        async with self.session() as s:
+            failed = await s.docs.ids_with_status(DocStatus.FAILED)
+        return await self._pipeline().process(progress, wait_for=failed)
+
+    async def aclear_cache(self, cache_types: Sequence[str] | None = None) -> int:
+        """Delete cached LLM answers of the given types (``extract``, ``summary``,
+        ``keywords``, ``query``; ``None``: all); return how many were deleted."""
+        async with self.session() as s:
+            return await PipelineStateStore(s.conn).clear_cache(cache_types)
+
+    async def aexport_data(
+        self,
+        output_path: str | os.PathLike[str],
+        file_format: str = "csv",
+        include_vector_data: bool = False,
+        *,
+        include_chunks: bool = False,
+    ) -> ExportResult:
+        """Export entities and relations (and chunks with ``include_chunks``) to ``output_path``.
+
+        ``file_format``: ``csv``, ``json``, ``md``, ``xlsx`` (needs ``pip install
+        'lightrag-pg[export]'``) or ``graphml`` (graph only, for Gephi, yEd,
+        Cytoscape). Rows are streamed from one snapshot; the file is written under
+        a temporary name and renamed when complete, so a failure leaves nothing
+        half-written. An unwritable path raises :class:`InvalidInput` before any read.
+        """
+        return await export_workspace(
+            self.pool,
+            output_path,
+            file_format,
+            include_vector_data=include_vector_data,
+            include_chunks=include_chunks,
+        )

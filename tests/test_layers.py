@@ -18,9 +18,10 @@ ALLOWED: dict[str, set[str]] = {
     "store": {"store", "db"},
     "index": {"index", "store", "db", "llm", "offline"},
     "query": {"query", "store", "db", "llm"},
-    "facade": {"facade", "index", "query", "store", "db", "llm", "offline"},
-    "cli": {"cli", "facade", "index", "query", "store", "db", "llm", "offline"},
-    "server": {"server", "facade", "index", "query", "store", "db", "llm", "offline"},
+    "export": {"export", "store", "db"},
+    "facade": {"facade", "index", "query", "export", "store", "db", "llm", "offline"},
+    "cli": {"cli", "facade", "index", "query", "export", "store", "db", "llm", "offline"},
+    "server": {"server", "facade", "index", "query", "export", "store", "db", "llm", "offline"},
 }
 """Which layers each layer may import, besides the foundation (and itself)."""
 

@@ -22,7 +22,7 @@ from .embedded import sqlalchemy_url
 from .identifiers import graph_name, graph_of, schema_of, search_path, validate_workspace
 from .ownership import OWNERSHIP, Ownership, ownership_params
 from .ownership import SQL as OWNERSHIP_SQL
-from .schema import build_metadata
+from .schema import HALFVEC_HNSW_MAX_DIM, build_metadata
 from .sqlfile import load_queries, load_queries_at, render
 
 SQL = load_queries(__package__, "migrate.sql")
@@ -45,8 +45,15 @@ class MigrationTarget:
 
     def __post_init__(self) -> None:
         validate_workspace(self.workspace)
-        if not isinstance(self.embedding_dim, int) or not 0 < self.embedding_dim <= 16000:
-            raise ConfigurationError(f"embedding_dim must be in 1..16000, got {self.embedding_dim!r}")
+        dim = self.embedding_dim
+        if not isinstance(dim, int) or isinstance(dim, bool) or dim < 1:
+            raise ConfigurationError(f"embedding_dim must be a positive integer, got {dim!r}")
+        if dim > HALFVEC_HNSW_MAX_DIM:
+            raise ConfigurationError(
+                f"embedding_dim {dim} is too wide: pgvector's HNSW index covers at most "
+                f"{HALFVEC_HNSW_MAX_DIM} dimensions (as halfvec); choose a model or a dimensions "
+                f"setting of {HALFVEC_HNSW_MAX_DIM} or fewer"
+            )
 
     @property
     def graph(self) -> str:

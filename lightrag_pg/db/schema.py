@@ -24,6 +24,7 @@ from sqlalchemy import (
     PrimaryKeyConstraint,
     Table,
     Text,
+    literal_column,
     text,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
@@ -64,13 +65,42 @@ def _merged_columns(kind: str) -> list[Column]:
     ]
 
 
-def _hnsw(table: str) -> Index:
+VECTOR_HNSW_MAX_DIM = 2000
+"""pgvector's HNSW limit for ``vector``; wider embeddings are indexed as ``halfvec``."""
+
+HALFVEC_HNSW_MAX_DIM = 4000
+"""pgvector's HNSW limit for ``halfvec``: the widest embedding a workspace can index."""
+
+
+def hnsw_expression(embedding_dim: int) -> str | None:
+    """The indexed expression of a vector column when it is not the column itself.
+
+    Up to :data:`VECTOR_HNSW_MAX_DIM` dimensions the HNSW index is on ``embedding``
+    (``None``); wider embeddings keep their ``vector(dim)`` column, readable as
+    usual, and are indexed as ``embedding::halfvec(dim)``. A search uses that
+    index only if it orders by the same expression.
+    """
+    if embedding_dim <= VECTOR_HNSW_MAX_DIM:
+        return None
+    return f"(embedding::halfvec({int(embedding_dim)}))"
+
+
+def _hnsw(table: str, embedding_dim: int) -> Index:
+    expression = hnsw_expression(embedding_dim)
+    if expression is None:
+        return Index(
+            f"{table}_embedding_hnsw",
+            "embedding",
+            postgresql_using="hnsw",
+            postgresql_with={"m": 16, "ef_construction": 64},
+            postgresql_ops={"embedding": "vector_cosine_ops"},
+        )
     return Index(
         f"{table}_embedding_hnsw",
-        "embedding",
+        literal_column(expression).label("embedding_halfvec"),
         postgresql_using="hnsw",
         postgresql_with={"m": 16, "ef_construction": 64},
-        postgresql_ops={"embedding": "vector_cosine_ops"},
+        postgresql_ops={"embedding_halfvec": "halfvec_cosine_ops"},
     )
 
 
@@ -192,7 +222,7 @@ def build_metadata(embedding_dim: int) -> MetaData:
             comment="Chunk id (text_chunks.id)",
         ),
         Column("embedding", VECTOR(embedding_dim), nullable=False, comment="Embedding of the chunk content"),
-        _hnsw("chunk_vectors"),
+        _hnsw("chunk_vectors", embedding_dim),
         comment="Chunk embeddings (HNSW, cosine)",
     )
     Table(
@@ -233,7 +263,7 @@ def build_metadata(embedding_dim: int) -> MetaData:
         Column("content", Text, nullable=False, comment="Text that was embedded: name and description"),
         Column("embedding", VECTOR(embedding_dim), nullable=False, comment="Embedding of content"),
         _ts("updated_at", "When the vector was computed"),
-        _hnsw("entity_vectors"),
+        _hnsw("entity_vectors", embedding_dim),
         comment="Entity embeddings (HNSW, cosine)",
     )
     Table(
@@ -296,7 +326,7 @@ def build_metadata(embedding_dim: int) -> MetaData:
             ondelete="CASCADE",
             name="relation_vectors_relation_fkey",
         ),
-        _hnsw("relation_vectors"),
+        _hnsw("relation_vectors", embedding_dim),
         comment="Relation embeddings (HNSW, cosine)",
     )
     Table(

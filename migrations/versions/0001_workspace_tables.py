@@ -14,7 +14,10 @@ from alembic import op
 from pgvector.sqlalchemy import VECTOR
 from sqlalchemy.dialects import postgresql
 
+from lightrag_pg.db.identifiers import relation_of
 from lightrag_pg.db.migrate import TARGET_KEY, migration_queries, run
+from lightrag_pg.db.schema import hnsw_expression
+from lightrag_pg.db.sqlfile import render
 
 revision: str = "0001"
 down_revision: str | Sequence[str] | None = None
@@ -22,6 +25,25 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 SQL = migration_queries(__file__)
+
+
+def create_hnsw(table: str, embedding_dim: int) -> None:
+    """The cosine HNSW index of a vector table: on the column up to 2,000 dimensions, on
+    its halfvec cast above (pgvector indexes halfvec up to 4,000)."""
+    if hnsw_expression(embedding_dim) is None:
+        op.create_index(
+            f"{table}_embedding_hnsw",
+            table,
+            ["embedding"],
+            unique=False,
+            postgresql_using="hnsw",
+            postgresql_with={"m": 16, "ef_construction": 64},
+            postgresql_ops={"embedding": "vector_cosine_ops"},
+        )
+        return
+    index, relation = relation_of(f"{table}_embedding_hnsw"), relation_of(table)
+    assert index is not None and relation is not None
+    run(op.get_bind(), render(SQL["halfvec_hnsw"], index=index, table=relation, dim=embedding_dim))
 
 
 def upgrade() -> None:
@@ -268,15 +290,7 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("name"),
         comment="Entity embeddings (HNSW, cosine)",
     )
-    op.create_index(
-        "entity_vectors_embedding_hnsw",
-        "entity_vectors",
-        ["embedding"],
-        unique=False,
-        postgresql_using="hnsw",
-        postgresql_with={"m": 16, "ef_construction": 64},
-        postgresql_ops={"embedding": "vector_cosine_ops"},
-    )
+    create_hnsw("entity_vectors", target.embedding_dim)
     op.create_table(
         "relations",
         sa.Column(
@@ -404,15 +418,7 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("chunk_id"),
         comment="Chunk embeddings (HNSW, cosine)",
     )
-    op.create_index(
-        "chunk_vectors_embedding_hnsw",
-        "chunk_vectors",
-        ["embedding"],
-        unique=False,
-        postgresql_using="hnsw",
-        postgresql_with={"m": 16, "ef_construction": 64},
-        postgresql_ops={"embedding": "vector_cosine_ops"},
-    )
+    create_hnsw("chunk_vectors", target.embedding_dim)
     op.create_table(
         "doc_relations",
         sa.Column("doc_id", sa.Text(), nullable=False, comment="Document id"),
@@ -458,15 +464,7 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("src", "tgt", name="relation_vectors_pkey"),
         comment="Relation embeddings (HNSW, cosine)",
     )
-    op.create_index(
-        "relation_vectors_embedding_hnsw",
-        "relation_vectors",
-        ["embedding"],
-        unique=False,
-        postgresql_using="hnsw",
-        postgresql_with={"m": 16, "ef_construction": 64},
-        postgresql_ops={"embedding": "vector_cosine_ops"},
-    )
+    create_hnsw("relation_vectors", target.embedding_dim)
     run(op.get_bind(), SQL["record_workspace"], target.embedding_dim, target.embedding_model)
 
 

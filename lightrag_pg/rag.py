@@ -297,3 +297,29 @@ class LightRAG:
         async with self.pool.acquire() as conn:
             await drop_workspace(conn, self.workspace)
         await self.finalize()
+
+    async def aenqueue(
+        self,
+        texts: str | Sequence[str],
+        ids: str | Sequence[str] | None = None,
+        file_paths: str | Sequence[str] | None = None,
+        *,
+        track_id: str | None = None,
+    ) -> InsertResult:
+        """Store documents as pending without processing them; :meth:`aprocess_pending` does.
+
+        Validation is :meth:`ainsert`'s: bad input raises before anything is written.
+        """
+        track_id = track_id or f"insert-{datetime.now(timezone.utc):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:8]}"
+        intake = prepare_batch(
+            texts, ids, file_paths, track_id=track_id, max_bytes=self.settings.max_document_bytes
+        )
+        new_ids = await self._pipeline().enqueue(intake.documents)
+        added = set(new_ids)
+        return InsertResult(
+            track_id=track_id,
+            new_ids=new_ids,
+            skipped_ids=[d.id for d in intake.documents if d.id not in added],
+            progress=Progress(),
+            duplicates=intake.duplicates,
+        )

@@ -19,7 +19,8 @@ ALLOWED: dict[str, set[str]] = {
     "index": {"index", "store", "db", "llm", "offline"},
     "query": {"query", "store", "db", "llm"},
     "facade": {"facade", "index", "query", "store", "db", "llm", "offline"},
-    "cli": {"cli", "facade", "index", "query", "store", "db", "llm", "offline"},
+    # `lightrag-pg serve` starts the server, so the command line may import it (not the reverse)
+    "cli": {"cli", "server", "facade", "index", "query", "store", "db", "llm", "offline"},
     "server": {"server", "facade", "index", "query", "store", "db", "llm", "offline"},
 }
 """Which layers each layer may import, besides the foundation (and itself)."""

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from ..errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from ..server.settings import ServerSettings
 
 WARNING = """\
 {bar}
@@ -37,7 +41,7 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
     p.set_defaults(run=run)
 
 
-def settings_from(args: argparse.Namespace) -> object:
+def settings_from(args: argparse.Namespace) -> ServerSettings:
     """The server settings: flags over the environment."""
     from ..server.settings import ServerSettings
 
@@ -55,20 +59,26 @@ def settings_from(args: argparse.Namespace) -> object:
     )
 
 
+def exposure_warning(settings: ServerSettings) -> str | None:
+    """The warning to print when the server is reachable from elsewhere by anyone."""
+    if not (settings.exposed and settings.unprotected):
+        return None
+    return WARNING.format(bar="!" * 78, host=settings.host, port=settings.port)
+
+
 async def run(args: argparse.Namespace) -> int:
     try:
         import uvicorn
 
         from ..server import create_app
-        from ..server.settings import ServerSettings
     except ImportError as exc:
         raise ConfigurationError(
             f"the server needs the [server] extra: pip install 'lightrag-pg[server]' ({exc.name} is missing)"
         ) from None
     settings = settings_from(args)
-    assert isinstance(settings, ServerSettings)
-    if settings.exposed and settings.unprotected:
-        print(WARNING.format(bar="!" * 78, host=settings.host, port=settings.port), file=sys.stderr)
+    warning = exposure_warning(settings)
+    if warning:
+        print(warning, file=sys.stderr)
     print(
         f"serving http://{settings.host}:{settings.port} (default workspace {settings.default_workspace!r}; "
         f"API docs at /docs; Ctrl-C stops)",

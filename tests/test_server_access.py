@@ -114,7 +114,7 @@ def test_accounts_and_secret_are_validated() -> None:
         ServerSettings(port=0)
     env = {"PORT": "8000", "LIGHTRAG_API_KEY": "k", "CORS_ORIGINS": "http://a, http://b"}
     env["WORKSPACE"] = "books"
-    settings = ServerSettings.from_env(env, port=9000)
+    settings = ServerSettings.from_env(env, port=9000, api_key=None)  # an unset flag keeps the environment's
     assert settings.port == 9000 and settings.api_key == "k" and settings.default_workspace == "books"
     assert settings.cors_origins == ("http://a", "http://b")
     with pytest.raises(ConfigurationError, match="PORT"):

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
+import signal
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigurationError
@@ -91,5 +95,29 @@ async def run(args: argparse.Namespace) -> int:
         log_level="info" if args.verbose or args.debug else "warning",
         timeout_graceful_shutdown=int(settings.shutdown_grace_seconds),
     )
-    await uvicorn.Server(config).serve()
+    await _quiet_exit_server(uvicorn.Server)(config).serve()
+    print("stopped; unfinished documents are resumed at the next start", file=sys.stderr)
     return 0
+
+
+def _quiet_exit_server(base: type) -> type:
+    """uvicorn's Server, stopping gracefully on SIGINT/SIGTERM and then exiting normally.
+
+    uvicorn re-raises the signal after its graceful shutdown, which would end
+    the process with "killed by SIGTERM"; a requested stop is a normal exit.
+    """
+
+    class Server(base):  # type: ignore[misc,valid-type]
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            loop = asyncio.get_running_loop()
+            stops = (signal.SIGINT, signal.SIGTERM)
+            for sig in stops:
+                loop.add_signal_handler(sig, self.handle_exit, sig, None)
+            try:
+                yield
+            finally:
+                for sig in stops:
+                    loop.remove_signal_handler(sig)
+
+    return Server

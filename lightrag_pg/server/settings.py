@@ -129,7 +129,7 @@ class ServerSettings:
         values["whitelist_paths"] = _split(whitelist) if whitelist else None
         accounts = text("AUTH_ACCOUNTS")
         values["accounts"] = Accounts.parse(accounts) if accounts else None
-        values.update(overrides)
+        values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**{k: v for k, v in values.items() if v is not None})  # type: ignore[arg-type]
 
 

@@ -5,7 +5,7 @@ PIP_FLAGS ?= --quiet --disable-pip-version-check
 .PHONY: install demo test bench
 
 install:
-	$(PYTHON) -m pip install $(PIP_FLAGS) -e '.[embedded,offline,dev]'
+	$(PYTHON) -m pip install $(PIP_FLAGS) -e '.[embedded,offline,server,dev]'
 
 demo: install
 	$(PYTHON) -m lightrag_pg demo

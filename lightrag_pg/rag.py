@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import uuid
 from collections.abc import Coroutine, Sequence
@@ -60,6 +61,11 @@ class InsertResult:
     skipped_ids: list[str]
     progress: Progress
     duplicates: list[SkippedDuplicate] = field(default_factory=list)
+
+
+def new_track_id() -> str:
+    """A fresh id for the documents of one insert call: ``insert-<UTC time>-<random>``."""
+    return f"insert-{datetime.now(timezone.utc):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:8]}"
 
 
 def _run_sync(rag: LightRAG, coro: Coroutine[Any, Any, T]) -> T:
@@ -202,21 +208,9 @@ class LightRAG:
         (with its error message in ``doc_status``); documents another process
         is working on are waited for.
         """
-        track_id = f"insert-{datetime.now(timezone.utc):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:8]}"
-        intake = prepare_batch(
-            texts, ids, file_paths, track_id=track_id, max_bytes=self.settings.max_document_bytes
-        )
-        docs = intake.documents
-        pipeline = self._pipeline()
-        new_ids = await pipeline.enqueue(docs)
-        state = await pipeline.process(progress, wait_for={d.id for d in docs})
-        return InsertResult(
-            track_id=track_id,
-            new_ids=new_ids,
-            skipped_ids=[d.id for d in docs if d.id not in set(new_ids)],
-            progress=state,
-            duplicates=intake.duplicates,
-        )
+        queued = await self.aenqueue(texts, ids, file_paths)
+        state = await self._pipeline().process(progress, wait_for={*queued.new_ids, *queued.skipped_ids})
+        return dataclasses.replace(queued, progress=state)
 
     def insert(
         self,
@@ -400,4 +394,30 @@ class LightRAG:
             file_format,
             include_vector_data=include_vector_data,
             include_chunks=include_chunks,
+        )
+
+    async def aenqueue(
+        self,
+        texts: str | Sequence[str],
+        ids: str | Sequence[str] | None = None,
+        file_paths: str | Sequence[str] | None = None,
+        *,
+        track_id: str | None = None,
+    ) -> InsertResult:
+        """Store documents as pending without processing them; :meth:`aprocess_pending` does.
+
+        Validation is :meth:`ainsert`'s: bad input raises before anything is written.
+        """
+        track_id = track_id or new_track_id()
+        intake = prepare_batch(
+            texts, ids, file_paths, track_id=track_id, max_bytes=self.settings.max_document_bytes
+        )
+        new_ids = await self._pipeline().enqueue(intake.documents)
+        added = set(new_ids)
+        return InsertResult(
+            track_id=track_id,
+            new_ids=new_ids,
+            skipped_ids=[d.id for d in intake.documents if d.id not in added],
+            progress=Progress(),
+            duplicates=intake.duplicates,
         )

@@ -20,7 +20,8 @@ ALLOWED: dict[str, set[str]] = {
     "query": {"query", "store", "db", "llm"},
     "export": {"export", "store", "db"},
     "facade": {"facade", "index", "query", "export", "store", "db", "llm", "offline"},
-    "cli": {"cli", "facade", "index", "query", "export", "store", "db", "llm", "offline"},
+    # `lightrag-pg serve` starts the server, so the command line may import it (not the reverse)
+    "cli": {"cli", "server", "facade", "index", "query", "export", "store", "db", "llm", "offline"},
     "server": {"server", "facade", "index", "query", "export", "store", "db", "llm", "offline"},
 }
 """Which layers each layer may import, besides the foundation (and itself)."""

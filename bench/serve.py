@@ -1,0 +1,222 @@
+"""HTTP load on ``lightrag-pg serve``: concurrent ``/query/data`` clients, alone and during uploads.
+
+The server runs in its own process (uvicorn, the app of ``lightrag_pg.server``)
+with the instant corpus LLM and hashed embeddings, so the figures are those of
+the server, lightrag_pg and PostgreSQL. The bench workspace is built through
+``/documents/texts``; then ``--clients`` clients call ``/query/data`` for
+``--seconds``, first alone, then while ``--uploads`` files are uploaded through
+``/documents/upload`` and indexed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import numpy as np
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.corpus import CorpusLLM, documents, questions, vocabulary
+from bench.ingest import HASHED_DIM, database, workspace_name
+from lightrag_pg import LightRAG
+from lightrag_pg.db.embedded import DSN_ENV
+from lightrag_pg.testing import hashed_embedding_func
+
+MODES = ("mix", "local", "global", "hybrid", "naive")
+
+
+def serve(args: argparse.Namespace) -> None:
+    """The server process: uvicorn with the corpus LLM (``--role server``)."""
+    import uvicorn
+
+    from lightrag_pg.server import ServerSettings, create_app
+
+    vocab = vocabulary(seed=args.seed)
+
+    def factory(dsn: str, workspace: str) -> LightRAG:
+        return LightRAG(
+            dsn=dsn,
+            workspace=workspace,
+            llm_model_func=CorpusLLM(vocab),
+            embedding_func=hashed_embedding_func(HASHED_DIM),
+            pool_max_size=args.pool,
+        )
+
+    settings = ServerSettings(
+        dsn=args.dsn, default_workspace=args.workspace, port=args.port, input_dir=Path(args.input_dir)
+    )
+    uvicorn.run(create_app(settings, factory), host="127.0.0.1", port=args.port, log_level="warning")
+
+
+@dataclass
+class Load:
+    """Latencies (ms) and errors of one load phase."""
+
+    latencies_ms: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def report(self, label: str) -> str:
+        lat = np.array(self.latencies_ms or [0.0])
+        return (
+            f"{label:<28}{len(self.latencies_ms) / self.seconds:>8.1f} req/s"
+            f"   p50 {np.percentile(lat, 50):7.1f} ms   p95 {np.percentile(lat, 95):7.1f} ms"
+            f"   p99 {np.percentile(lat, 99):7.1f} ms   errors {len(self.errors)}"
+        )
+
+
+async def query_load(url: str, asked: list[str], clients: int, seconds: float) -> Load:
+    """``clients`` loops calling ``/query/data`` until ``seconds`` have passed."""
+    load = Load()
+    deadline = time.perf_counter() + seconds
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+
+    async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as client:
+
+        async def one_client(index: int) -> None:
+            rng = random.Random(index)
+            while time.perf_counter() < deadline:
+                body = {"query": rng.choice(asked), "mode": rng.choice(MODES)}
+                started = time.perf_counter()
+                try:
+                    response = await client.post("/query/data", json=body)
+                    if response.status_code != 200:
+                        load.errors.append(f"{response.status_code}: {response.text[:200]}")
+                        continue
+                except httpx.HTTPError as exc:
+                    load.errors.append(f"{type(exc).__name__}: {exc}")
+                    continue
+                load.latencies_ms.append((time.perf_counter() - started) * 1000)
+
+        started = time.perf_counter()
+        await asyncio.gather(*(one_client(i) for i in range(clients)))
+        load.seconds = time.perf_counter() - started
+    return load
+
+
+async def wait_processed(client: httpx.AsyncClient, count: int, timeout: float) -> float:
+    """Seconds until ``count`` documents are processed (or failed); raises on timeout."""
+    started = time.perf_counter()
+    while time.perf_counter() - started < timeout:
+        counts = (await client.get("/documents/status_counts")).json()["status_counts"]
+        if counts.get("processed", 0) + counts.get("failed", 0) >= count:
+            if counts.get("failed"):
+                raise RuntimeError(f"{counts['failed']} documents failed")
+            return time.perf_counter() - started
+        await asyncio.sleep(0.2)
+    raise TimeoutError(f"{count} documents not processed after {timeout} s")
+
+
+async def upload_all(url: str, texts: list[str]) -> float:
+    """Upload ``texts`` as files, four at a time; the seconds it took to send them."""
+    started = time.perf_counter()
+    gate = asyncio.Semaphore(4)
+    async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+
+        async def one(i: int, text: str) -> None:
+            async with gate:
+                files = {"file": (f"upload_{i:03d}.txt", text.encode())}
+                response = await client.post("/documents/upload", files=files)
+                response.raise_for_status()
+
+        await asyncio.gather(*(one(i, t) for i, t in enumerate(texts)))
+    return time.perf_counter() - started
+
+
+async def drive(args: argparse.Namespace, url: str) -> None:
+    vocab = vocabulary(seed=args.seed)
+    texts = documents(args.docs + args.uploads, args.words, args.seed, vocab)
+    base, extra = texts[: args.docs], texts[args.docs :]
+    async with httpx.AsyncClient(base_url=url, timeout=120) as client:
+        started = time.perf_counter()
+        for i in range(0, len(base), 50):
+            (await client.post("/documents/texts", json={"texts": base[i : i + 50]})).raise_for_status()
+        await wait_processed(client, args.docs, timeout=3600)
+        built = time.perf_counter() - started
+        print(f"built {args.docs} docs x ~{args.words} words through the API in {built:.1f} s")
+    asked = questions(2000, base, vocab, seed=args.seed + 1)
+    alone = await query_load(url, asked, args.clients, args.seconds)
+    print(alone.report(f"/query/data, {args.clients} clients"))
+
+    async def uploads() -> tuple[float, float]:
+        sent = await upload_all(url, extra)
+        async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+            indexed = await wait_processed(client, args.docs + args.uploads, timeout=3600)
+        return sent, sent + indexed
+
+    upload_task = asyncio.create_task(uploads())
+    during = await query_load(url, asked, args.clients, args.seconds)
+    sent, indexed = await upload_task
+    print(during.report(f"  during {args.uploads} uploads"))
+    print(f"{args.uploads} uploads sent in {sent:.1f} s, all indexed after {indexed:.1f} s")
+    for error in (alone.errors + during.errors)[:5]:
+        print(f"error: {error}")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def main() -> None:
+    """Entry point."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--docs", type=int, default=200, help="documents in the bench workspace")
+    parser.add_argument("--uploads", type=int, default=50, help="files uploaded during the second phase")
+    parser.add_argument("--clients", type=int, default=32, help="concurrent query clients")
+    parser.add_argument("--seconds", type=float, default=30.0, help="length of each load phase")
+    parser.add_argument("--words", type=int, default=1500, help="words per document")
+    parser.add_argument("--pool", type=int, default=8, help="connections in the workspace's pool")
+    parser.add_argument("--dsn", default=None, help=f"PostgreSQL DSN (default ${DSN_ENV}, else embedded)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--role", choices=("drive", "server"), default="drive", help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--workspace", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--input-dir", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.role == "server":
+        serve(args)
+        return
+    with database(args.dsn) as dsn, tempfile.TemporaryDirectory() as inputs:
+        port, workspace = free_port(), workspace_name("bench_serve")
+        command = [sys.executable, __file__, "--role", "server", "--dsn", dsn, "--port", str(port)]
+        command += ["--workspace", workspace, "--input-dir", inputs, "--pool", str(args.pool)]
+        command += ["--seed", str(args.seed)]
+        server = subprocess.Popen(command, env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
+        url = f"http://127.0.0.1:{port}"
+        try:
+            for _ in range(300):
+                try:
+                    if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                time.sleep(0.2)
+            asyncio.run(drive(args, url))
+        finally:
+            server.terminate()
+            server.wait(timeout=60)
+            asyncio.run(_drop(dsn, workspace))
+
+
+async def _drop(dsn: str, workspace: str) -> None:
+    rag = LightRAG(dsn=dsn, workspace=workspace, embedding_func=hashed_embedding_func(HASHED_DIM))
+    await rag.initialize()
+    await rag.drop_workspace()
+
+
+if __name__ == "__main__":
+    main()

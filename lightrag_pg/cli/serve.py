@@ -1,0 +1,123 @@
+"""``lightrag-pg serve``: the HTTP server (LightRAG Server's routes), with uvicorn."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from ..errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from ..server.settings import ServerSettings
+
+WARNING = """\
+{bar}
+WARNING: lightrag-pg serve listens on {host}, beyond this machine, with no API key
+and no accounts: anyone who can reach port {port} can read and change every workspace.
+Set --api-key (or $LIGHTRAG_API_KEY), or AUTH_ACCOUNTS and TOKEN_SECRET, or bind to 127.0.0.1.
+{bar}"""
+
+
+def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "serve",
+        parents=parents,
+        help="serve the LightRAG Server API over HTTP (needs the [server] extra)",
+        description="Serve LightRAG Server's REST and Ollama APIs. Each request picks its workspace with "
+        "the LIGHTRAG-WORKSPACE header (default: --workspace). Flags override the environment "
+        "(HOST, PORT, LIGHTRAG_API_KEY, CORS_ORIGINS, INPUT_DIR, MAX_UPLOAD_SIZE, "
+        "AUTH_ACCOUNTS, TOKEN_SECRET).",
+    )
+    p.add_argument("--host", help="address to bind (default: $HOST, else 127.0.0.1)")
+    p.add_argument("--port", type=int, help="port (default: $PORT, else 9621)")
+    p.add_argument("--api-key", help="require this key in X-API-Key (default: $LIGHTRAG_API_KEY)")
+    p.add_argument("--cors-origins", help="comma-separated allowed origins (default: $CORS_ORIGINS)")
+    p.add_argument("--input-dir", help="folder for uploads, one subfolder per workspace (default: ./inputs)")
+    p.add_argument("--max-upload-size", type=int, help="largest upload in bytes (default: 100 MiB)")
+    p.add_argument(
+        "--allow-create", action="store_true", default=None, help="create unknown workspaces instead of a 404"
+    )
+    p.set_defaults(run=run)
+
+
+def settings_from(args: argparse.Namespace) -> ServerSettings:
+    """The server settings: flags over the environment."""
+    from ..server.settings import ServerSettings
+
+    cors = getattr(args, "cors_origins", None)
+    return ServerSettings.from_env(
+        host=args.host,
+        port=args.port,
+        dsn=args.dsn,
+        default_workspace=args.workspace,
+        api_key=args.api_key,
+        cors_origins=tuple(o.strip() for o in cors.split(",") if o.strip()) if cors else None,
+        input_dir=args.input_dir,
+        max_upload_bytes=args.max_upload_size,
+        allow_create=args.allow_create,
+    )
+
+
+def exposure_warning(settings: ServerSettings) -> str | None:
+    """The warning to print when the server is reachable from elsewhere by anyone."""
+    if not (settings.exposed and settings.unprotected):
+        return None
+    return WARNING.format(bar="!" * 78, host=settings.host, port=settings.port)
+
+
+async def run(args: argparse.Namespace) -> int:
+    try:
+        import uvicorn
+
+        from ..server import create_app
+    except ImportError as exc:
+        raise ConfigurationError(
+            f"the server needs the [server] extra: pip install 'lightrag-pg[server]' ({exc.name} is missing)"
+        ) from None
+    settings = settings_from(args)
+    warning = exposure_warning(settings)
+    if warning:
+        print(warning, file=sys.stderr)
+    print(
+        f"serving http://{settings.host}:{settings.port} (default workspace {settings.default_workspace!r}; "
+        f"API docs at /docs; Ctrl-C stops)",
+        file=sys.stderr,
+    )
+    config = uvicorn.Config(
+        create_app(settings),
+        host=settings.host,
+        port=settings.port,
+        log_level="info" if args.verbose or args.debug else "warning",
+        timeout_graceful_shutdown=int(settings.shutdown_grace_seconds),
+    )
+    await _quiet_exit_server(uvicorn.Server)(config).serve()
+    print("stopped; unfinished documents are resumed at the next start", file=sys.stderr)
+    return 0
+
+
+def _quiet_exit_server(base: type) -> type:
+    """uvicorn's Server, stopping gracefully on SIGINT/SIGTERM and then exiting normally.
+
+    uvicorn re-raises the signal after its graceful shutdown, which would end
+    the process with "killed by SIGTERM"; a requested stop is a normal exit.
+    """
+
+    class Server(base):  # type: ignore[misc,valid-type]
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            loop = asyncio.get_running_loop()
+            stops = (signal.SIGINT, signal.SIGTERM)
+            for sig in stops:
+                loop.add_signal_handler(sig, self.handle_exit, sig, None)
+            try:
+                yield
+            finally:
+                for sig in stops:
+                    loop.remove_signal_handler(sig)
+
+    return Server

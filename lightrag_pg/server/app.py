@@ -1,0 +1,143 @@
+"""The FastAPI application: lifespan, error mapping, CORS and the routers."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import JSONResponse
+
+from .. import errors
+from ..config import Settings
+from ..db.embedded import resolve_dsn
+from ..defaults import default_embedding, default_llm
+from ..llm.embedding_func import EmbeddingFunc
+from ..llm.wrap import LLMFunc
+from ..rag import LightRAG
+from . import documents, graph, ollama, query, service
+from .auth import AuthFailure, Guard, LoginThrottled
+from .deps import ServerState, require_auth
+from .files import NameConflict, Throttled, TooLarge
+from .library import NotAvailable
+from .limits import BodyLimit
+from .registry import RagFactory, ServerBusy, WorkspaceRegistry
+from .settings import ServerSettings
+from .version import API_VERSION
+
+log = logging.getLogger(__name__)
+
+BODY_OVERHEAD = 64 * 1024
+"""Room for multipart headers around an upload of the largest allowed size."""
+
+# most specific first; FastAPI picks the handler of the nearest class in the MRO
+STATUS_OF: dict[type[Exception], int] = {
+    NameConflict: 409,
+    TooLarge: 413,
+    errors.InvalidWorkspaceName: 400,
+    errors.InvalidInput: 400,
+    errors.WorkspaceNotFound: 404,
+    errors.WorkspaceConflict: 409,
+    Throttled: 429,
+    NotAvailable: 501,
+    ServerBusy: 503,
+    errors.ConnectFailed: 503,
+    errors.ConnectionLost: 503,
+    errors.ConcurrentUpdate: 503,
+    errors.LLMError: 502,
+    errors.LightRAGError: 500,
+}
+
+
+def environment_factory(settings: ServerSettings) -> RagFactory:
+    """LightRAGs with the LLM and embeddings of the environment, shared by every workspace."""
+    shared: dict[str, Any] = {}
+
+    def factory(dsn: str, workspace: str) -> LightRAG:
+        if "embedding" not in shared:
+            library = Settings()
+            embedding: EmbeddingFunc = default_embedding(library)
+            llm: LLMFunc | None = default_llm(library)
+            shared.update(embedding=embedding, llm=llm)
+        return LightRAG(
+            dsn=dsn,
+            workspace=workspace,
+            llm_model_func=shared["llm"],
+            embedding_func=shared["embedding"],
+            pool_max_size=settings.workspace_pool_size,
+        )
+
+    return factory
+
+
+def _error_handler(status: int) -> Any:
+    async def handle(request: Request, exc: Exception) -> JSONResponse:
+        if status >= 500:
+            log.error("%s %s failed: %s", request.method, request.url.path, exc, exc_info=exc)
+        return JSONResponse({"detail": str(exc)}, status_code=status)
+
+    return handle
+
+
+async def _auth_failure(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, AuthFailure)
+    headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+    return JSONResponse({"detail": exc.detail}, status_code=exc.status, headers=headers)
+
+
+async def _login_throttled(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, LoginThrottled)
+    return JSONResponse({"detail": str(exc)}, status_code=429, headers={"Retry-After": str(exc.retry_after)})
+
+
+def create_app(settings: ServerSettings | None = None, factory: RagFactory | None = None) -> FastAPI:
+    """The ASGI application; the database and workspaces open in its lifespan.
+
+    ``factory(dsn, workspace)`` builds each workspace's LightRAG (default: the
+    LLM and embeddings configured in the environment).
+    """
+    settings = settings or ServerSettings.from_env()
+    make_rag = factory or environment_factory(settings)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        dsn = await asyncio.to_thread(resolve_dsn, settings.dsn)
+        registry = WorkspaceRegistry(settings, dsn, make_rag)
+        app.state.server = ServerState(settings=settings, guard=Guard(settings), registry=registry)
+        try:
+            await registry.start()
+            yield
+        finally:
+            await registry.close()
+
+    app = FastAPI(
+        title="lightrag_pg",
+        description="LightRAG Server's API over one PostgreSQL database; a workspace per request "
+        "(header LIGHTRAG-WORKSPACE).",
+        version=API_VERSION,
+        lifespan=lifespan,
+    )
+    for kind, status in STATUS_OF.items():
+        app.add_exception_handler(kind, _error_handler(status))
+    app.add_exception_handler(AuthFailure, _auth_failure)
+    app.add_exception_handler(LoginThrottled, _login_throttled)
+    app.add_middleware(BodyLimit, limit=settings.max_upload_bytes + BODY_OVERHEAD)
+    if settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(settings.cors_origins),
+            allow_credentials="*" not in settings.cors_origins,
+            allow_methods=["*"],
+            allow_headers=["*"],
+        )
+    protected = [Depends(require_auth)]
+    app.include_router(documents.router, dependencies=protected)
+    app.include_router(query.router, dependencies=protected)
+    app.include_router(graph.router, dependencies=protected)
+    app.include_router(ollama.router, prefix="/api", dependencies=protected)
+    app.include_router(service.router)
+    return app

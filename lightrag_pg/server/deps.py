@@ -1,0 +1,83 @@
+"""FastAPI dependencies shared by the routers: the server state, credentials, the workspace."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Annotated
+
+from fastapi import Depends, Header, Request, Security
+from fastapi.security import APIKeyHeader, OAuth2PasswordBearer
+
+from .auth import Guard
+from .registry import WorkspaceRegistry
+from .runtime import WorkspaceRuntime
+from .settings import ServerSettings
+
+WORKSPACE_HEADER = "LIGHTRAG-WORKSPACE"
+
+api_key_header = APIKeyHeader(name="X-API-Key", auto_error=False, description="API key")
+bearer = OAuth2PasswordBearer(tokenUrl="login", auto_error=False, description="Token from /login")
+
+
+@dataclass
+class ServerState:
+    """What every request can reach: settings, credentials check and open workspaces."""
+
+    settings: ServerSettings
+    guard: Guard
+    registry: WorkspaceRegistry
+    started_at: float = field(default_factory=time.time)
+
+
+def server_state(request: Request) -> ServerState:
+    state: ServerState = request.app.state.server
+    return state
+
+
+State = Annotated[ServerState, Depends(server_state)]
+
+
+async def require_auth(
+    request: Request,
+    state: State,
+    token: Annotated[str | None, Security(bearer)] = None,
+    api_key: Annotated[str | None, Security(api_key_header)] = None,
+) -> None:
+    """Let the request through, or raise :class:`~.auth.AuthFailure` (401/403)."""
+    if state.guard.whitelisted(request.url.path):
+        return
+    state.guard.check(token, api_key)
+
+
+def authenticated(
+    state: State,
+    token: Annotated[str | None, Security(bearer)] = None,
+    api_key: Annotated[str | None, Security(api_key_header)] = None,
+) -> bool:
+    """Whether the request carries enough credentials (never raises)."""
+    return state.guard.authenticated(token, api_key)
+
+
+def workspace_name(state: ServerState, header: str | None) -> str:
+    """The header's workspace, or the server's default when it is absent or blank."""
+    return header.strip() if header and header.strip() else state.settings.default_workspace
+
+
+async def current_workspace(
+    state: State,
+    lightrag_workspace: Annotated[
+        str | None,
+        Header(
+            alias=WORKSPACE_HEADER, description="Workspace (schema) to use; the server's default if absent"
+        ),
+    ] = None,
+) -> AsyncIterator[WorkspaceRuntime]:
+    """The request's workspace, kept open until the response is sent."""
+    async with state.registry.use(workspace_name(state, lightrag_workspace)) as runtime:
+        yield runtime
+
+
+Workspace = Annotated[WorkspaceRuntime, Depends(current_workspace)]
+Authenticated = Annotated[bool, Depends(authenticated)]

@@ -1,0 +1,305 @@
+"""``/documents/*``: uploads, text inserts, scans, status, paging, retries, deletes."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Body, File, UploadFile
+from pydantic import BaseModel, Field, field_validator
+
+from ..errors import InvalidInput
+from ..types import UNKNOWN_SOURCE
+from . import doc_status
+from .convert import SUPPORTED_EXTENSIONS, supported
+from .deps import State, Workspace
+from .files import NameConflict, Throttled, TooLarge, safe_name
+from .intake import failed_id, ingest_files, new_track_id
+from .library import library_call
+from .runtime import WorkspaceRuntime
+
+router = APIRouter(prefix="/documents", tags=["documents"])
+
+UpstreamStatus = Literal[
+    "pending", "parsing", "analyzing", "processing", "preprocessed", "processed", "failed"
+]
+
+
+class InsertTextRequest(BaseModel):
+    text: str = Field(min_length=1, description="The text to insert")
+    file_source: str | None = Field(default=None, description="Source (file name) of the text")
+
+    @field_validator("text")
+    @classmethod
+    def _not_blank(cls, text: str) -> str:
+        if not text.strip():
+            raise ValueError("text must not be empty or whitespace only")
+        return text
+
+
+class InsertTextsRequest(BaseModel):
+    texts: list[str] = Field(min_length=1, description="The texts to insert")
+    file_sources: list[str] | None = Field(default=None, description="One source per text")
+
+    @field_validator("texts")
+    @classmethod
+    def _not_blank(cls, texts: list[str]) -> list[str]:
+        if any(not t.strip() for t in texts):
+            raise ValueError("texts must not contain empty or whitespace-only items")
+        return texts
+
+
+class InsertResponse(BaseModel):
+    status: Literal["success", "partial_success", "failure"]
+    message: str
+    track_id: str
+
+
+class ScanResponse(BaseModel):
+    status: Literal["scanning_started", "scanning_skipped_pipeline_busy"]
+    message: str | None = None
+    track_id: str
+
+
+class DocumentsRequest(BaseModel):
+    status_filter: UpstreamStatus | None = None
+    status_filters: list[UpstreamStatus] | None = None
+    page: int = Field(default=1, ge=1)
+    page_size: int = Field(default=50, ge=10, le=200)
+    sort_field: Literal["created_at", "updated_at", "id", "file_path"] = "updated_at"
+    sort_direction: Literal["asc", "desc"] = "desc"
+
+
+class DeleteDocRequest(BaseModel):
+    doc_ids: list[str] = Field(min_length=1)
+    delete_file: bool = False
+    delete_llm_cache: bool = False
+
+    @field_validator("doc_ids")
+    @classmethod
+    def _clean(cls, ids: list[str]) -> list[str]:
+        cleaned = [i.strip() for i in ids]
+        if any(not i for i in cleaned):
+            raise ValueError("Document ID cannot be empty")
+        if len(set(cleaned)) != len(cleaned):
+            raise ValueError("Document IDs must be unique")
+        return cleaned
+
+
+def _insert_response(runtime: WorkspaceRuntime, new: int, skipped: int, track_id: str) -> InsertResponse:
+    if not new:
+        raise NameConflict(
+            f"Document storage already contains {'this text' if skipped == 1 else 'these texts'}; "
+            "delete the existing document before inserting it again"
+        )
+    runtime.kick("indexing texts")
+    if skipped:
+        return InsertResponse(
+            status="partial_success",
+            message=f"{new} text(s) received, {skipped} already present. "
+            "Processing will continue in background.",
+            track_id=track_id,
+        )
+    return InsertResponse(
+        status="success",
+        message="Text successfully received. Processing will continue in background.",
+        track_id=track_id,
+    )
+
+
+@router.post("/upload", response_model=InsertResponse)
+async def upload(runtime: Workspace, state: State, file: Annotated[UploadFile, File()]) -> InsertResponse:
+    """Save a file in the workspace's input folder and index it in the background."""
+    name = safe_name(file.filename)
+    if not supported(name):
+        raise InvalidInput(f"Unsupported file type. Supported types: {', '.join(SUPPORTED_EXTENSIONS)}")
+    limit = state.settings.max_upload_bytes
+    if file.size is not None and file.size > limit:
+        raise TooLarge(f"file of {file.size:,} bytes exceeds the upload limit of {limit:,}")
+    if runtime.pending_tasks >= state.settings.max_pending_uploads:
+        raise Throttled(f"{runtime.pending_tasks} uploads are still being converted; retry later")
+    data = await file.read()
+    if len(data) > limit:
+        raise TooLarge(f"file of {len(data):,} bytes exceeds the upload limit of {limit:,}")
+    if await doc_status.known_file_paths(runtime.rag, [name]):
+        raise NameConflict(f"Document storage already contains '{name}'")
+    await asyncio.to_thread(runtime.folder.save, name, data)
+    track_id = new_track_id("upload")
+    runtime.spawn(ingest_files(runtime, [(name, data)], track_id), "upload")
+    return InsertResponse(
+        status="success",
+        message=f"File '{name}' uploaded successfully. Processing will continue in background.",
+        track_id=track_id,
+    )
+
+
+@router.post("/text", response_model=InsertResponse)
+async def insert_text(request: InsertTextRequest, runtime: Workspace) -> InsertResponse:
+    """Insert one text; it is indexed in the background."""
+    track_id = new_track_id("insert")
+    result = await runtime.rag.aenqueue(
+        [request.text], file_paths=[request.file_source or UNKNOWN_SOURCE], track_id=track_id
+    )
+    return _insert_response(runtime, len(result.new_ids), len(result.skipped_ids), track_id)
+
+
+@router.post("/texts", response_model=InsertResponse)
+async def insert_texts(request: InsertTextsRequest, runtime: Workspace) -> InsertResponse:
+    """Insert several texts; they are indexed in the background."""
+    track_id = new_track_id("insert")
+    sources = request.file_sources
+    if sources is not None and len(sources) != len(request.texts):
+        raise InvalidInput(f"{len(request.texts)} texts but {len(sources)} file_sources")
+    result = await runtime.rag.aenqueue(
+        request.texts,
+        file_paths=[s or UNKNOWN_SOURCE for s in sources] if sources else None,
+        track_id=track_id,
+    )
+    skipped = len(result.skipped_ids) + len(result.duplicates)
+    return _insert_response(runtime, len(result.new_ids), skipped, track_id)
+
+
+@router.post("/scan", response_model=ScanResponse)
+async def scan(runtime: Workspace, state: State) -> ScanResponse:
+    """Index the files of the workspace's input folder that no document has yet."""
+    files = [p for p in await asyncio.to_thread(runtime.folder.files) if supported(p.name)]
+    known = await doc_status.known_file_paths(runtime.rag, [p.name for p in files]) if files else set()
+    new = [p for p in files if p.name not in known]
+    track_id = new_track_id("scan")
+    limit = state.settings.max_upload_bytes
+
+    async def work() -> None:
+        fitting = [p for p in new if p.stat().st_size <= limit]
+        too_large = [
+            (failed_id(p.name, b""), p.name, track_id, f"file exceeds the upload limit of {limit:,} bytes")
+            for p in new
+            if p not in fitting
+        ]
+        if too_large:
+            await doc_status.record_failed(runtime.rag, too_large)
+        batch = [(p.name, await asyncio.to_thread(p.read_bytes)) for p in fitting]
+        await ingest_files(runtime, batch, track_id)
+
+    if new:
+        runtime.spawn(work(), "scan")
+    return ScanResponse(
+        status="scanning_started",
+        message=f"Scanning started: {len(new)} new file(s) in {runtime.folder.path}",
+        track_id=track_id,
+    )
+
+
+@router.get("/status_counts")
+async def status_counts(runtime: Workspace) -> dict[str, Any]:
+    """How many documents are in each status."""
+    return {"status_counts": await doc_status.status_counts(runtime.rag)}
+
+
+@router.get("/track_status/{track_id}")
+async def track_status(track_id: str, runtime: Workspace) -> dict[str, Any]:
+    """The documents enqueued under ``track_id`` and their status."""
+    track_id = track_id.strip()
+    if not track_id:
+        raise InvalidInput("Track ID cannot be empty")
+    rows = await doc_status.by_track(runtime.rag, track_id)
+    summary: dict[str, int] = {}
+    for row in rows:
+        summary[row.status.value] = summary.get(row.status.value, 0) + 1
+    return {
+        "track_id": track_id,
+        "documents": [doc_status.status_view(r) for r in rows],
+        "total_count": len(rows),
+        "status_summary": summary,
+    }
+
+
+@router.get("/pipeline_status")
+async def pipeline_status(runtime: Workspace) -> dict[str, Any]:
+    """What the workspace's indexing is doing."""
+    return {**runtime.job.view(), "workspace": runtime.name, "pending_uploads": runtime.pending_tasks}
+
+
+@router.post("/paginated")
+async def paginated(request: DocumentsRequest, runtime: Workspace) -> dict[str, Any]:
+    """One page of documents, filtered by status and sorted."""
+    statuses = request.status_filters or ([request.status_filter] if request.status_filter else None)
+    page = await doc_status.page(
+        runtime.rag, statuses, request.sort_field, request.sort_direction, request.page_size, request.page
+    )
+    pages = (page.total + request.page_size - 1) // request.page_size
+    return {
+        "documents": [doc_status.status_view(r) for r in page.rows],
+        "pagination": {
+            "page": request.page,
+            "page_size": request.page_size,
+            "total_count": page.total,
+            "total_pages": pages,
+            "has_next": request.page < pages,
+            "has_prev": request.page > 1,
+        },
+        "status_counts": await doc_status.status_counts(runtime.rag),
+    }
+
+
+@router.get("/supported_file_types")
+async def supported_file_types() -> dict[str, Any]:
+    """The file extensions ``/documents/upload`` accepts."""
+    return {
+        "supported_extensions": list(SUPPORTED_EXTENSIONS),
+        "engines": {"builtin": list(SUPPORTED_EXTENSIONS)},
+    }
+
+
+@router.post("/reprocess_failed")
+async def reprocess_failed(runtime: Workspace) -> dict[str, Any]:
+    """Process failed (and pending) documents again, in the background."""
+    runtime.kick("reprocessing failed documents")
+    return {
+        "status": "reprocessing_started",
+        "message": "Reprocessing of failed documents has been initiated in background.",
+        "track_id": new_track_id("retry"),
+    }
+
+
+@router.post("/cancel_pipeline")
+async def cancel_pipeline(runtime: Workspace) -> dict[str, Any]:
+    """Stop the indexing in progress; unfinished documents stay pending and are resumed later."""
+    if not runtime.cancel_processing():
+        return {"status": "not_busy", "message": "Pipeline is not currently running. No cancellation needed."}
+    return {
+        "status": "cancellation_requested",
+        "message": "Pipeline cancellation has been requested. Unfinished documents stay pending "
+        "and are resumed by /documents/reprocess_failed or at the next start.",
+    }
+
+
+@router.post("/clear_cache")
+@router.delete("/clear_cache", operation_id="clear_cache_with_delete")
+async def clear_cache(
+    runtime: Workspace, _: Annotated[dict[str, Any] | None, Body()] = None
+) -> dict[str, Any]:
+    """Delete every cached LLM answer of the workspace (the body is ignored, as upstream)."""
+    removed = await doc_status.clear_cache(runtime.rag)
+    return {"status": "success", "message": f"Cleared {removed} cached LLM answer(s)"}
+
+
+@router.delete("/delete_document")
+async def delete_document(request: DeleteDocRequest, runtime: Workspace) -> dict[str, Any]:
+    """Delete documents and everything derived from them, in the background."""
+    delete = library_call(runtime.rag, "adelete_by_doc_id")
+    paths = await doc_status.file_paths_of(runtime.rag, request.doc_ids) if request.delete_file else {}
+
+    async def work() -> None:
+        for doc_id in request.doc_ids:
+            await delete(doc_id)
+            runtime.job.say(f"document {doc_id} deleted")
+            if doc_id in paths:
+                await asyncio.to_thread(runtime.folder.remove, paths[doc_id])
+
+    runtime.spawn(work(), "delete")
+    return {
+        "status": "deletion_started",
+        "message": f"Document deletion for {len(request.doc_ids)} documents has been initiated. "
+        "Processing will continue in background.",
+        "doc_id": ", ".join(request.doc_ids),
+    }

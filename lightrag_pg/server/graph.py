@@ -1,0 +1,172 @@
+"""``/graphs`` and ``/graph/*``: subgraphs, labels, and editing entities and relations.
+
+``/graph/entity/exists`` reads the entity table directly. The other routes call
+the library's graph-management methods (upstream's names); where this version
+of the library lacks one, the route answers 501 naming it.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from pydantic import AfterValidator, BaseModel, Field
+
+from .deps import Workspace
+from .library import library_call
+
+router = APIRouter(tags=["graph"])
+
+
+def _name(value: str) -> str:
+    if not value.strip():
+        raise ValueError("the name must not be empty or whitespace only")
+    return value.strip()
+
+
+Name = Annotated[str, AfterValidator(_name)]
+
+
+class EntityUpdateRequest(BaseModel):
+    entity_name: Name
+    updated_data: dict[str, Any]
+    allow_rename: bool = False
+    allow_merge: bool = False
+
+
+class RelationUpdateRequest(BaseModel):
+    source_id: Name
+    target_id: Name
+    updated_data: dict[str, Any]
+
+
+class EntityCreateRequest(BaseModel):
+    entity_name: Name
+    entity_data: dict[str, Any]
+
+
+class RelationCreateRequest(BaseModel):
+    source_entity: Name
+    target_entity: Name
+    relation_data: dict[str, Any]
+
+
+class EntityMergeRequest(BaseModel):
+    entities_to_change: list[Name] = Field(min_length=1)
+    entity_to_change_into: Name
+
+
+class DeleteEntityRequest(BaseModel):
+    entity_name: Name
+
+
+class DeleteRelationRequest(BaseModel):
+    source_entity: Name
+    target_entity: Name
+
+
+def _done(message: str, data: Any) -> dict[str, Any]:
+    return {"status": "success", "message": message, "data": data}
+
+
+@router.get("/graph/label/list")
+async def graph_labels(runtime: Workspace) -> Any:
+    """Every entity name (label) of the graph."""
+    return await library_call(runtime.rag, "aget_graph_labels")()
+
+
+@router.get("/graph/label/popular")
+async def popular_labels(runtime: Workspace, limit: int = Query(300, ge=1, le=1000)) -> Any:
+    """The labels of the most connected entities."""
+    return await library_call(runtime.rag, "aget_popular_labels")(limit)
+
+
+@router.get("/graph/label/search")
+async def search_labels(
+    runtime: Workspace, q: str = Query(..., min_length=1), limit: int = Query(50, ge=1, le=100)
+) -> Any:
+    """Labels matching ``q``."""
+    return await library_call(runtime.rag, "asearch_labels")(q, limit)
+
+
+@router.get("/graphs")
+async def knowledge_graph(
+    runtime: Workspace,
+    label: str = Query(..., min_length=1),
+    max_depth: int = Query(3, ge=1),
+    max_nodes: int = Query(1000, ge=1),
+) -> Any:
+    """The subgraph around ``label`` (``*`` for the whole graph), as nodes and edges."""
+    return await library_call(runtime.rag, "aget_knowledge_graph")(
+        node_label=label, max_depth=max_depth, max_nodes=max_nodes
+    )
+
+
+@router.get("/graph/entity/exists")
+async def entity_exists(runtime: Workspace, name: str = Query(..., min_length=1)) -> dict[str, bool]:
+    """Whether an entity of that name exists."""
+    async with runtime.rag.session() as s:
+        found = await s.graph.get_entities([name])
+    return {"exists": bool(found)}
+
+
+@router.post("/graph/entity/edit")
+async def edit_entity(request: EntityUpdateRequest, runtime: Workspace) -> dict[str, Any]:
+    result = await library_call(runtime.rag, "aedit_entity")(
+        request.entity_name,
+        request.updated_data,
+        allow_rename=request.allow_rename,
+        allow_merge=request.allow_merge,
+    )
+    return _done("Entity updated successfully", result)
+
+
+@router.post("/graph/relation/edit")
+async def edit_relation(request: RelationUpdateRequest, runtime: Workspace) -> dict[str, Any]:
+    result = await library_call(runtime.rag, "aedit_relation")(
+        request.source_id, request.target_id, request.updated_data
+    )
+    return _done("Relation updated successfully", result)
+
+
+@router.post("/graph/entity/create")
+async def create_entity(request: EntityCreateRequest, runtime: Workspace) -> dict[str, Any]:
+    result = await library_call(runtime.rag, "acreate_entity")(request.entity_name, request.entity_data)
+    return _done(f"Entity '{request.entity_name}' created successfully", result)
+
+
+@router.post("/graph/relation/create")
+async def create_relation(request: RelationCreateRequest, runtime: Workspace) -> dict[str, Any]:
+    result = await library_call(runtime.rag, "acreate_relation")(
+        request.source_entity, request.target_entity, request.relation_data
+    )
+    return _done(
+        f"Relation created successfully between '{request.source_entity}' and '{request.target_entity}'",
+        result,
+    )
+
+
+@router.post("/graph/entities/merge")
+async def merge_entities(request: EntityMergeRequest, runtime: Workspace) -> dict[str, Any]:
+    result = await library_call(runtime.rag, "amerge_entities")(
+        source_entities=request.entities_to_change, target_entity=request.entity_to_change_into
+    )
+    return _done(
+        f"Successfully merged {len(request.entities_to_change)} entities "
+        f"into '{request.entity_to_change_into}'",
+        result,
+    )
+
+
+@router.delete("/graph/entity/delete")
+async def delete_entity(request: DeleteEntityRequest, runtime: Workspace) -> dict[str, Any]:
+    result = await library_call(runtime.rag, "adelete_by_entity")(request.entity_name)
+    return _done(f"Entity '{request.entity_name}' deleted", result)
+
+
+@router.delete("/graph/relation/delete")
+async def delete_relation(request: DeleteRelationRequest, runtime: Workspace) -> dict[str, Any]:
+    result = await library_call(runtime.rag, "adelete_by_relation")(
+        request.source_entity, request.target_entity
+    )
+    return _done(f"Relation between '{request.source_entity}' and '{request.target_entity}' deleted", result)

@@ -1,0 +1,66 @@
+"""From files to pending documents: convert, enqueue, and record what could not be read."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+
+from ..errors import InvalidInput
+from ..index.intake import md5_id
+from . import doc_status
+from .convert import convert
+from .runtime import WorkspaceRuntime
+
+log = logging.getLogger(__name__)
+
+
+def new_track_id(prefix: str) -> str:
+    """``prefix_YYYYmmdd_HHMMSS_xxxxxxxx``, upstream's track id format."""
+    return f"{prefix}_{datetime.now():%Y%m%d_%H%M%S}_{uuid.uuid4().hex[:8]}"
+
+
+def failed_id(name: str, data: bytes) -> str:
+    """The id of the failed document recording that file ``name`` could not be read."""
+    return md5_id("doc-", "unreadable\0", name, "\0", hashlib.md5(data).hexdigest())
+
+
+async def ingest_files(runtime: WorkspaceRuntime, files: Sequence[tuple[str, bytes]], track_id: str) -> None:
+    """Convert ``(name, content)`` files, enqueue their text and start processing.
+
+    A file that cannot be converted or enqueued becomes a failed document with
+    the reason. Runs in the background (owned by the workspace's runtime).
+    """
+    job = runtime.job
+    texts: list[tuple[str, str]] = []
+    failures: list[tuple[str, str, str, str]] = []
+    for name, data in files:
+        try:
+            texts.append((name, await asyncio.to_thread(convert, name, data)))
+        except InvalidInput as exc:
+            failures.append((failed_id(name, data), name, track_id, str(exc)))
+    if texts:
+        try:
+            await _enqueue(runtime, texts, track_id)
+        except InvalidInput:  # one bad text: enqueue the rest one by one to find it
+            for name, text in texts:
+                try:
+                    await _enqueue(runtime, [(name, text)], track_id)
+                except InvalidInput as exc:
+                    failures.append((failed_id(name, text.encode()), name, track_id, str(exc)))
+    if failures:
+        await doc_status.record_failed(runtime.rag, failures)
+        for _, name, _, reason in failures:
+            job.say(f"{name}: failed: {reason}")
+    runtime.kick("indexing uploaded files")
+
+
+async def _enqueue(runtime: WorkspaceRuntime, texts: Sequence[tuple[str, str]], track_id: str) -> None:
+    result = await runtime.rag.aenqueue(
+        [t for _, t in texts], file_paths=[n for n, _ in texts], track_id=track_id
+    )
+    for doc_id in result.skipped_ids:
+        runtime.job.say(f"document {doc_id} is already in the workspace (same content); not added again")

@@ -1,0 +1,163 @@
+"""``/query``, ``/query/stream`` (NDJSON) and ``/query/data``."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import AsyncIterator
+from typing import Any, Literal
+
+from fastapi import APIRouter
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, Field, field_validator
+
+from ..query.engine import QueryStream
+from ..query.param import QueryParam
+from ..rag import LightRAG
+from .deps import Workspace
+
+log = logging.getLogger(__name__)
+
+router = APIRouter(tags=["query"])
+
+MAX_QUERY_CHARS = 100_000
+NO_CONTEXT = "No relevant context found for the query."
+NDJSON_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+_PARAM_FIELDS = (
+    "mode",
+    "only_need_context",
+    "only_need_prompt",
+    "response_type",
+    "top_k",
+    "chunk_top_k",
+    "max_entity_tokens",
+    "max_relation_tokens",
+    "max_total_tokens",
+    "hl_keywords",
+    "ll_keywords",
+    "conversation_history",
+    "user_prompt",
+    "enable_rerank",
+    "include_references",
+)
+
+
+class QueryRequest(BaseModel):
+    """Upstream's query body; unset fields take the library's defaults."""
+
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    mode: Literal["local", "global", "hybrid", "naive", "mix", "bypass"] = "mix"
+    only_need_context: bool | None = None
+    only_need_prompt: bool | None = None
+    response_type: str | None = Field(default=None, min_length=1, max_length=200)
+    top_k: int | None = Field(default=None, ge=1)
+    chunk_top_k: int | None = Field(default=None, ge=1)
+    max_entity_tokens: int | None = Field(default=None, ge=1)
+    max_relation_tokens: int | None = Field(default=None, ge=1)
+    max_total_tokens: int | None = Field(default=None, ge=1)
+    hl_keywords: list[str] = Field(default_factory=list)
+    ll_keywords: list[str] = Field(default_factory=list)
+    conversation_history: list[dict[str, Any]] | None = None
+    user_prompt: str | None = None
+    enable_rerank: bool | None = None
+    include_references: bool | None = True
+    include_chunk_content: bool | None = False
+    include_progress: bool | None = False
+    stream: bool | None = None
+
+    @field_validator("query")
+    @classmethod
+    def _not_blank(cls, query: str) -> str:
+        if not query.strip():
+            raise ValueError("query must not be empty or whitespace only")
+        return query.strip()
+
+    def param(self) -> QueryParam:
+        """The library's :class:`QueryParam` (which validates the values further: a 400 if wrong)."""
+        given = {name: getattr(self, name) for name in _PARAM_FIELDS if getattr(self, name) is not None}
+        return QueryParam(**given)
+
+
+def llm_generated(rag: LightRAG, stream: QueryStream) -> bool:
+    """Whether the answer's text comes from the LLM (not a canned reply or the context itself)."""
+    answer = stream.answer
+    if rag.llm_model_func is None or answer.param.only_need_context or answer.param.only_need_prompt:
+        return False
+    return answer.param.mode == "bypass" or not answer.failed
+
+
+def references_of(stream: QueryStream, with_content: bool) -> list[dict[str, Any]]:
+    """The answer's references, with the text of their chunks when asked."""
+    references: list[dict[str, Any]] = [dict(r) for r in stream.references]
+    context = stream.answer.context
+    if with_content and context is not None:
+        texts: dict[str, list[str]] = {}
+        for chunk, ref_id in zip(context.chunks, context.chunk_reference_ids, strict=False):
+            texts.setdefault(ref_id, []).append(chunk.content)
+        for reference in references:
+            if reference["reference_id"] in texts:
+                reference["content"] = texts[reference["reference_id"]]
+    return references
+
+
+@router.post("/query")
+async def query(request: QueryRequest, runtime: Workspace) -> dict[str, Any]:
+    """Answer a question from the workspace's knowledge."""
+    started = time.perf_counter()
+    stream = await runtime.rag.aquery_stream(request.query, request.param())
+    text = "".join([piece async for piece in stream])
+    generated = llm_generated(runtime.rag, stream) and bool(text)
+    return {
+        "response": text or NO_CONTEXT,
+        "references": references_of(stream, bool(request.include_chunk_content))
+        if request.include_references
+        else None,
+        "response_time": round(time.perf_counter() - started, 3),
+        "llm_generated": generated,
+    }
+
+
+def _line(payload: dict[str, Any]) -> str:
+    return json.dumps(payload, ensure_ascii=False) + "\n"
+
+
+@router.post("/query/stream")
+async def query_stream(request: QueryRequest, runtime: Workspace) -> StreamingResponse:
+    """The answer as NDJSON lines: ``{"references": [...]}`` first, then ``{"response": piece}``."""
+    started = time.perf_counter()
+    stream = await runtime.rag.aquery_stream(request.query, request.param())
+    references = references_of(stream, bool(request.include_chunk_content))
+    whole = request.stream is False
+
+    async def lines() -> AsyncIterator[str]:
+        if whole:
+            text = "".join([piece async for piece in stream])
+            complete: dict[str, Any] = {
+                "response": text or NO_CONTEXT,
+                "llm_generated": llm_generated(runtime.rag, stream) and bool(text),
+            }
+            if request.include_references:
+                complete["references"] = references
+            yield _line(complete)
+        else:
+            if request.include_references:
+                yield _line({"references": references})
+            try:
+                async for piece in stream:
+                    if piece:
+                        yield _line({"response": piece})
+            except Exception as exc:  # the status line is sent: report in the stream, as upstream
+                log.exception("streaming an answer failed")
+                yield _line({"error": f"{type(exc).__name__}: {exc}"})
+        if request.include_progress:
+            yield _line({"response_time": round(time.perf_counter() - started, 3)})
+
+    return StreamingResponse(lines(), media_type="application/x-ndjson", headers=NDJSON_HEADERS)
+
+
+@router.post("/query/data")
+async def query_data(request: QueryRequest, runtime: Workspace) -> dict[str, Any]:
+    """The entities, relationships, chunks and references retrieved for a question; no answer."""
+    return await runtime.rag.aquery_data(request.query, request.param())

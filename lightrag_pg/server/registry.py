@@ -1,0 +1,146 @@
+"""The workspaces a server process serves, opened on first use and kept, up to a bound.
+
+Each workspace has its own :class:`~lightrag_pg.LightRAG` and therefore its
+own small connection pool (``workspace_pool_size`` connections; every
+connection of a pool has the workspace first on its ``search_path``). At most
+``max_workspaces`` are open; opening one more closes the least recently used
+idle one, and when none is idle the request gets a 503. Opening a workspace
+(or failing to) happens in its own task, so a slow or broken workspace never
+holds up requests for another.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+
+import asyncpg
+
+from ..db.identifiers import validate_workspace
+from ..db.translate import translated
+from ..db.workspace import list_workspaces, read_info
+from ..errors import LightRAGError, WorkspaceNotFound
+from ..rag import LightRAG
+from .files import InputFolder
+from .runtime import WorkspaceRuntime
+from .settings import ServerSettings
+
+log = logging.getLogger(__name__)
+
+RagFactory = Callable[[str, str], LightRAG]
+"""Builds the (uninitialized) LightRAG of a workspace: ``factory(dsn, workspace)``."""
+
+
+class ServerBusy(LightRAGError):
+    """Every open workspace is busy and the bound on open workspaces is reached."""
+
+
+class WorkspaceRegistry:
+    """Open workspaces by name; see the module docstring."""
+
+    def __init__(self, settings: ServerSettings, dsn: str, factory: RagFactory) -> None:
+        self.settings = settings
+        self.dsn = dsn
+        self.factory = factory
+        self._open: OrderedDict[str, WorkspaceRuntime] = OrderedDict()
+        self._opening: dict[str, asyncio.Task[WorkspaceRuntime]] = {}
+        self._admin: asyncpg.Pool | None = None
+
+    async def start(self) -> None:
+        """Connect, and open (creating it if needed) the default workspace."""
+        async with translated():
+            self._admin = await asyncpg.create_pool(self.dsn, min_size=0, max_size=2)
+        await self.get(self.settings.default_workspace)
+
+    @property
+    def admin(self) -> asyncpg.Pool:
+        if self._admin is None:
+            raise LightRAGError("the workspace registry is not started")
+        return self._admin
+
+    def opened(self) -> list[WorkspaceRuntime]:
+        return list(self._open.values())
+
+    async def names(self) -> list[str]:
+        """Every workspace in the database."""
+        async with translated(), self.admin.acquire() as conn:
+            return await list_workspaces(conn)
+
+    async def database_reachable(self, timeout: float = 5.0) -> bool:
+        try:
+            async with translated(), self.admin.acquire(timeout=timeout) as conn:
+                await conn.fetchval("SELECT 1", timeout=timeout)
+        except (LightRAGError, OSError, asyncio.TimeoutError):
+            return False
+        return True
+
+    @asynccontextmanager
+    async def use(self, name: str) -> AsyncIterator[WorkspaceRuntime]:
+        """``async with registry.use(name) as runtime:`` the workspace, not closed while in use."""
+        runtime = await self.get(name)
+        runtime.users += 1
+        try:
+            yield runtime
+        finally:
+            runtime.users -= 1
+
+    async def get(self, name: str) -> WorkspaceRuntime:
+        """The open workspace ``name``, opening it if needed.
+
+        :class:`WorkspaceNotFound` if it does not exist and creation is not
+        allowed (the default workspace is always created).
+        """
+        name = validate_workspace(name)
+        runtime = self._open.get(name)
+        if runtime is not None:
+            self._open.move_to_end(name)
+            return runtime
+        task = self._opening.get(name)
+        if task is None:
+            task = asyncio.create_task(self._open_workspace(name), name=f"open:{name}")
+            self._opening[name] = task
+            task.add_done_callback(lambda _: self._opening.pop(name, None))
+        return await asyncio.shield(task)
+
+    async def _open_workspace(self, name: str) -> WorkspaceRuntime:
+        if name != self.settings.default_workspace and not self.settings.allow_create:
+            async with translated(), self.admin.acquire() as conn:
+                if await read_info(conn, name) is None:
+                    raise WorkspaceNotFound(
+                        f"workspace {name!r} does not exist (the server was started without --allow-create)"
+                    )
+        await self._make_room()
+        rag = self.factory(self.dsn, name)
+        await rag.initialize()
+        runtime = WorkspaceRuntime(rag, InputFolder(self.settings.input_dir, name))
+        self._open[name] = runtime
+        runtime.kick("resuming unfinished documents")
+        log.info("workspace %s opened", name)
+        return runtime
+
+    async def _make_room(self) -> None:
+        while len(self._open) + len(self._opening) > self.settings.max_workspaces:
+            victim = next((r for r in self._open.values() if r.idle), None)
+            if victim is None:
+                raise ServerBusy(
+                    f"{len(self._open)} workspaces are open and busy (the server's limit is "
+                    f"{self.settings.max_workspaces}); retry later"
+                )
+            del self._open[victim.name]
+            log.info("closing idle workspace %s", victim.name)
+            await victim.close(self.settings.shutdown_grace_seconds)
+
+    async def close(self) -> None:
+        """Close every workspace (unfinished documents are resumed at the next start)."""
+        for task in list(self._opening.values()):
+            task.cancel()
+        runtimes, self._open = list(self._open.values()), OrderedDict()
+        await asyncio.gather(
+            *(r.close(self.settings.shutdown_grace_seconds) for r in runtimes), return_exceptions=True
+        )
+        if self._admin is not None:
+            await self._admin.close()
+            self._admin = None

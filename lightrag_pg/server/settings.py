@@ -1,0 +1,143 @@
+"""The server's own settings: network, workspaces, uploads and authentication."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..db.identifiers import validate_workspace
+from ..errors import ConfigurationError
+
+DEFAULT_PORT = 9621
+LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+KIB = 1024
+MIB = 1024 * KIB
+
+
+@dataclass(frozen=True, slots=True)
+class Accounts:
+    """``user:password`` pairs allowed to log in (``AUTH_ACCOUNTS``); empty means no login."""
+
+    passwords: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, text: str) -> Accounts:
+        """Parse ``"alice:secret,bob:other"``; a malformed entry is a :class:`ConfigurationError`."""
+        passwords: dict[str, str] = {}
+        for entry in filter(None, (e.strip() for e in text.split(","))):
+            user, sep, password = entry.partition(":")
+            if not sep or not user.strip() or not password:
+                raise ConfigurationError(
+                    "AUTH_ACCOUNTS must be comma-separated user:password pairs "
+                    f"(an entry without user or password: {user.strip() or '?'}:***)"
+                )
+            passwords[user.strip()] = password
+        return cls(passwords)
+
+    def __bool__(self) -> bool:
+        return bool(self.passwords)
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSettings:
+    """Everything ``lightrag-pg serve`` is configured with (flags, else the environment)."""
+
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    dsn: str | None = None
+    default_workspace: str = "default"
+    allow_create: bool = False
+    api_key: str | None = None
+    cors_origins: tuple[str, ...] = ()
+    input_dir: Path = Path("inputs")
+    max_upload_bytes: int = 100 * MIB
+    max_pending_uploads: int = 64
+    max_workspaces: int = 16
+    workspace_pool_size: int = 4
+    accounts: Accounts = field(default_factory=Accounts)
+    token_secret: str | None = None
+    token_expire_hours: float = 48.0
+    guest_token_expire_hours: float = 24.0
+    login_max_failures: int = 5
+    login_window_seconds: float = 300.0
+    whitelist_paths: tuple[str, ...] = ("/health",)
+    ollama_model: str = "lightrag:latest"
+    shutdown_grace_seconds: float = 10.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "default_workspace", validate_workspace(self.default_workspace))
+        object.__setattr__(self, "input_dir", Path(self.input_dir))
+        if not 0 < self.port < 65536:
+            raise ConfigurationError(f"port must be in 1..65535, got {self.port}")
+        for name in ("max_upload_bytes", "max_pending_uploads", "max_workspaces", "workspace_pool_size"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value <= 0:
+                raise ConfigurationError(f"{name} must be a positive integer, got {value!r}")
+        if self.accounts and not self.token_secret:
+            raise ConfigurationError("TOKEN_SECRET must be set when AUTH_ACCOUNTS is configured")
+
+    @property
+    def exposed(self) -> bool:
+        """Whether the server listens beyond this machine."""
+        return self.host not in LOCAL_HOSTS
+
+    @property
+    def unprotected(self) -> bool:
+        """Whether anyone who can reach the server may use it (no API key, no accounts)."""
+        return not self.api_key and not self.accounts
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> ServerSettings:
+        """Settings from the environment (upstream's variable names), then ``overrides`` (flags).
+
+        Overrides that are ``None`` are ignored, so unset flags fall back to the environment.
+        """
+        env = os.environ if env is None else env
+        values: dict[str, object] = {}
+
+        def text(name: str) -> str | None:
+            value = env.get(name, "").strip()
+            return value or None
+
+        def number(name: str, kind: type) -> object:
+            raw = text(name)
+            if raw is None:
+                return None
+            try:
+                return kind(raw)
+            except ValueError:
+                raise ConfigurationError(f"${name} must be a number, got {raw!r}") from None
+
+        values["host"] = text("HOST")
+        values["port"] = number("PORT", int)
+        values["dsn"] = text("LIGHTRAG_PG_DSN")
+        values["default_workspace"] = text("WORKSPACE")
+        values["api_key"] = text("LIGHTRAG_API_KEY")
+        values["input_dir"] = text("INPUT_DIR")
+        values["max_upload_bytes"] = number("MAX_UPLOAD_SIZE", int)
+        values["token_secret"] = text("TOKEN_SECRET")
+        values["token_expire_hours"] = number("TOKEN_EXPIRE_HOURS", float)
+        values["ollama_model"] = _ollama_model(
+            text("OLLAMA_EMULATING_MODEL_NAME"), text("OLLAMA_EMULATING_MODEL_TAG")
+        )
+        cors = text("CORS_ORIGINS")
+        values["cors_origins"] = _split(cors) if cors else None
+        whitelist = text("WHITELIST_PATHS")
+        values["whitelist_paths"] = _split(whitelist) if whitelist else None
+        accounts = text("AUTH_ACCOUNTS")
+        values["accounts"] = Accounts.parse(accounts) if accounts else None
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**{k: v for k, v in values.items() if v is not None})  # type: ignore[arg-type]
+
+
+def _split(text: str) -> tuple[str, ...]:
+    return tuple(item.strip() for item in text.split(",") if item.strip())
+
+
+def _ollama_model(name: str | None, tag: str | None) -> str | None:
+    if name is None and tag is None:
+        return None
+    return f"{name or 'lightrag'}:{tag or 'latest'}"

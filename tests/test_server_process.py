@@ -1,0 +1,155 @@
+"""The server as a real process (``lightrag-pg serve`` under uvicorn), and shutdown with work in flight."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import httpx
+
+from lightrag_pg.db.workspace import drop_workspace
+from lightrag_pg.server import ServerSettings
+from lightrag_pg.testing import scripted_llm
+
+from .fake_openai import FakeOpenAI
+from .server_support import TEXT, scripted_factory, serving
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_until_up(url: str, process: subprocess.Popen[str], timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"the server exited: {process.communicate()}")
+        try:
+            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+    raise AssertionError("the server did not come up")
+
+
+async def test_lightrag_pg_serve_in_a_real_process(
+    dsn: str, workspace_name: str, tmp_path: Path, llm_server: FakeOpenAI, conn: asyncpg.Connection
+) -> None:
+    port = free_port()
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        "OPENAI_BASE_URL": llm_server.base_url,
+        "OPENAI_API_KEY": "test",
+        "LLM_MODEL": "fake-model",
+        "EMBEDDING_MODEL": "fake-embedding",
+        "EMBEDDING_DIM": "64",
+        "LIGHTRAG_API_KEY": "process-key",
+    }
+    command = [sys.executable, "-m", "lightrag_pg", "serve", "--dsn", dsn, "--workspace", workspace_name]
+    command += ["--port", str(port), "--input-dir", str(tmp_path)]
+    process = subprocess.Popen(command, env=env, cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        await asyncio.to_thread(wait_until_up, url, process)
+        key = {"X-API-Key": "process-key"}
+        async with httpx.AsyncClient(base_url=url, headers=key, timeout=30) as client:
+            wrong_key = await client.get("/documents/status_counts", headers={"X-API-Key": "x"})
+            assert wrong_key.status_code == 403
+            files = {"file": ("notes.md", TEXT.encode())}
+            track = (await client.post("/documents/upload", files=files)).json()["track_id"]
+            for _ in range(300):
+                docs = (await client.get(f"/documents/track_status/{track}")).json()["documents"]
+                if docs and docs[0]["status"] in ("processed", "failed"):
+                    break
+                await asyncio.sleep(0.1)
+            assert docs[0]["status"] == "processed", docs
+            answer = (await client.post("/query", json={"query": "Where did Alice found Acme?"})).json()
+            assert answer["response"].startswith("Scripted answer")
+            question = {"query": "Who founded Acme?"}
+            async with client.stream("POST", "/query/stream", json=question) as response:
+                lines = [line async for line in response.aiter_lines() if line]
+            assert lines[0].startswith('{"references"') and len(lines) > 1
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, stderr = await asyncio.to_thread(process.communicate, timeout=60)
+    assert process.returncode == 0, stderr
+    assert f"serving http://127.0.0.1:{port}" in stderr and "stopped;" in stderr
+    await drop_workspace(conn, workspace_name)
+
+
+async def test_shutdown_leaves_work_pending_and_the_next_start_resumes_it(
+    dsn: str, workspace_name: str, tmp_path: Path, conn: asyncpg.Connection
+) -> None:
+    release = asyncio.Event()
+
+    async def slow_llm(prompt: str, system_prompt: str | None = None, **kwargs: Any) -> str:
+        await release.wait()
+        return await scripted_llm(prompt, system_prompt, **kwargs)
+
+    settings = ServerSettings(
+        dsn=dsn, default_workspace=workspace_name, input_dir=tmp_path, shutdown_grace_seconds=0.5
+    )
+    async with serving(settings, scripted_factory(slow_llm)) as server:
+        track = (await server.client.post("/documents/text", json={"text": TEXT})).json()["track_id"]
+        for _ in range(100):
+            (doc,) = (await server.client.get(f"/documents/track_status/{track}")).json()["documents"]
+            if doc["status"] == "processing":
+                break
+            await asyncio.sleep(0.02)
+        assert (await server.client.get("/documents/pipeline_status")).json()["busy"] is True
+    left = await conn.fetchval(f'SELECT status FROM "{workspace_name}".doc_status')
+    assert left in ("pending", "processing")
+
+    async with serving(settings) as server:
+        (doc,) = (await server.track(track))["documents"]
+        assert doc["status"] == "processed"
+        assert "resuming" in (await server.client.get("/documents/pipeline_status")).json()["job_name"]
+    await drop_workspace(conn, workspace_name)
+
+
+async def test_cancel_pipeline_stops_indexing_and_reprocess_resumes_it(
+    dsn: str, workspace_name: str, tmp_path: Path, conn: asyncpg.Connection
+) -> None:
+    release = asyncio.Event()
+
+    async def gated_llm(prompt: str, system_prompt: str | None = None, **kwargs: Any) -> str:
+        await release.wait()
+        return await scripted_llm(prompt, system_prompt, **kwargs)
+
+    settings = ServerSettings(dsn=dsn, default_workspace=workspace_name, input_dir=tmp_path)
+    async with serving(settings, scripted_factory(gated_llm)) as server:
+        track = (await server.client.post("/documents/text", json={"text": TEXT})).json()["track_id"]
+        for _ in range(100):
+            if (await server.client.get("/documents/pipeline_status")).json()["busy"]:
+                break
+            await asyncio.sleep(0.02)
+        cancelled = (await server.client.post("/documents/cancel_pipeline")).json()
+        assert cancelled["status"] == "cancellation_requested"
+        for _ in range(100):
+            status = (await server.client.get("/documents/pipeline_status")).json()
+            if not status["busy"]:
+                break
+            await asyncio.sleep(0.02)
+        assert "cancelled" in status["latest_message"]
+        (doc,) = (await server.client.get(f"/documents/track_status/{track}")).json()["documents"]
+        assert doc["status"] in ("pending", "processing")
+        release.set()
+        retried = await server.client.post("/documents/reprocess_failed")
+        assert retried.json()["status"] == "reprocessing_started"
+        (doc,) = (await server.track(track))["documents"]
+        assert doc["status"] == "processed"
+    await drop_workspace(conn, workspace_name)

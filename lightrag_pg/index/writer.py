@@ -113,19 +113,19 @@ class GraphWriter:
         names = sorted(by_name)
         for i in range(0, len(names), BATCH):
             batch = {n: by_name[n] for n in names[i : i + BATCH]}
-            stats.entities += await self._until_done(
+            stats.entities += await self.until_done(
                 self._entity_round, self._locked_entity_round, doc_id, batch, stats, due
             )
         pairs = sorted(by_pair)
         for i in range(0, len(pairs), BATCH):
             batch_r = {p: by_pair[p] for p in pairs[i : i + BATCH]}
-            stats.relations += await self._until_done(
+            stats.relations += await self.until_done(
                 self._relation_round, self._locked_relation_round, doc_id, batch_r, stats, due
             )
-        await self._refresh(doc_id, due)
+        await self.refresh(doc_id, due)
         return stats
 
-    async def _until_done(
+    async def until_done(
         self,
         optimistic: Round[K, V],
         locked: Round[K, V],
@@ -134,6 +134,11 @@ class GraphWriter:
         stats: MergeStats,
         due: Due,
     ) -> int:
+        """Run ``optimistic`` rounds, then ``locked`` ones, until every key of ``pending``
+        is done (a round returns the keys it finished); return how many were done.
+
+        A round rolled back by a deadlock or serialization failure finishes nothing.
+        """
         written = 0
         for attempt in range(OPTIMISTIC_ROUNDS + LOCKED_ROUNDS):
             if not pending:
@@ -154,7 +159,7 @@ class GraphWriter:
             )
         return written
 
-    def _vector_text(self, text: str) -> str:
+    def vector_text(self, text: str) -> str:
         """``text`` cut to what the embedding model reads (its ``max_token_size``), so a
         description that only grows past that point does not need a new vector."""
         limit = self.embed.max_token_size
@@ -165,25 +170,25 @@ class GraphWriter:
     def _entity_due(self, state: MergeState[EntityRow]) -> bool:
         row = state.row
         return row is not None and (
-            self._vector_text(entity_vector_text(row)) != state.vector_content
+            self.vector_text(entity_vector_text(row)) != state.vector_content
             or self.summarizer.needs_llm(split_description(row.description))
         )
 
     def _relation_due(self, state: MergeState[RelationRow]) -> bool:
         row = state.row
         return row is not None and (
-            self._vector_text(relation_vector_text(row)) != state.vector_content
+            self.vector_text(relation_vector_text(row)) != state.vector_content
             or self.summarizer.needs_llm(split_description(row.description))
         )
 
-    async def _changed_vectors(
+    async def changed_vectors(
         self, texts: list[str], stored: list[str | None]
     ) -> tuple[list[int], np.ndarray]:
         """Indexes of the texts whose vector must be (re)computed, and those vectors."""
         changed = [i for i, (t, old) in enumerate(zip(texts, stored, strict=True)) if t != old]
         return changed, await self.embed([texts[i] for i in changed])
 
-    async def _describe_all(
+    async def describe_all(
         self, kind: Literal["entity", "relation"], labels: list[str], fragments: list[list[str]]
     ) -> list[str]:
         pairs = zip(labels, fragments, strict=True)
@@ -240,13 +245,11 @@ class GraphWriter:
         due.entities |= {n for n in already if self._entity_due(current[n])}
         if not merged:
             return already
-        descriptions = await self._describe_all("entity", [r.name for r in merged], fragments)
+        descriptions = await self.describe_all("entity", [r.name for r in merged], fragments)
         for row, description in zip(merged, descriptions, strict=True):
             row.description = description
-        texts = [self._vector_text(entity_vector_text(r)) for r in merged]
-        changed, vectors = await self._changed_vectors(
-            texts, [current[r.name].vector_content for r in merged]
-        )
+        texts = [self.vector_text(entity_vector_text(r)) for r in merged]
+        changed, vectors = await self.changed_vectors(texts, [current[r.name].vector_content for r in merged])
         async with unit_of_work(self.pool) as uow:
             written = await self._write_entities(uow, merged, texts, changed, vectors)
             await uow.graph.add_entity_fragments([f for n in sorted(written) for f in pending[n]])
@@ -332,14 +335,14 @@ class GraphWriter:
         due.relations |= {p for p in already if self._relation_due(current[p])}
         if not merged:
             return already
-        descriptions = await self._describe_all("relation", [f"{r.src} - {r.tgt}" for r in merged], fragments)
+        descriptions = await self.describe_all("relation", [f"{r.src} - {r.tgt}" for r in merged], fragments)
         for row, description in zip(merged, descriptions, strict=True):
             row.description = description
         new_entities = self._describe_endpoints(merged, endpoints)
-        texts = [self._vector_text(relation_vector_text(r)) for r in merged]
-        texts += [self._vector_text(entity_vector_text(e)) for e in new_entities]
+        texts = [self.vector_text(relation_vector_text(r)) for r in merged]
+        texts += [self.vector_text(entity_vector_text(e)) for e in new_entities]
         old_texts = [current[r.pair].vector_content for r in merged] + [None] * len(new_entities)
-        changed, vectors = await self._changed_vectors(texts, old_texts)
+        changed, vectors = await self.changed_vectors(texts, old_texts)
         n = len(merged)
         async with unit_of_work(self.pool) as uow:
             created = await uow.graph.ensure_entities(new_entities)
@@ -388,8 +391,9 @@ class GraphWriter:
 
     # ------------------------------------------------------------------- refresh
 
-    async def _refresh(self, doc_id: str, due: Due) -> None:
-        """Summaries and vectors for the due rows, in one optimistic round per batch."""
+    async def refresh(self, doc_id: str, due: Due) -> None:
+        """Summaries and vectors for the due rows, in one optimistic round per batch
+        (``doc_id`` only tells which document's links the reads report)."""
         names = sorted(due.entities)
         for i in range(0, len(names), BATCH):
             await self._refresh_entities(doc_id, names[i : i + BATCH])
@@ -403,13 +407,13 @@ class GraphWriter:
         rows = [state.row for state in current.values() if state.row is not None and self._entity_due(state)]
         if not rows:
             return
-        descriptions = await self._describe_all(
+        descriptions = await self.describe_all(
             "entity", [r.name for r in rows], [split_description(r.description) for r in rows]
         )
         for row, description in zip(rows, descriptions, strict=True):
             row.description = description
-        texts = [self._vector_text(entity_vector_text(r)) for r in rows]
-        changed, vectors = await self._changed_vectors(texts, [current[r.name].vector_content for r in rows])
+        texts = [self.vector_text(entity_vector_text(r)) for r in rows]
+        changed, vectors = await self.changed_vectors(texts, [current[r.name].vector_content for r in rows])
         async with unit_of_work(self.pool) as uow:
             await self._write_entities(uow, rows, texts, changed, vectors)
 
@@ -421,13 +425,13 @@ class GraphWriter:
         ]
         if not rows:
             return
-        descriptions = await self._describe_all(
+        descriptions = await self.describe_all(
             "relation", [f"{r.src} - {r.tgt}" for r in rows], [split_description(r.description) for r in rows]
         )
         for row, description in zip(rows, descriptions, strict=True):
             row.description = description
-        texts = [self._vector_text(relation_vector_text(r)) for r in rows]
-        changed, vectors = await self._changed_vectors(texts, [current[r.pair].vector_content for r in rows])
+        texts = [self.vector_text(relation_vector_text(r)) for r in rows]
+        changed, vectors = await self.changed_vectors(texts, [current[r.pair].vector_content for r in rows])
         async with unit_of_work(self.pool) as uow:
             written = await uow.graph.upsert_relations_if_unchanged(rows)
             keep = [k for k, i in enumerate(changed) if rows[i].pair in written]

@@ -39,7 +39,8 @@ ORDER BY r.src, r.tgt;
 
 -- name: upsert_entities_if_unchanged
 -- Optimistic merge write: each row carries the version it was computed from;
--- a row is written only if nobody changed it since (0 means "did not exist").
+-- a row is written only if nobody changed it since (0 means "did not exist"); a row
+-- read at version > 0 that was deleted since is not created again.
 -- Returns the names written; the others must be merged again.
 INSERT INTO entities AS e (name, entity_type, description, source_ids, file_paths, version)
 SELECT u.name, u.entity_type, u.description,
@@ -48,6 +49,7 @@ SELECT u.name, u.entity_type, u.description,
        u.version + 1
 FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::jsonb[], $6::int[])
     AS u(name, entity_type, description, source_ids, file_paths, version)
+WHERE u.version = 0 OR EXISTS (SELECT 1 FROM entities x WHERE x.name = u.name)
 ORDER BY u.name COLLATE "C"
 ON CONFLICT (name) DO UPDATE SET
     entity_type = EXCLUDED.entity_type,
@@ -82,6 +84,7 @@ SELECT u.src, u.tgt, u.keywords, u.description, u.weight,
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::float8[], $6::jsonb[], $7::jsonb[],
              $8::int[])
     AS u(src, tgt, keywords, description, weight, source_ids, file_paths, version)
+WHERE u.version = 0 OR EXISTS (SELECT 1 FROM relations x WHERE x.src = u.src AND x.tgt = u.tgt)
 ORDER BY u.src COLLATE "C", u.tgt COLLATE "C"
 ON CONFLICT (src, tgt) DO UPDATE SET
     keywords = EXCLUDED.keywords,

@@ -49,6 +49,19 @@ class InvalidInput(LightRAGError, ValueError):
     """A caller passed a document, id or parameter that cannot be processed."""
 
 
+class DocumentNotFound(InvalidInput):
+    """Documents named by id or file path are not in the workspace; nothing was changed."""
+
+
+class DocumentBusy(LightRAGError):
+    """Another process is indexing documents that were to be deleted or replaced; nothing was changed."""
+
+
+class ProvenanceMissing(LightRAGError):
+    """Documents cannot be deleted exactly: rows they touch hold contributions merged
+    before fragments were recorded (workspaces indexed before migration 0006)."""
+
+
 class StorageError(LightRAGError):
     """The database refused or failed an operation."""
 

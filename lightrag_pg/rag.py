@@ -22,8 +22,9 @@ from .db.pool import create_pool
 from .db.translate import translated
 from .db.workspace import WorkspaceInfo, create_workspace, drop_workspace, list_workspaces
 from .defaults import choose_extractor, default_embedding, default_llm
-from .errors import LightRAGError
+from .errors import InvalidInput, LightRAGError
 from .export import ExportResult, export_workspace
+from .index.deletion import DeletionResult, DocumentDeleter
 from .index.extract import Extractor, LLMExtractor, NLPExtractor
 from .index.intake import SkippedDuplicate, prepare_batch
 from .index.locks import DocumentLocks
@@ -40,6 +41,7 @@ from .query.engine import QueryEngine, QueryStream, RerankFunc
 from .query.param import QueryParam
 from .store.cache import PoolCache
 from .store.pipeline_state import PipelineStateStore
+from .store.rows import DocumentRow
 from .store.subgraph import KnowledgeGraph, SubgraphStore
 from .store.uow import Stores, session, unit_of_work
 from .types import DocStatus
@@ -51,9 +53,11 @@ T = TypeVar("T")
 class InsertResult:
     """What an insert did: the ids it added, those it skipped, and the run's counters.
 
-    ``skipped_ids`` were already in the workspace; ``duplicates`` are texts of
-    this call whose content equals an earlier text of the same call, with the
-    document they duplicate.
+    ``skipped_ids`` were already in the workspace (with this content, or
+    without ``replace``); ``replaced_ids`` were in the workspace with other
+    content and were replaced; ``duplicates`` are texts of this call whose
+    content equals an earlier text of the same call, with the document they
+    duplicate.
     """
 
     track_id: str
@@ -61,6 +65,7 @@ class InsertResult:
     skipped_ids: list[str]
     progress: Progress
     duplicates: list[SkippedDuplicate] = field(default_factory=list)
+    replaced_ids: list[str] = field(default_factory=list)
 
 
 def new_track_id() -> str:
@@ -114,6 +119,7 @@ class LightRAG:
         self._llm: CachedLLM | None = None
         self._embed: EmbeddingFunc | None = None
         self._pipeline_instance: Pipeline | None = None
+        self._deleter_instance: DocumentDeleter | None = None
         self._engine_instance: QueryEngine | None = None
         self.rerank_model_func = rerank_model_func
         self.tokenizer = get_tokenizer(self.settings.tokenizer_name)
@@ -193,6 +199,14 @@ class LightRAG:
             )
         return self._pipeline_instance
 
+    def _deleter(self) -> DocumentDeleter:
+        if self._deleter_instance is None:
+            pipeline = self._pipeline()
+            self._deleter_instance = DocumentDeleter(
+                self.pool, pipeline.writer, pipeline.locks, self.settings
+            )
+        return self._deleter_instance
+
     async def ainsert(
         self,
         texts: str | Sequence[str],
@@ -200,17 +214,75 @@ class LightRAG:
         file_paths: str | Sequence[str] | None = None,
         *,
         progress: ProgressCallback = ignore_progress,
+        replace: bool = False,
     ) -> InsertResult:
         """Insert documents and process them (and any left unfinished by an earlier run).
 
-        Documents already in the workspace are not inserted again. When this
-        returns, each of the given documents is ``processed`` or ``failed``
-        (with its error message in ``doc_status``); documents another process
-        is working on are waited for.
+        Documents already in the workspace are not inserted again. With
+        ``replace=True``, a document whose id is in the workspace with other
+        content is replaced: in one transaction its old contributions are
+        removed (as :meth:`adelete_by_doc_id` does, keeping the cached
+        extraction answers so unchanged chunks cost no LLM call) and the new
+        version is stored as pending; it is then processed like a new
+        document. Same content stays a no-op. A document another process is
+        indexing cannot be replaced (:class:`~lightrag_pg.errors.DocumentBusy`).
+        When this returns, each of the given documents is ``processed`` or
+        ``failed`` (with its error message in ``doc_status``); documents
+        another process is working on are waited for.
         """
-        queued = await self.aenqueue(texts, ids, file_paths)
-        state = await self._pipeline().process(progress, wait_for={*queued.new_ids, *queued.skipped_ids})
+        queued = await self.aenqueue(texts, ids, file_paths, replace=replace)
+        state = await self._pipeline().process(
+            progress, wait_for={*queued.new_ids, *queued.skipped_ids, *queued.replaced_ids}
+        )
         return dataclasses.replace(queued, progress=state)
+
+    async def _replace_changed(self, docs: list[DocumentRow]) -> list[str]:
+        async with session(self.pool) as s:
+            stored = {d.id: d.content for d in await s.docs.get([d.id for d in docs])}
+        changed = [d for d in docs if d.id in stored and stored[d.id] != d.content]
+        if changed:
+            await self._deleter().delete([d.id for d in changed], keep_cache=True, replacements=changed)
+        return sorted(d.id for d in changed)
+
+    async def adelete_by_doc_id(
+        self, doc_ids: str | Sequence[str], *, keep_cache: bool = False, wait: float = 0.0
+    ) -> DeletionResult:
+        """Delete documents by id, in one transaction, as if they had never been inserted.
+
+        Their status, chunks, chunk vectors, graph links, fragments and (unless
+        ``keep_cache``) their chunks' cached extraction answers go; every
+        entity and relation they contributed to is rebuilt once from what the
+        other documents said (re-embedded only if its text changed) or deleted
+        when nothing remains. Unknown ids raise
+        :class:`~lightrag_pg.errors.DocumentNotFound` and change nothing. A
+        document another process is indexing is waited for up to ``wait``
+        seconds, then refused with :class:`~lightrag_pg.errors.DocumentBusy`.
+        Workspaces indexed before provenance was recorded (migration 0006)
+        refuse with :class:`~lightrag_pg.errors.ProvenanceMissing` when a
+        touched row holds such older contributions.
+        """
+        ids = [doc_ids] if isinstance(doc_ids, str) else list(doc_ids)
+        if not ids:
+            raise InvalidInput("no document ids given")
+        deleter = self._deleter()
+        found = await deleter.resolve(ids=ids)
+        return await deleter.delete(found, keep_cache=keep_cache, wait=wait)
+
+    async def adelete_by_file_path(
+        self, file_paths: str | Sequence[str], *, keep_cache: bool = False, wait: float = 0.0
+    ) -> DeletionResult:
+        """Delete every document stored with one of ``file_paths``; as :meth:`adelete_by_doc_id`
+        (a path that matches no document raises :class:`~lightrag_pg.errors.DocumentNotFound`)."""
+        paths = [file_paths] if isinstance(file_paths, str) else list(file_paths)
+        if not paths:
+            raise InvalidInput("no file paths given")
+        deleter = self._deleter()
+        found = await deleter.resolve(file_paths=paths)
+        return await deleter.delete(found, keep_cache=keep_cache, wait=wait)
+
+    def delete_by_doc_id(self, doc_ids: str | Sequence[str], *, keep_cache: bool = False) -> DeletionResult:
+        """Synchronous :meth:`adelete_by_doc_id`."""
+        return _run_sync(self, self.adelete_by_doc_id(doc_ids, keep_cache=keep_cache))
 
     def insert(
         self,
@@ -257,6 +329,7 @@ class LightRAG:
             if self._pipeline_instance is not None:
                 await self._pipeline_instance.close()
             self._pipeline_instance = None
+            self._deleter_instance = None
             self._engine_instance = None
             self._llm = None
             self._embed = None
@@ -403,21 +476,27 @@ class LightRAG:
         file_paths: str | Sequence[str] | None = None,
         *,
         track_id: str | None = None,
+        replace: bool = False,
     ) -> InsertResult:
         """Store documents as pending without processing them; :meth:`aprocess_pending` does.
 
-        Validation is :meth:`ainsert`'s: bad input raises before anything is written.
+        Validation and ``replace`` are :meth:`ainsert`'s: bad input raises before
+        anything is written.
         """
         track_id = track_id or new_track_id()
         intake = prepare_batch(
             texts, ids, file_paths, track_id=track_id, max_bytes=self.settings.max_document_bytes
         )
-        new_ids = await self._pipeline().enqueue(intake.documents)
+        docs = intake.documents
+        new_ids = await self._pipeline().enqueue(docs)
         added = set(new_ids)
+        known = [d for d in docs if d.id not in added]
+        replaced = await self._replace_changed(known) if replace and known else []
         return InsertResult(
             track_id=track_id,
             new_ids=new_ids,
-            skipped_ids=[d.id for d in intake.documents if d.id not in added],
+            skipped_ids=[d.id for d in known if d.id not in set(replaced)],
             progress=Progress(),
             duplicates=intake.duplicates,
+            replaced_ids=replaced,
         )

@@ -142,7 +142,7 @@ async def test_rows_written_in_the_last_allowed_round_are_done() -> None:
 
     last = OPTIMISTIC_ROUNDS + LOCKED_ROUNDS
     stats = MergeStats()
-    written = await bare_writer()._until_done(
+    written = await bare_writer().until_done(
         round_fn("optimistic", last), round_fn("locked", last), "doc", {"A": 1, "B": 2}, stats, Due()
     )
     assert written == 2 and stats.rounds == last and stats.locked_rounds == LOCKED_ROUNDS
@@ -150,6 +150,6 @@ async def test_rows_written_in_the_last_allowed_round_are_done() -> None:
 
     rounds.clear()
     with pytest.raises(ConcurrentUpdate, match="2 rows kept changing"):
-        await bare_writer()._until_done(
+        await bare_writer().until_done(
             round_fn("optimistic", 0), round_fn("locked", 0), "doc", {"A": 1, "B": 2}, MergeStats(), Due()
         )

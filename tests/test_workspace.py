@@ -58,6 +58,8 @@ TABLES = {
     "relation_vectors",
     "doc_entities",
     "doc_relations",
+    "entity_fragments",
+    "relation_fragments",
     "llm_cache",
 }
 

@@ -8,6 +8,8 @@ SQL = load_queries(__package__, "advisory.sql")
 XACT_LOCK = SQL["xact_lock"]
 TRY_LOCK = SQL["try_lock"]
 UNLOCK = SQL["unlock"]
+TRY_LOCK_MANY = SQL["try_lock_many"]
+UNLOCK_MANY = SQL["unlock_many"]
 
 _PREFIX = "lightrag_pg"
 

@@ -9,10 +9,11 @@ picks the documents up.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 
 import asyncpg
 
-from ..db.advisory import TRY_LOCK, UNLOCK, lock_key
+from ..db.advisory import TRY_LOCK, TRY_LOCK_MANY, UNLOCK, UNLOCK_MANY, lock_key
 from ..db.connect import connect
 from ..db.translate import translated
 
@@ -47,6 +48,31 @@ class DocumentLocks:
                 return False
             self._held.add(doc_id)
             return True
+
+    async def try_acquire_all(self, doc_ids: Sequence[str]) -> list[str]:
+        """Lock every one of ``doc_ids``, or none: return those held elsewhere (empty when
+        all were taken), in one statement (two when some were busy)."""
+        async with self._mutex, translated():
+            busy = sorted(set(doc_ids) & self._held)
+            if busy:
+                return busy
+            conn = await self._connection()
+            keys = {self._key(d): d for d in doc_ids}
+            taken = {keys[r["k"]] for r in await conn.fetch(TRY_LOCK_MANY, list(keys))}
+            if len(taken) < len(keys):
+                await conn.fetchval(UNLOCK_MANY, [self._key(d) for d in taken])
+                return sorted(set(doc_ids) - taken)
+            self._held |= taken
+            return []
+
+    async def release_all(self, doc_ids: Sequence[str]) -> None:
+        """Unlock ``doc_ids`` taken by :meth:`try_acquire_all`, in one statement."""
+        async with self._mutex:
+            mine = [d for d in doc_ids if d in self._held]
+            self._held -= set(mine)
+            if mine and self._conn is not None and not self._conn.is_closed():
+                async with translated():
+                    await self._conn.fetchval(UNLOCK_MANY, [self._key(d) for d in mine])
 
     async def release(self, doc_id: str) -> None:
         """Unlock ``doc_id`` (a lost connection has released it already)."""

@@ -1,22 +1,41 @@
-"""Pure merge rules (upstream LightRAG): how new mentions combine with a stored row."""
+"""Pure merge rules: an entity or relation as a function of its fragments.
+
+A merged row depends on the *set* of fragments (what each chunk said) and
+nothing else: not on the order documents arrived in, nor on how many merges
+built it. Insert, delete and update all go through :func:`build_entity` and
+:func:`build_relation`, so deleting documents leaves exactly what indexing
+the remaining documents alone would have built.
+
+The rules (upstream LightRAG's, made order-free):
+
+* type: the most frequent non-``UNKNOWN`` type among the fragments (ties go
+  to the smallest name); ``UNKNOWN`` when there is none;
+* description fragments: the distinct descriptions, sorted; joined or
+  summarised by :class:`~lightrag_pg.index.summary.Summarizer`;
+* keywords: distinct, in the order of the fragments sorted by their keyword text;
+* weight: the exact (``math.fsum``) sum of the fragments' weights;
+* source ids and file paths: distinct and sorted, capped at the settings' limits.
+"""
 
 from __future__ import annotations
 
-from collections import Counter
+import math
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from ..config import Settings
 from ..llm.tokenizer import TokenEncoder, count_tokens
-from ..store.rows import EntityRow, RelationRow
+from ..store.rows import (
+    EntityFragmentRow,
+    EntityRow,
+    RelationFragmentRow,
+    RelationRow,
+    canonical_pair,
+)
 from ..types import ExtractedEntity, ExtractedRelation
 from .summary import split_description, unique_fragments
 
-
-def capped_union(old: Sequence[str], new: Sequence[str], cap: int) -> list[str]:
-    """Union in first-seen order, keeping the newest ``cap`` items (FIFO)."""
-    merged = list(dict.fromkeys([*old, *new]))
-    return merged[-cap:]
+UNKNOWN_TYPE = "UNKNOWN"
 
 
 def merge_keywords(*keyword_strings: str) -> str:
@@ -25,65 +44,142 @@ def merge_keywords(*keyword_strings: str) -> str:
     return ", ".join(dict.fromkeys(p for p in parts if p))
 
 
-def merge_entity(
-    name: str, stored: EntityRow | None, mentions: Sequence[ExtractedEntity], settings: Settings
+def document_fragments(
+    doc_id: str, entities: Sequence[ExtractedEntity], relations: Sequence[ExtractedRelation]
+) -> tuple[list[EntityFragmentRow], list[RelationFragmentRow]]:
+    """A document's mentions as fragments, numbered per (name or pair, chunk).
+
+    A relation endpoint its chunk does not describe gets one ``UNKNOWN``
+    fragment carrying the first such relation's description, so every
+    relation fragment has an entity fragment for each endpoint in its chunk.
+    """
+    seq: Counter[tuple[object, str]] = Counter()
+    ents: list[EntityFragmentRow] = []
+    described: set[tuple[str, str]] = set()
+    for e in entities:
+        key = (e.name, e.chunk_id)
+        described.add(key)
+        ents.append(
+            EntityFragmentRow(e.name, e.chunk_id, seq[key], doc_id, e.entity_type, e.description, e.file_path)
+        )
+        seq[key] += 1
+    rels: list[RelationFragmentRow] = []
+    for r in relations:
+        src, tgt = canonical_pair(r.src, r.tgt)
+        pair_key = ((src, tgt), r.chunk_id)
+        rels.append(
+            RelationFragmentRow(
+                src, tgt, r.chunk_id, seq[pair_key], doc_id, r.keywords, r.description, r.weight, r.file_path
+            )
+        )
+        seq[pair_key] += 1
+        for name in (src, tgt):
+            if (name, r.chunk_id) not in described:
+                described.add((name, r.chunk_id))
+                ents.append(
+                    EntityFragmentRow(name, r.chunk_id, 0, doc_id, UNKNOWN_TYPE, r.description, r.file_path)
+                )
+    return ents, rels
+
+
+def group_by_name(fragments: Iterable[EntityFragmentRow]) -> dict[str, list[EntityFragmentRow]]:
+    """Entity fragments by entity name."""
+    out: dict[str, list[EntityFragmentRow]] = defaultdict(list)
+    for f in fragments:
+        out[f.entity_name].append(f)
+    return out
+
+
+def group_by_pair(
+    fragments: Iterable[RelationFragmentRow],
+) -> dict[tuple[str, str], list[RelationFragmentRow]]:
+    """Relation fragments by canonical pair."""
+    out: dict[tuple[str, str], list[RelationFragmentRow]] = defaultdict(list)
+    for f in fragments:
+        out[f.pair].append(f)
+    return out
+
+
+def majority_type(types: Iterable[str]) -> str:
+    """The most frequent known type (ties: the smallest name), else ``UNKNOWN``."""
+    counts = Counter(t for t in types if t and t != UNKNOWN_TYPE)
+    if not counts:
+        return UNKNOWN_TYPE
+    return min(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0]
+
+
+def description_fragments(descriptions: Iterable[str]) -> list[str]:
+    """The distinct non-empty descriptions, sorted: the input of a summary or join."""
+    return sorted(unique_fragments(list(descriptions)))
+
+
+def _capped(values: Iterable[str], cap: int) -> list[str]:
+    return sorted(set(values))[:cap]
+
+
+def build_entity(
+    name: str,
+    fragments: Sequence[EntityFragmentRow],
+    settings: Settings,
+    version: int = 0,
+    legacy: EntityRow | None = None,
 ) -> tuple[EntityRow, list[str]]:
-    """The merged entity (description still to be decided) and its description fragments."""
-    types = Counter(m.entity_type for m in mentions)
-    if stored is not None and stored.entity_type != "UNKNOWN":
-        types[stored.entity_type] += max(1, len(stored.source_ids))
-    entity_type = types.most_common(1)[0][0] if types else "UNKNOWN"
+    """The entity its fragments make (description still to be decided) and its
+    description fragments; ``version`` is the stored version it replaces (0: none).
+
+    ``legacy`` is a stored row holding contributions merged before fragments
+    were recorded: it then counts as one more contribution (its type weighted
+    by its number of source chunks), and ``fragments`` must be only the new ones.
+    """
+    types = [f.entity_type for f in fragments]
+    descriptions = [f.description for f in fragments]
+    sources = [f.chunk_id for f in fragments]
+    files = [f.file_path for f in fragments]
+    if legacy is not None:
+        types += [legacy.entity_type] * max(1, len(legacy.source_ids))
+        descriptions += split_description(legacy.description)
+        sources += legacy.source_ids
+        files += legacy.file_paths
     row = EntityRow(
         name=name,
-        entity_type=entity_type,
-        **_provenance(stored, mentions, settings.max_source_ids_per_entity, settings.max_file_paths),
+        entity_type=majority_type(types),
+        source_ids=_capped(sources, settings.max_source_ids_per_entity),
+        file_paths=_capped(files, settings.max_file_paths),
+        version=version,
     )
-    return row, _fragments(stored, mentions)
+    return row, description_fragments(descriptions)
 
 
-def merge_relation(
+def build_relation(
     pair: tuple[str, str],
-    stored: RelationRow | None,
-    mentions: Sequence[ExtractedRelation],
+    fragments: Sequence[RelationFragmentRow],
     settings: Settings,
+    version: int = 0,
+    legacy: RelationRow | None = None,
 ) -> tuple[RelationRow, list[str]]:
-    """The merged relation (description still to be decided) and its description fragments."""
+    """The relation its fragments make (description still to be decided) and its
+    description fragments; ``version`` and ``legacy`` as for :func:`build_entity`."""
+    keywords = sorted(f.keywords for f in fragments)
+    weights = [f.weight for f in fragments]
+    descriptions = [f.description for f in fragments]
+    sources = [f.chunk_id for f in fragments]
+    files = [f.file_path for f in fragments]
+    if legacy is not None:
+        keywords.insert(0, legacy.keywords)
+        weights.append(legacy.weight)
+        descriptions += split_description(legacy.description)
+        sources += legacy.source_ids
+        files += legacy.file_paths
     row = RelationRow(
         src=pair[0],
         tgt=pair[1],
-        keywords=merge_keywords(stored.keywords if stored else "", *(m.keywords for m in mentions)),
-        weight=(stored.weight if stored else 0.0) + sum(m.weight for m in mentions),
-        **_provenance(stored, mentions, settings.max_source_ids_per_relation, settings.max_file_paths),
+        keywords=merge_keywords(*keywords),
+        weight=math.fsum(weights),
+        source_ids=_capped(sources, settings.max_source_ids_per_relation),
+        file_paths=_capped(files, settings.max_file_paths),
+        version=version,
     )
-    return row, _fragments(stored, mentions)
-
-
-def _fragments(
-    stored: EntityRow | RelationRow | None, mentions: Sequence[ExtractedEntity | ExtractedRelation]
-) -> list[str]:
-    """Stored description fragments first, then the new ones (longest first), de-duplicated."""
-    return unique_fragments(
-        split_description(stored.description) if stored else [],
-        sorted((m.description for m in mentions), key=lambda d: (-len(d), d)),
-    )
-
-
-def _provenance(
-    stored: EntityRow | RelationRow | None,
-    mentions: Sequence[ExtractedEntity | ExtractedRelation],
-    max_sources: int,
-    max_files: int,
-) -> dict[str, Any]:
-    """Merged source chunk ids and file paths (capped, newest kept) and the version read."""
-    return {
-        "source_ids": capped_union(
-            stored.source_ids if stored else [], [m.chunk_id for m in mentions], max_sources
-        ),
-        "file_paths": capped_union(
-            stored.file_paths if stored else [], [m.file_path for m in mentions], max_files
-        ),
-        "version": stored.version if stored else 0,
-    }
+    return row, description_fragments(descriptions)
 
 
 def entity_vector_text(row: EntityRow) -> str:

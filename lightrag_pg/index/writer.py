@@ -26,7 +26,6 @@ refreshes it.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeVar
@@ -37,15 +36,18 @@ import numpy as np
 from ..config import Settings
 from ..errors import ConcurrentUpdate
 from ..llm.embedding_func import EmbeddingFunc
-from ..store.rows import EntityRow, MergeState, RelationRow, canonical_pair
+from ..store.rows import EntityFragmentRow, EntityRow, MergeState, RelationFragmentRow, RelationRow
 from ..store.uow import Stores, session, unit_of_work
 from ..tasks import gather_all
 from ..types import ExtractedEntity, ExtractedRelation
 from .merge import (
+    build_entity,
+    build_relation,
     count_context_tokens,
+    document_fragments,
     entity_vector_text,
-    merge_entity,
-    merge_relation,
+    group_by_name,
+    group_by_pair,
     relation_vector_text,
 )
 from .summary import Summarizer, split_description
@@ -99,31 +101,32 @@ class GraphWriter:
     async def merge(
         self, doc_id: str, entities: Sequence[ExtractedEntity], relations: Sequence[ExtractedRelation]
     ) -> MergeStats:
-        """Merge all of a document's mentions: entities first, then relations."""
+        """Merge all of a document's mentions: entities first, then relations.
+
+        Each merged row is rebuilt from all its fragments (those stored and the
+        document's), so it does not depend on the order documents arrive in.
+        """
         stats = MergeStats()
         due = Due()
-        by_name: dict[str, list[ExtractedEntity]] = defaultdict(list)
-        for e in entities:
-            by_name[e.name].append(e)
-        by_pair: dict[Pair, list[ExtractedRelation]] = defaultdict(list)
-        for r in relations:
-            by_pair[canonical_pair(r.src, r.tgt)].append(r)
+        entity_fragments, relation_fragments = document_fragments(doc_id, entities, relations)
+        by_name = group_by_name(entity_fragments)
+        by_pair = group_by_pair(relation_fragments)
         names = sorted(by_name)
         for i in range(0, len(names), BATCH):
             batch = {n: by_name[n] for n in names[i : i + BATCH]}
-            stats.entities += await self._until_done(
+            stats.entities += await self.until_done(
                 self._entity_round, self._locked_entity_round, doc_id, batch, stats, due
             )
         pairs = sorted(by_pair)
         for i in range(0, len(pairs), BATCH):
             batch_r = {p: by_pair[p] for p in pairs[i : i + BATCH]}
-            stats.relations += await self._until_done(
+            stats.relations += await self.until_done(
                 self._relation_round, self._locked_relation_round, doc_id, batch_r, stats, due
             )
-        await self._refresh(doc_id, due)
+        await self.refresh(doc_id, due)
         return stats
 
-    async def _until_done(
+    async def until_done(
         self,
         optimistic: Round[K, V],
         locked: Round[K, V],
@@ -132,6 +135,11 @@ class GraphWriter:
         stats: MergeStats,
         due: Due,
     ) -> int:
+        """Run ``optimistic`` rounds, then ``locked`` ones, until every key of ``pending``
+        is done (a round returns the keys it finished); return how many were done.
+
+        A round rolled back by a deadlock or serialization failure finishes nothing.
+        """
         written = 0
         for attempt in range(OPTIMISTIC_ROUNDS + LOCKED_ROUNDS):
             if not pending:
@@ -152,7 +160,7 @@ class GraphWriter:
             )
         return written
 
-    def _vector_text(self, text: str) -> str:
+    def vector_text(self, text: str) -> str:
         """``text`` cut to what the embedding model reads (its ``max_token_size``), so a
         description that only grows past that point does not need a new vector."""
         limit = self.embed.max_token_size
@@ -163,25 +171,25 @@ class GraphWriter:
     def _entity_due(self, state: MergeState[EntityRow]) -> bool:
         row = state.row
         return row is not None and (
-            self._vector_text(entity_vector_text(row)) != state.vector_content
+            self.vector_text(entity_vector_text(row)) != state.vector_content
             or self.summarizer.needs_llm(split_description(row.description))
         )
 
     def _relation_due(self, state: MergeState[RelationRow]) -> bool:
         row = state.row
         return row is not None and (
-            self._vector_text(relation_vector_text(row)) != state.vector_content
+            self.vector_text(relation_vector_text(row)) != state.vector_content
             or self.summarizer.needs_llm(split_description(row.description))
         )
 
-    async def _changed_vectors(
+    async def changed_vectors(
         self, texts: list[str], stored: list[str | None]
     ) -> tuple[list[int], np.ndarray]:
         """Indexes of the texts whose vector must be (re)computed, and those vectors."""
         changed = [i for i, (t, old) in enumerate(zip(texts, stored, strict=True)) if t != old]
         return changed, await self.embed([texts[i] for i in changed])
 
-    async def _describe_all(
+    async def describe_all(
         self, kind: Literal["entity", "relation"], labels: list[str], fragments: list[list[str]]
     ) -> list[str]:
         pairs = zip(labels, fragments, strict=True)
@@ -189,37 +197,63 @@ class GraphWriter:
 
     # ------------------------------------------------------------------ entities
 
+    @staticmethod
+    async def _stored_entity_fragments(
+        stores: Stores, current: dict[str, MergeState[EntityRow]]
+    ) -> dict[str, list[EntityFragmentRow]]:
+        """The stored fragments of the rows to rebuild (read after their versions, so a
+        fragment added in between makes the version stale and the write fail)."""
+        names = [n for n, st in current.items() if st.row is not None and not (st.linked or st.unrecorded)]
+        return group_by_name(await stores.graph.entity_fragments(names)) if names else {}
+
+    @staticmethod
+    async def _stored_relation_fragments(
+        stores: Stores, current: dict[Pair, MergeState[RelationRow]]
+    ) -> dict[Pair, list[RelationFragmentRow]]:
+        """As :meth:`_stored_entity_fragments`, for relations."""
+        pairs = [p for p, st in current.items() if st.row is not None and not (st.linked or st.unrecorded)]
+        return group_by_pair(await stores.graph.relation_fragments(pairs)) if pairs else {}
+
     def _merge_entities(
-        self, pending: dict[str, list[ExtractedEntity]], current: dict[str, MergeState[EntityRow]]
+        self,
+        pending: dict[str, list[EntityFragmentRow]],
+        current: dict[str, MergeState[EntityRow]],
+        stored: dict[str, list[EntityFragmentRow]],
     ) -> tuple[set[str], list[EntityRow], list[list[str]]]:
         already = {n for n, state in current.items() if state.linked}
         merged: list[EntityRow] = []
         fragments: list[list[str]] = []
         for name in pending:
-            if name not in already:
-                row, frags = merge_entity(name, current[name].row, pending[name], self.settings)
-                merged.append(row)
-                fragments.append(frags)
+            if name in already:
+                continue
+            state = current[name]
+            version = state.row.version if state.row is not None else 0
+            if state.unrecorded:
+                row, frags = build_entity(name, pending[name], self.settings, version, legacy=state.row)
+            else:
+                row, frags = build_entity(name, stored.get(name, []) + pending[name], self.settings, version)
+            merged.append(row)
+            fragments.append(frags)
         return already, merged, fragments
 
     async def _entity_round(
-        self, doc_id: str, pending: dict[str, list[ExtractedEntity]], due: Due
+        self, doc_id: str, pending: dict[str, list[EntityFragmentRow]], due: Due
     ) -> set[str]:
         async with session(self.pool) as s:
             current = await s.graph.entities_for_merge(doc_id, list(pending))
-        already, merged, fragments = self._merge_entities(pending, current)
+            stored = await self._stored_entity_fragments(s, current)
+        already, merged, fragments = self._merge_entities(pending, current, stored)
         due.entities |= {n for n in already if self._entity_due(current[n])}
         if not merged:
             return already
-        descriptions = await self._describe_all("entity", [r.name for r in merged], fragments)
+        descriptions = await self.describe_all("entity", [r.name for r in merged], fragments)
         for row, description in zip(merged, descriptions, strict=True):
             row.description = description
-        texts = [self._vector_text(entity_vector_text(r)) for r in merged]
-        changed, vectors = await self._changed_vectors(
-            texts, [current[r.name].vector_content for r in merged]
-        )
+        texts = [self.vector_text(entity_vector_text(r)) for r in merged]
+        changed, vectors = await self.changed_vectors(texts, [current[r.name].vector_content for r in merged])
         async with unit_of_work(self.pool) as uow:
             written = await self._write_entities(uow, merged, texts, changed, vectors)
+            await uow.graph.add_entity_fragments([f for n in sorted(written) for f in pending[n]])
             await uow.docs.link_entities(doc_id, sorted(written))
         return written | already
 
@@ -236,16 +270,18 @@ class GraphWriter:
         return written
 
     async def _locked_entity_round(
-        self, doc_id: str, pending: dict[str, list[ExtractedEntity]], due: Due
+        self, doc_id: str, pending: dict[str, list[EntityFragmentRow]], due: Due
     ) -> set[str]:
         async with unit_of_work(self.pool) as uow:
             await uow.graph.lock_entities(sorted(pending))
             current = await uow.graph.entities_for_merge(doc_id, list(pending))
-            already, merged, fragments = self._merge_entities(pending, current)
+            stored = await self._stored_entity_fragments(uow, current)
+            already, merged, fragments = self._merge_entities(pending, current, stored)
             for row, frags in zip(merged, fragments, strict=True):
                 row.description = self.summarizer.join(frags)
             count_context_tokens(merged, self.tokenizer)
             written = await uow.graph.upsert_entities_if_unchanged(merged)
+            await uow.graph.add_entity_fragments([f for n in sorted(written) for f in pending[n]])
             await uow.docs.link_entities(doc_id, sorted(written))
         due.entities |= written | {n for n in already if self._entity_due(current[n])}
         return written | already
@@ -253,7 +289,10 @@ class GraphWriter:
     # ----------------------------------------------------------------- relations
 
     def _merge_relations(
-        self, pending: dict[Pair, list[ExtractedRelation]], current: dict[Pair, MergeState[RelationRow]]
+        self,
+        pending: dict[Pair, list[RelationFragmentRow]],
+        current: dict[Pair, MergeState[RelationRow]],
+        stored: dict[Pair, list[RelationFragmentRow]],
     ) -> tuple[set[Pair], list[RelationRow], list[list[str]], dict[str, EntityRow]]:
         """Merged relations, their fragments, and placeholder rows for missing endpoints."""
         already = {p for p, state in current.items() if state.linked}
@@ -264,7 +303,12 @@ class GraphWriter:
             if pair in already:
                 continue
             state = current[pair]
-            row, frags = merge_relation(pair, state.row, pending[pair], self.settings)
+            version = state.row.version if state.row is not None else 0
+            if state.unrecorded:
+                row, frags = build_relation(pair, pending[pair], self.settings, version, legacy=state.row)
+            else:
+                known = stored.get(pair, []) + pending[pair]
+                row, frags = build_relation(pair, known, self.settings, version)
             merged.append(row)
             fragments.append(frags)
             for name in pair:
@@ -285,23 +329,24 @@ class GraphWriter:
         return sorted(endpoints.values(), key=lambda e: e.name)
 
     async def _relation_round(
-        self, doc_id: str, pending: dict[Pair, list[ExtractedRelation]], due: Due
+        self, doc_id: str, pending: dict[Pair, list[RelationFragmentRow]], due: Due
     ) -> set[Pair]:
         async with session(self.pool) as s:
             current = await s.graph.relations_for_merge(doc_id, list(pending))
-        already, merged, fragments, endpoints = self._merge_relations(pending, current)
+            stored = await self._stored_relation_fragments(s, current)
+        already, merged, fragments, endpoints = self._merge_relations(pending, current, stored)
         due.relations |= {p for p in already if self._relation_due(current[p])}
         if not merged:
             return already
-        descriptions = await self._describe_all("relation", [f"{r.src} - {r.tgt}" for r in merged], fragments)
+        descriptions = await self.describe_all("relation", [f"{r.src} - {r.tgt}" for r in merged], fragments)
         for row, description in zip(merged, descriptions, strict=True):
             row.description = description
         new_entities = self._describe_endpoints(merged, endpoints)
         count_context_tokens([*merged, *new_entities], self.tokenizer)
-        texts = [self._vector_text(relation_vector_text(r)) for r in merged]
-        texts += [self._vector_text(entity_vector_text(e)) for e in new_entities]
-        stored = [current[r.pair].vector_content for r in merged] + [None] * len(new_entities)
-        changed, vectors = await self._changed_vectors(texts, stored)
+        texts = [self.vector_text(relation_vector_text(r)) for r in merged]
+        texts += [self.vector_text(entity_vector_text(e)) for e in new_entities]
+        old_texts = [current[r.pair].vector_content for r in merged] + [None] * len(new_entities)
+        changed, vectors = await self.changed_vectors(texts, old_texts)
         n = len(merged)
         async with unit_of_work(self.pool) as uow:
             created = await uow.graph.ensure_entities(new_entities)
@@ -316,18 +361,19 @@ class GraphWriter:
                 [texts[changed[k]] for k in ent],
                 vectors[ent],
             )
+            await uow.graph.add_relation_fragments([f for p in sorted(written) for f in pending[p]])
             await uow.docs.link_relations(doc_id, sorted(written))
             await uow.docs.link_entities(doc_id, sorted(created))
         return written | already
 
     async def _locked_relation_round(
-        self, doc_id: str, pending: dict[Pair, list[ExtractedRelation]], due: Due
+        self, doc_id: str, pending: dict[Pair, list[RelationFragmentRow]], due: Due
     ) -> set[Pair]:
         # Missing endpoints are created before the relations are locked: every writer
         # takes entity rows before relation rows, so lockers cannot deadlock.
         async with session(self.pool) as s:
             before = await s.graph.relations_for_merge(doc_id, list(pending))
-        _, merged, fragments, endpoints = self._merge_relations(pending, before)
+        _, merged, fragments, endpoints = self._merge_relations(pending, before, {})
         for row, frags in zip(merged, fragments, strict=True):
             row.description = self.summarizer.join(frags)
         new_entities = self._describe_endpoints(merged, endpoints)
@@ -336,11 +382,13 @@ class GraphWriter:
             created = await uow.graph.ensure_entities(new_entities)
             await uow.graph.lock_relations(sorted(pending))
             current = await uow.graph.relations_for_merge(doc_id, list(pending))
-            already, merged, fragments, _ = self._merge_relations(pending, current)
+            stored = await self._stored_relation_fragments(uow, current)
+            already, merged, fragments, _ = self._merge_relations(pending, current, stored)
             for row, frags in zip(merged, fragments, strict=True):
                 row.description = self.summarizer.join(frags)
             count_context_tokens(merged, self.tokenizer)
             written = await uow.graph.upsert_relations_if_unchanged(merged)
+            await uow.graph.add_relation_fragments([f for p in sorted(written) for f in pending[p]])
             await uow.docs.link_relations(doc_id, sorted(written))
             await uow.docs.link_entities(doc_id, sorted(created))
         due.entities |= created
@@ -349,8 +397,9 @@ class GraphWriter:
 
     # ------------------------------------------------------------------- refresh
 
-    async def _refresh(self, doc_id: str, due: Due) -> None:
-        """Summaries and vectors for the due rows, in one optimistic round per batch."""
+    async def refresh(self, doc_id: str, due: Due) -> None:
+        """Summaries and vectors for the due rows, in one optimistic round per batch
+        (``doc_id`` only tells which document's links the reads report)."""
         names = sorted(due.entities)
         for i in range(0, len(names), BATCH):
             await self._refresh_entities(doc_id, names[i : i + BATCH])
@@ -364,13 +413,13 @@ class GraphWriter:
         rows = [state.row for state in current.values() if state.row is not None and self._entity_due(state)]
         if not rows:
             return
-        descriptions = await self._describe_all(
+        descriptions = await self.describe_all(
             "entity", [r.name for r in rows], [split_description(r.description) for r in rows]
         )
         for row, description in zip(rows, descriptions, strict=True):
             row.description = description
-        texts = [self._vector_text(entity_vector_text(r)) for r in rows]
-        changed, vectors = await self._changed_vectors(texts, [current[r.name].vector_content for r in rows])
+        texts = [self.vector_text(entity_vector_text(r)) for r in rows]
+        changed, vectors = await self.changed_vectors(texts, [current[r.name].vector_content for r in rows])
         async with unit_of_work(self.pool) as uow:
             await self._write_entities(uow, rows, texts, changed, vectors)
 
@@ -382,13 +431,13 @@ class GraphWriter:
         ]
         if not rows:
             return
-        descriptions = await self._describe_all(
+        descriptions = await self.describe_all(
             "relation", [f"{r.src} - {r.tgt}" for r in rows], [split_description(r.description) for r in rows]
         )
         for row, description in zip(rows, descriptions, strict=True):
             row.description = description
-        texts = [self._vector_text(relation_vector_text(r)) for r in rows]
-        changed, vectors = await self._changed_vectors(texts, [current[r.pair].vector_content for r in rows])
+        texts = [self.vector_text(relation_vector_text(r)) for r in rows]
+        changed, vectors = await self.changed_vectors(texts, [current[r.pair].vector_content for r in rows])
         count_context_tokens(rows, self.tokenizer)
         async with unit_of_work(self.pool) as uow:
             written = await uow.graph.upsert_relations_if_unchanged(rows)

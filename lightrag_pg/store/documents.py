@@ -71,3 +71,18 @@ class DocumentStore:
         """Record the relations a document contributed to."""
         if pairs:
             await self.conn.execute(SQL["link_relations"], doc_id, *pair_columns(pairs))
+
+    @translating
+    async def find(self, ids: Sequence[str] = (), file_paths: Sequence[str] = ()) -> list[tuple[str, str]]:
+        """``(id, file_path)`` of the documents with one of ``ids`` or one of ``file_paths``."""
+        rows = await self.conn.fetch(SQL["docs_by_ids_or_paths"], list(ids), list(file_paths))
+        return [(r["id"], r["file_path"]) for r in rows]
+
+    @translating
+    async def delete(self, ids: Sequence[str], *, keep_cache: bool) -> set[str]:
+        """Delete documents with their status, chunks, vectors, links and fragments, and
+        (unless ``keep_cache``) their chunks' cached LLM answers; return the ids deleted."""
+        if not ids:
+            return set()
+        rows = await self.conn.fetch(SQL["delete_docs"], list(ids), keep_cache)
+        return {r["id"] for r in rows}

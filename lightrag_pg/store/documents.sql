@@ -71,3 +71,25 @@ INSERT INTO doc_relations (doc_id, src, tgt)
 SELECT $1, p.src, p.tgt FROM unnest($2::text[], $3::text[]) AS p(src, tgt)
 ORDER BY p.src COLLATE "C", p.tgt COLLATE "C"
 ON CONFLICT DO NOTHING;
+
+-- name: docs_by_ids_or_paths
+-- Ids and file paths of the documents whose id is in $1 or whose file path is in $2.
+SELECT s.id, s.file_path FROM doc_status s
+WHERE s.id = ANY($1::text[]) OR s.file_path = ANY($2::text[])
+ORDER BY s.id;
+
+-- name: delete_docs
+-- Delete documents with their status, chunks, chunk vectors, graph links and fragments
+-- (by cascade) and, unless $2 (keep the cache), the cached LLM answers of their chunks.
+-- Returns the ids deleted.
+WITH chunk_ids AS (
+    SELECT c.id FROM text_chunks c WHERE c.doc_id = ANY($1::text[])
+    UNION
+    SELECT unnest(s.chunks_list) FROM doc_status s WHERE s.id = ANY($1::text[])
+), cache AS (
+    DELETE FROM llm_cache l WHERE NOT $2::bool AND l.chunk_id IN (SELECT id FROM chunk_ids)
+    RETURNING l.id
+), status AS (
+    DELETE FROM doc_status s WHERE s.id = ANY($1::text[]) RETURNING s.id
+)
+DELETE FROM full_docs d WHERE d.id = ANY($1::text[]) RETURNING d.id;

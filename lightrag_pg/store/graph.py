@@ -13,7 +13,16 @@ import numpy as np
 
 from ..db.sqlfile import load_queries
 from ..db.translate import translating
-from .rows import EntityRow, MergeState, RelationRow, columns, pair_columns
+from .rows import (
+    EntityFragmentRow,
+    EntityRow,
+    MergeState,
+    RelationFragmentRow,
+    RelationRow,
+    TouchedRow,
+    columns,
+    pair_columns,
+)
 
 SQL = load_queries(__package__, "graph.sql")
 
@@ -158,7 +167,10 @@ class GraphStore:
         rows = await self.conn.fetch(SQL["entities_for_merge"], list(names), doc_id)
         return {
             r["name"]: MergeState(
-                EntityRow.from_record(r) if r["present"] else None, r["linked"], r["vector_content"]
+                EntityRow.from_record(r) if r["present"] else None,
+                r["linked"],
+                r["vector_content"],
+                unrecorded=r["unrecorded"],
             )
             for r in rows
         }
@@ -175,6 +187,72 @@ class GraphStore:
                 r["linked"],
                 r["vector_content"],
                 frozenset(n for n, ok in ((r["src"], r["src_exists"]), (r["tgt"], r["tgt_exists"])) if ok),
+                r["unrecorded"],
             )
             for r in rows
         }
+
+    @translating
+    async def entity_fragments(
+        self, names: Sequence[str], except_docs: Sequence[str] = ()
+    ) -> list[EntityFragmentRow]:
+        """Every fragment of ``names``, except those of the documents ``except_docs``."""
+        rows = await self.conn.fetch(SQL["entity_fragments_of"], list(names), list(except_docs))
+        return [EntityFragmentRow.from_record(r) for r in rows]
+
+    @translating
+    async def relation_fragments(
+        self, pairs: Sequence[tuple[str, str]], except_docs: Sequence[str] = ()
+    ) -> list[RelationFragmentRow]:
+        """Every fragment of the canonical ``pairs``, except those of the documents ``except_docs``."""
+        rows = await self.conn.fetch(SQL["relation_fragments_of"], *pair_columns(pairs), list(except_docs))
+        return [RelationFragmentRow.from_record(r) for r in rows]
+
+    @translating
+    async def add_entity_fragments(self, fragments: Sequence[EntityFragmentRow]) -> None:
+        """Record entity fragments (the entities and documents must exist)."""
+        if fragments:
+            await self.conn.execute(SQL["add_entity_fragments"], *columns((f.values() for f in fragments), 7))
+
+    @translating
+    async def add_relation_fragments(self, fragments: Sequence[RelationFragmentRow]) -> None:
+        """Record relation fragments (the relations and documents must exist)."""
+        if fragments:
+            await self.conn.execute(
+                SQL["add_relation_fragments"], *columns((f.values() for f in fragments), 9)
+            )
+
+    @translating
+    async def entities_touched_by(self, doc_ids: Sequence[str]) -> list[TouchedRow[EntityRow]]:
+        """The entities the documents contributed to, in name order."""
+        rows = await self.conn.fetch(SQL["entities_touched_by_docs"], list(doc_ids))
+        return [TouchedRow(EntityRow.from_record(r), r["vector_content"], r["unrecorded"]) for r in rows]
+
+    @translating
+    async def relations_touched_by(self, doc_ids: Sequence[str]) -> list[TouchedRow[RelationRow]]:
+        """The relations the documents contributed to, in pair order."""
+        rows = await self.conn.fetch(SQL["relations_touched_by_docs"], list(doc_ids))
+        return [TouchedRow(RelationRow.from_record(r), r["vector_content"], r["unrecorded"]) for r in rows]
+
+    @translating
+    async def delete_entities_if_unchanged(self, rows: Sequence[EntityRow]) -> set[str]:
+        """Delete the entities whose stored version equals ``row.version``; return the names deleted."""
+        if not rows:
+            return set()
+        deleted = await self.conn.fetch(
+            SQL["delete_entities_if_unchanged"], [r.name for r in rows], [r.version for r in rows]
+        )
+        return {r["name"] for r in deleted}
+
+    @translating
+    async def delete_relations_if_unchanged(self, rows: Sequence[RelationRow]) -> set[tuple[str, str]]:
+        """Delete the relations whose stored version equals ``row.version``; return the pairs deleted."""
+        if not rows:
+            return set()
+        deleted = await self.conn.fetch(
+            SQL["delete_relations_if_unchanged"],
+            [r.src for r in rows],
+            [r.tgt for r in rows],
+            [r.version for r in rows],
+        )
+        return {(r["src"], r["tgt"]) for r in deleted}

@@ -39,7 +39,8 @@ ORDER BY r.src, r.tgt;
 
 -- name: upsert_entities_if_unchanged
 -- Optimistic merge write: each row carries the version it was computed from;
--- a row is written only if nobody changed it since (0 means "did not exist").
+-- a row is written only if nobody changed it since (0 means "did not exist"); a row
+-- read at version > 0 that was deleted since is not created again.
 -- Returns the names written; the others must be merged again.
 INSERT INTO entities AS e (name, entity_type, description, source_ids, file_paths, version,
                            context_tokens)
@@ -49,6 +50,7 @@ SELECT u.name, u.entity_type, u.description,
        u.version + 1, u.context_tokens
 FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::jsonb[], $6::int[], $7::int[])
     AS u(name, entity_type, description, source_ids, file_paths, version, context_tokens)
+WHERE u.version = 0 OR EXISTS (SELECT 1 FROM entities x WHERE x.name = u.name)
 ORDER BY u.name COLLATE "C"
 ON CONFLICT (name) DO UPDATE SET
     entity_type = EXCLUDED.entity_type,
@@ -85,6 +87,7 @@ SELECT u.src, u.tgt, u.keywords, u.description, u.weight,
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::float8[], $6::jsonb[], $7::jsonb[],
              $8::int[], $9::int[])
     AS u(src, tgt, keywords, description, weight, source_ids, file_paths, version, context_tokens)
+WHERE u.version = 0 OR EXISTS (SELECT 1 FROM relations x WHERE x.src = u.src AND x.tgt = u.tgt)
 ORDER BY u.src COLLATE "C", u.tgt COLLATE "C"
 ON CONFLICT (src, tgt) DO UPDATE SET
     keywords = EXCLUDED.keywords,
@@ -115,11 +118,17 @@ FOR NO KEY UPDATE OF r;
 
 -- name: entities_for_merge
 -- Current state of each name before a merge: the row, whether document $2 already
--- merged into it, and the text its stored vector was computed from.
+-- merged into it, the text its stored vector was computed from, and whether it holds
+-- contributions merged before fragments were recorded (a link without fragments).
 SELECT n.name, e.entity_type, e.description, e.source_ids, e.file_paths, e.version,
        e.created_at, e.updated_at, 0::bigint AS degree,
        e.name IS NOT NULL AS present, d.doc_id IS NOT NULL AS linked,
-       v.content AS vector_content
+       v.content AS vector_content,
+       EXISTS (
+           SELECT 1 FROM doc_entities l
+           WHERE l.entity_name = n.name AND NOT EXISTS (
+               SELECT 1 FROM entity_fragments f WHERE f.entity_name = l.entity_name AND f.doc_id = l.doc_id)
+       ) AS unrecorded
 FROM unnest($1::text[]) AS n(name)
 LEFT JOIN entities e ON e.name = n.name
 LEFT JOIN entity_vectors v ON v.name = n.name
@@ -127,11 +136,18 @@ LEFT JOIN doc_entities d ON d.doc_id = $2 AND d.entity_name = n.name;
 
 -- name: relations_for_merge
 -- Current state of each pair before a merge: the row, whether document $3 already merged
--- into it, the text its stored vector was computed from, and whether each endpoint exists.
+-- into it, the text its stored vector was computed from, whether it holds contributions
+-- merged before fragments were recorded, and whether each endpoint exists.
 SELECT p.src, p.tgt, r.keywords, r.description, r.weight, r.source_ids, r.file_paths,
        r.version, r.created_at, r.updated_at, 0::bigint AS degree,
        r.src IS NOT NULL AS present, d.doc_id IS NOT NULL AS linked,
        v.content AS vector_content,
+       EXISTS (
+           SELECT 1 FROM doc_relations l
+           WHERE l.src = p.src AND l.tgt = p.tgt AND NOT EXISTS (
+               SELECT 1 FROM relation_fragments f
+               WHERE f.src = l.src AND f.tgt = l.tgt AND f.doc_id = l.doc_id)
+       ) AS unrecorded,
        EXISTS (SELECT 1 FROM entities e WHERE e.name = p.src) AS src_exists,
        EXISTS (SELECT 1 FROM entities e WHERE e.name = p.tgt) AS tgt_exists
 FROM unnest($1::text[], $2::text[]) AS p(src, tgt)
@@ -265,3 +281,91 @@ SELECT 'relation', rank, found, src, tgt, NULL, keywords, description, weight, s
 FROM relation_cut
 WHERE used <= $6 AND $6 > 0
 ORDER BY kind, rank;
+
+-- name: entity_fragments_of
+-- Every fragment of the given entities, except those of the documents in $2.
+SELECT f.entity_name, f.chunk_id, f.seq, f.doc_id, f.entity_type, f.description, f.file_path
+FROM entity_fragments f
+WHERE f.entity_name = ANY($1::text[]) AND f.doc_id <> ALL($2::text[])
+ORDER BY f.entity_name COLLATE "C", f.chunk_id COLLATE "C", f.seq;
+
+-- name: relation_fragments_of
+-- Every fragment of the given canonical pairs, except those of the documents in $3.
+SELECT f.src, f.tgt, f.chunk_id, f.seq, f.doc_id, f.keywords, f.description, f.weight, f.file_path
+FROM unnest($1::text[], $2::text[]) AS p(src, tgt)
+JOIN relation_fragments f ON f.src = p.src AND f.tgt = p.tgt
+WHERE f.doc_id <> ALL($3::text[])
+ORDER BY f.src COLLATE "C", f.tgt COLLATE "C", f.chunk_id COLLATE "C", f.seq;
+
+-- name: add_entity_fragments
+-- Record what chunks said about entities (parallel arrays); a fragment already recorded is kept.
+INSERT INTO entity_fragments (entity_name, chunk_id, seq, doc_id, entity_type, description, file_path)
+SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[])
+    AS u(entity_name, chunk_id, seq, doc_id, entity_type, description, file_path)
+ORDER BY u.entity_name COLLATE "C", u.chunk_id COLLATE "C", u.seq
+ON CONFLICT DO NOTHING;
+
+-- name: add_relation_fragments
+-- Record what chunks said about relations (canonical pairs); a fragment already recorded is kept.
+INSERT INTO relation_fragments (src, tgt, chunk_id, seq, doc_id, keywords, description, weight, file_path)
+SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[],
+                     $8::float8[], $9::text[])
+    AS u(src, tgt, chunk_id, seq, doc_id, keywords, description, weight, file_path)
+ORDER BY u.src COLLATE "C", u.tgt COLLATE "C", u.chunk_id COLLATE "C", u.seq
+ON CONFLICT DO NOTHING;
+
+-- name: entities_touched_by_docs
+-- The entities the documents in $1 contributed to (by fragment or by link), with
+-- their stored vector text and whether they hold contributions of any document
+-- merged before fragments were recorded (a link without fragments).
+WITH touched AS (
+    SELECT entity_name AS name FROM entity_fragments WHERE doc_id = ANY($1::text[])
+    UNION
+    SELECT entity_name FROM doc_entities WHERE doc_id = ANY($1::text[])
+)
+SELECT e.name, e.entity_type, e.description, e.source_ids, e.file_paths, e.version,
+       e.created_at, e.updated_at, 0::bigint AS degree, v.content AS vector_content,
+       EXISTS (
+           SELECT 1 FROM doc_entities l
+           WHERE l.entity_name = e.name AND NOT EXISTS (
+               SELECT 1 FROM entity_fragments f WHERE f.entity_name = l.entity_name AND f.doc_id = l.doc_id)
+       ) AS unrecorded
+FROM touched t
+JOIN entities e ON e.name = t.name
+LEFT JOIN entity_vectors v ON v.name = e.name
+ORDER BY e.name COLLATE "C";
+
+-- name: relations_touched_by_docs
+-- The relations the documents in $1 contributed to; see entities_touched_by_docs.
+WITH touched AS (
+    SELECT src, tgt FROM relation_fragments WHERE doc_id = ANY($1::text[])
+    UNION
+    SELECT src, tgt FROM doc_relations WHERE doc_id = ANY($1::text[])
+)
+SELECT r.src, r.tgt, r.keywords, r.description, r.weight, r.source_ids, r.file_paths,
+       r.version, r.created_at, r.updated_at, 0::bigint AS degree, v.content AS vector_content,
+       EXISTS (
+           SELECT 1 FROM doc_relations l
+           WHERE l.src = r.src AND l.tgt = r.tgt AND NOT EXISTS (
+               SELECT 1 FROM relation_fragments f
+               WHERE f.src = l.src AND f.tgt = l.tgt AND f.doc_id = l.doc_id)
+       ) AS unrecorded
+FROM touched t
+JOIN relations r ON r.src = t.src AND r.tgt = t.tgt
+LEFT JOIN relation_vectors v ON v.src = r.src AND v.tgt = r.tgt
+ORDER BY r.src COLLATE "C", r.tgt COLLATE "C";
+
+-- name: delete_entities_if_unchanged
+-- Delete entities whose stored version still equals the one given (their relations,
+-- vectors, links and fragments go with them); returns the names deleted.
+DELETE FROM entities e
+USING unnest($1::text[], $2::int[]) AS u(name, version)
+WHERE e.name = u.name AND e.version = u.version
+RETURNING e.name;
+
+-- name: delete_relations_if_unchanged
+-- Delete relations whose stored version still equals the one given; returns the pairs deleted.
+DELETE FROM relations r
+USING unnest($1::text[], $2::text[], $3::int[]) AS u(src, tgt, version)
+WHERE r.src = u.src AND r.tgt = u.tgt AND r.version = u.version
+RETURNING r.src, r.tgt;

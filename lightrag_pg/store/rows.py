@@ -297,3 +297,109 @@ class MergeState(Generic[R]):
     linked: bool
     vector_content: str | None
     existing_endpoints: frozenset[str] = frozenset()
+    unrecorded: bool = False
+    """The row holds contributions merged before fragments were recorded."""
+
+
+@dataclass(frozen=True, slots=True)
+class EntityFragmentRow:
+    """One row of ``entity_fragments``: what one chunk said about one entity.
+
+    ``seq`` numbers the mentions of the entity within the chunk (an extractor
+    may describe it more than once). A fragment with type ``UNKNOWN`` and the
+    relation's description stands for an entity a relation names without the
+    chunk describing it.
+    """
+
+    entity_name: str
+    chunk_id: str
+    seq: int
+    doc_id: str
+    entity_type: str
+    description: str
+    file_path: str = UNKNOWN_SOURCE
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> EntityFragmentRow:
+        """Build from an ``entity_fragments`` row."""
+        return cls(
+            entity_name=record["entity_name"],
+            chunk_id=record["chunk_id"],
+            seq=record["seq"],
+            doc_id=record["doc_id"],
+            entity_type=record["entity_type"],
+            description=record["description"],
+            file_path=record["file_path"],
+        )
+
+    def values(self) -> tuple[Any, ...]:
+        """The written columns: entity_name, chunk_id, seq, doc_id, entity_type, description, file_path."""
+        return (
+            self.entity_name,
+            self.chunk_id,
+            self.seq,
+            self.doc_id,
+            self.entity_type,
+            self.description,
+            self.file_path,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RelationFragmentRow:
+    """One row of ``relation_fragments``: what one chunk said about one relation
+    (``src < tgt``, like ``relations``)."""
+
+    src: str
+    tgt: str
+    chunk_id: str
+    seq: int
+    doc_id: str
+    keywords: str
+    description: str
+    weight: float
+    file_path: str = UNKNOWN_SOURCE
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> RelationFragmentRow:
+        """Build from a ``relation_fragments`` row."""
+        return cls(
+            src=record["src"],
+            tgt=record["tgt"],
+            chunk_id=record["chunk_id"],
+            seq=record["seq"],
+            doc_id=record["doc_id"],
+            keywords=record["keywords"],
+            description=record["description"],
+            weight=record["weight"],
+            file_path=record["file_path"],
+        )
+
+    @property
+    def pair(self) -> tuple[str, str]:
+        return (self.src, self.tgt)
+
+    def values(self) -> tuple[Any, ...]:
+        """The written columns: src, tgt, chunk_id, seq, doc_id, keywords, description, weight, file_path."""
+        return (
+            self.src,
+            self.tgt,
+            self.chunk_id,
+            self.seq,
+            self.doc_id,
+            self.keywords,
+            self.description,
+            self.weight,
+            self.file_path,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TouchedRow(Generic[R]):
+    """A stored entity or relation some documents contributed to, with the text
+    its vector was computed from, and whether it holds contributions merged
+    before fragments were recorded (links without fragments)."""
+
+    row: R
+    vector_content: str | None
+    unrecorded: bool

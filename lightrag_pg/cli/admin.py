@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-import asyncpg
-
-from ..db.migrate import MigrationTarget, upgrade
-from ..db.workspace import drop_workspace, list_workspaces, migrate_all, read_info, table_stats
 from .common import connected, require_workspace, workspace_of
+
+if TYPE_CHECKING:
+    import asyncpg
 
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -25,6 +25,9 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
 
 
 async def run_migrate(args: argparse.Namespace) -> int:
+    from ..db.migrate import MigrationTarget, upgrade
+    from ..db.workspace import migrate_all, read_info
+
     async with connected(args) as (conn, db):
         if args.all:
             names = await migrate_all(conn, db.dsn)
@@ -40,6 +43,8 @@ async def run_migrate(args: argparse.Namespace) -> int:
 
 
 async def run_list(args: argparse.Namespace) -> int:
+    from ..db.workspace import list_workspaces, read_info
+
     async with connected(args) as (conn, _):
         for name in await list_workspaces(conn):
             info = await read_info(conn, name)
@@ -60,6 +65,8 @@ async def run_tables(args: argparse.Namespace) -> int:
 
 async def print_tables(conn: asyncpg.Connection, workspace: str) -> None:
     """Each table of ``workspace`` with its row count and comment."""
+    from ..db.workspace import table_stats
+
     for t in await table_stats(conn, workspace):
         kind = "view " if t.is_view else "table"
         count = "?" if t.row_count is None else t.row_count
@@ -67,6 +74,8 @@ async def print_tables(conn: asyncpg.Connection, workspace: str) -> None:
 
 
 async def run_drop(args: argparse.Namespace) -> int:
+    from ..db.workspace import drop_workspace
+
     async with connected(args) as (conn, _):
         await require_workspace(conn, args.name)
         await drop_workspace(conn, args.name)

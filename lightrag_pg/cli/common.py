@@ -1,4 +1,9 @@
-"""Pieces shared by the commands: the database, building LightRAG and printing results."""
+"""Pieces shared by the commands: the database, building LightRAG and printing results.
+
+Importing this module stays cheap (``lightrag-pg --help`` imports every
+command): the driver, the facade and the progress bar are imported by the
+functions that use them.
+"""
 
 from __future__ import annotations
 
@@ -8,21 +13,19 @@ import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
-
-import asyncpg
-from tqdm import tqdm
+from typing import TYPE_CHECKING, Any
 
 from ..config import Settings
-from ..db.connect import connect as connect_to
-from ..db.connect import split_connect_timeout
 from ..db.embedded import DSN_ENV, default_data_dir, embedded_dsn, redact_dsn
 from ..db.identifiers import validate_workspace
-from ..db.workspace import WorkspaceInfo, list_workspaces, read_info
 from ..errors import WorkspaceNotFound
-from ..index.progress import Progress
-from ..llm.openai_client import llm_configured
-from ..rag import LightRAG
+
+if TYPE_CHECKING:
+    import asyncpg
+
+    from ..db.workspace import WorkspaceInfo
+    from ..index.progress import Progress
+    from ..rag import LightRAG
 
 DEFAULT_WORKSPACE = "default"
 
@@ -38,6 +41,8 @@ class Database:
     @classmethod
     def of(cls, dsn: str, source: str) -> Database:
         """``dsn`` with its ``connect_timeout`` parameter taken out (default: the library's)."""
+        from ..db.connect import split_connect_timeout
+
         plain, timeout = split_connect_timeout(dsn, Settings().connect_timeout)
         return cls(plain, source, timeout)
 
@@ -57,6 +62,8 @@ async def find_database(args: argparse.Namespace) -> Database:
 
 async def connect(db: Database) -> asyncpg.Connection:
     """A connection to ``db``; :class:`ConnectFailed` naming the DSN and its source if none can be made."""
+    from ..db.connect import connect as connect_to
+
     return await connect_to(db.dsn, timeout=db.connect_timeout, where=db.describe())
 
 
@@ -84,6 +91,8 @@ def workspace_of(args: argparse.Namespace, default: str = DEFAULT_WORKSPACE) -> 
 
 async def require_workspace(conn: asyncpg.Connection, name: str) -> WorkspaceInfo:
     """The workspace's info; :class:`WorkspaceNotFound` listing the existing ones if it is missing."""
+    from ..db.workspace import list_workspaces, read_info
+
     info = await read_info(conn, name)
     if info is None:
         names = await list_workspaces(conn)
@@ -94,6 +103,8 @@ async def require_workspace(conn: asyncpg.Connection, name: str) -> WorkspaceInf
 
 def make_rag(args: argparse.Namespace, db: Database, workspace: str, **settings: Any) -> LightRAG:
     """A LightRAG for the command's database and workspace (LLM and embeddings from the environment)."""
+    from ..rag import LightRAG
+
     extractor = getattr(args, "extractor", None)
     if extractor:
         settings["extractor"] = extractor
@@ -102,6 +113,8 @@ def make_rag(args: argparse.Namespace, db: Database, workspace: str, **settings:
 
 def describe_setup(rag: LightRAG) -> str:
     """One line saying which LLM, extractor and embedding model are in use."""
+    from ..llm.openai_client import llm_configured
+
     llm = "LLM endpoint from the environment" if llm_configured() else "no LLM configured"
     model = rag.embedding_func.model_name if rag.embedding_func else "?"
     extractor = rag.settings.extractor or ("llm" if rag.llm_model_func else "nlp")
@@ -119,6 +132,8 @@ class ProgressBar:
     """A tqdm bar over chunks, with documents, entities and relations as postfix."""
 
     def __init__(self, label: str) -> None:
+        from tqdm import tqdm
+
         self.bar = tqdm(total=0, unit="chunk", desc=label, dynamic_ncols=True)
 
     def __call__(self, p: Progress) -> None:

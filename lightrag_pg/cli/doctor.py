@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from ..db.doctor import check, repair
 from .common import connected, require_workspace, workspace_of
 
 
@@ -20,6 +19,8 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
 
 async def run_doctor(args: argparse.Namespace) -> int:
     """Print the findings (and the repair); exit 1 while anything is left to fix."""
+    from ..db.doctor import check, repair
+
     name = workspace_of(args)
     async with connected(args) as (conn, _):
         await require_workspace(conn, name)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..db.workspace import read_info
-from ..rag import InsertResult, LightRAG
 from .common import ProgressBar, connected, describe_created, describe_setup, make_rag, workspace_of
 
 SUFFIXES = (".txt", ".md", ".markdown")
@@ -21,6 +20,9 @@ NOT_TEXT = {
     ".xlsx": "an Excel file",
 }
 _PDF_MAGIC = b"%PDF-"
+
+if TYPE_CHECKING:
+    from ..rag import InsertResult, LightRAG
 
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -127,6 +129,8 @@ async def ingest_files(rag: LightRAG, files: list[Path]) -> int:
 
 
 async def run(args: argparse.Namespace) -> int:
+    from ..db.workspace import read_info
+
     workspace = workspace_of(args)
     files, notes, problems = collect(args.paths)
     for note in notes:

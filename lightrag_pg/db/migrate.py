@@ -7,23 +7,20 @@ import os
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from alembic import command
-from alembic.config import Config
-from sqlalchemy.engine import Connection
-from sqlalchemy.exc import DBAPIError
-from sqlalchemy.ext.asyncio import create_async_engine
-from sqlalchemy.pool import NullPool
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, MissingPrivilege, StorageError
 from .advisory import XACT_LOCK, lock_key
+from .dimensions import HALFVEC_HNSW_MAX_DIM
 from .embedded import sqlalchemy_url
 from .identifiers import graph_name, graph_of, schema_of, search_path, validate_workspace
 from .ownership import OWNERSHIP, Ownership, ownership_params
 from .ownership import SQL as OWNERSHIP_SQL
-from .schema import HALFVEC_HNSW_MAX_DIM, build_metadata
 from .sqlfile import load_queries, load_queries_at, render
+
+if TYPE_CHECKING:
+    from alembic.config import Config
+    from sqlalchemy.engine import Connection
 
 SQL = load_queries(__package__, "migrate.sql")
 AGE_ACCESS = SQL["age_access"]
@@ -88,6 +85,8 @@ def migrations_dir() -> Path:
 
 def alembic_config(target: MigrationTarget, connection: Connection | None = None) -> Config:
     """An Alembic config bound to ``target`` (and to ``connection`` if given)."""
+    from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", str(migrations_dir()))
     cfg.attributes[TARGET_KEY] = target
@@ -151,6 +150,8 @@ def age_usable(connection: Connection) -> bool:
 
 
 def _require_vector(connection: Connection) -> None:
+    from sqlalchemy.exc import DBAPIError
+
     if run(connection, SQL["vector_installed"]):
         return
     try:
@@ -173,6 +174,8 @@ def ensure_extensions(connection: Connection) -> bool:
     A role that may not install AGE, or may not use it, gets a workspace
     without the graph mirror (``graph_enabled = false``) rather than an error.
     """
+    from sqlalchemy.exc import DBAPIError
+
     _lock(connection, lock_key("extensions"))
     _require_vector(connection)
     if run(connection, SQL["age_available"]):
@@ -229,6 +232,8 @@ def recorded_dim(connection: Connection, workspace: str) -> int | None:
 
 def configure_context(context: Any, connection: Connection, target: MigrationTarget) -> None:
     """Configure Alembic's context for ``target`` on a prepared connection."""
+    from .schema import build_metadata
+
     dim = recorded_dim(connection, target.workspace) or target.embedding_dim
     metadata = build_metadata(dim)
     foreign = set(connection.exec_driver_sql(SQL["foreign_tables"], (target.workspace,)).scalars())
@@ -262,6 +267,11 @@ async def upgrade(dsn: str, target: MigrationTarget, revision: str = "head") -> 
 
     Other processes are kept out by an advisory lock on the workspace name.
     """
+    from alembic import command
+    from sqlalchemy.exc import DBAPIError
+    from sqlalchemy.ext.asyncio import create_async_engine
+    from sqlalchemy.pool import NullPool
+
     engine = create_async_engine(sqlalchemy_url(dsn), poolclass=NullPool)
     try:
         async with _process_lock(), engine.begin() as conn:

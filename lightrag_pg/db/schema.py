@@ -30,6 +30,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 
 from ..types import UNKNOWN_SOURCE
+from .dimensions import VECTOR_HNSW_MAX_DIM
 
 
 def _ts(name: str, comment: str) -> Column:
@@ -63,13 +64,6 @@ def _merged_columns(kind: str) -> list[Column]:
         _ts("created_at", f"When the {kind} was first merged"),
         _ts("updated_at", f"When the {kind} last changed"),
     ]
-
-
-VECTOR_HNSW_MAX_DIM = 2000
-"""pgvector's HNSW limit for ``vector``; wider embeddings are indexed as ``halfvec``."""
-
-HALFVEC_HNSW_MAX_DIM = 4000
-"""pgvector's HNSW limit for ``halfvec``: the widest embedding a workspace can index."""
 
 
 def hnsw_expression(embedding_dim: int) -> str | None:

@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
+import ast
+import functools
 import warnings
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-import asyncpg
-from alembic.config import Config
-from alembic.script import ScriptDirectory
-
-from ..errors import DimensionMismatch, WorkspaceNotFound
+from ..errors import ConfigurationError, DimensionMismatch, WorkspaceNotFound
 from .advisory import XACT_LOCK, lock_key
 from .identifiers import relation_of, schema_of, validate_workspace
 from .migrate import AGE_ACCESS, MigrationTarget, age_problem, migrations_dir, upgrade
 from .ownership import OWNERSHIP, Ownership, ownership_params
 from .sqlfile import load_queries, render
 from .translate import translated
+
+if TYPE_CHECKING:
+    import asyncpg
 
 SQL = load_queries(__package__, "workspace.sql")
 
@@ -50,13 +52,56 @@ class TableStat:
     comment: str | None
 
 
+def _revision_ids(value: object) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, (tuple, list)) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise ConfigurationError(f"unexpected Alembic revision identifier {value!r}")
+
+
+def _revision_header(source: str) -> tuple[str, tuple[str, ...]] | None:
+    """A migration file's ``(revision, down revisions)``, read from its module-level assignments."""
+    found: dict[str, ast.expr] = {}
+    for node in ast.parse(source).body:
+        target: ast.expr
+        if isinstance(node, ast.AnnAssign) and node.value is not None:
+            target, value = node.target, node.value
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        else:
+            continue
+        if isinstance(target, ast.Name):
+            found[target.id] = value
+    if "revision" not in found:
+        return None
+    revision = ast.literal_eval(found["revision"])
+    down = ast.literal_eval(found["down_revision"]) if "down_revision" in found else None
+    if not isinstance(revision, str):
+        raise ConfigurationError(f"unexpected Alembic revision identifier {revision!r}")
+    return revision, _revision_ids(down)
+
+
+@functools.cache
 def head_revision() -> str:
-    """The newest Alembic revision shipped with this version of lightrag_pg."""
-    cfg = Config()
-    cfg.set_main_option("script_location", str(migrations_dir()))
-    head = ScriptDirectory.from_config(cfg).get_current_head()
-    assert head is not None
-    return head
+    """The newest Alembic revision shipped with this version of lightrag_pg.
+
+    Read from the migration files' ``revision`` and ``down_revision`` lines,
+    without importing Alembic or the migrations (which load SQLAlchemy).
+    """
+    revisions: set[str] = set()
+    parents: set[str] = set()
+    for path in sorted((migrations_dir() / "versions").glob("*.py")):
+        header = _revision_header(path.read_text(encoding="utf-8"))
+        if header is not None:
+            revisions.add(header[0])
+            parents.update(header[1])
+    heads = sorted(revisions - parents)
+    if len(heads) != 1:
+        raise ConfigurationError(f"the migrations must have exactly one head, found {heads}")
+    return heads[0]
 
 
 async def list_workspaces(conn: asyncpg.Connection) -> list[str]:

@@ -12,14 +12,16 @@ import asyncio
 import os
 import re
 from collections.abc import AsyncIterator, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
-import openai
 
 from ..errors import ConfigurationError, LightRAGError, LLMError, LLMTimeout
 from .embedding_func import EmbeddingFunc, validate_embeddings
 from .retry import Limiter, call_with_retries
+
+if TYPE_CHECKING:
+    import openai
 
 _THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _UPSTREAM_ONLY_KWARGS = frozenset(
@@ -86,6 +88,8 @@ class _ClientHolder:
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def get(self) -> openai.AsyncOpenAI:
+        import openai
+
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop:
             self._client = openai.AsyncOpenAI(
@@ -195,6 +199,8 @@ class OpenAIChat:
 
 
 async def _stream_text(stream: Any, what: str) -> AsyncIterator[str]:
+    import openai
+
     try:
         async for chunk in stream:
             if not chunk.choices:

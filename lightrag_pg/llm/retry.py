@@ -5,11 +5,10 @@ from __future__ import annotations
 import asyncio
 import functools
 import random
+import sys
 import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, ParamSpec, TypeVar
-
-import openai
 
 from ..errors import ConfigurationError, LightRAGError, LLMError, LLMTimeout
 
@@ -19,26 +18,43 @@ P = ParamSpec("P")
 MAX_BACKOFF = 60.0
 
 _RETRYABLE_TYPES: tuple[type[BaseException], ...] = (
-    openai.RateLimitError,
-    openai.APITimeoutError,
-    openai.APIConnectionError,
-    openai.InternalServerError,
+    TimeoutError,
+    asyncio.TimeoutError,
     ConnectionError,
     LLMTimeout,
 )
+_TIMEOUT_TYPES: tuple[type[BaseException], ...] = (TimeoutError, asyncio.TimeoutError, LLMTimeout)
+
+
+def _openai() -> Any:
+    """The ``openai`` module if something has imported it, else None.
+
+    An exception can only be one of openai's if openai is loaded, so the
+    checks below never import it themselves.
+    """
+    return sys.modules.get("openai")
 
 
 def is_retryable(exc: BaseException) -> bool:
     """Whether a failed call is worth repeating (timeouts, 429, 5xx, lost connections)."""
-    if isinstance(exc, (TimeoutError, asyncio.TimeoutError, *_RETRYABLE_TYPES)):
+    if isinstance(exc, _RETRYABLE_TYPES):
+        return True
+    openai = _openai()
+    if openai is None:
+        return False
+    retryable = (openai.RateLimitError, openai.APITimeoutError, openai.APIConnectionError)
+    if isinstance(exc, (*retryable, openai.InternalServerError)):
         return True
     if isinstance(exc, openai.APIStatusError):
-        return exc.status_code == 429 or exc.status_code >= 500
+        return bool(exc.status_code == 429 or exc.status_code >= 500)
     return False
 
 
 def _is_timeout(exc: BaseException) -> bool:
-    return isinstance(exc, (TimeoutError, asyncio.TimeoutError, openai.APITimeoutError, LLMTimeout))
+    if isinstance(exc, _TIMEOUT_TYPES):
+        return True
+    openai = _openai()
+    return openai is not None and isinstance(exc, openai.APITimeoutError)
 
 
 def _describe(exc: BaseException) -> str:

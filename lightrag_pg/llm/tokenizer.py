@@ -8,7 +8,7 @@ and special tokens as ``tiktoken_ext.openai_public``.
 
 from __future__ import annotations
 
-import base64
+import binascii
 import functools
 import gzip
 from pathlib import Path
@@ -127,13 +127,12 @@ def _rank_file(name: str) -> Path:
 
 
 def _load_ranks(path: Path) -> dict[bytes, int]:
-    ranks: dict[bytes, int] = {}
-    with gzip.open(path, "rt", encoding="ascii") as handle:
-        for line in handle:
-            if line.strip():
-                token, rank = line.split()
-                ranks[base64.b64decode(token)] = int(rank)
-    return ranks
+    """The ``{token bytes: rank}`` of a ``.tiktoken.gz`` file (base64 token and rank per line)."""
+    with gzip.open(path, "rb") as handle:
+        fields = handle.read().split()
+    if len(fields) % 2:
+        raise ConfigurationError(f"tokenizer data file {path} is malformed")
+    return dict(zip(map(binascii.a2b_base64, fields[0::2]), map(int, fields[1::2]), strict=True))
 
 
 def _resolve(name: str) -> str:

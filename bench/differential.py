@@ -183,6 +183,82 @@ class SharedLLM(CorpusLLM):
 # --- running both systems ---------------------------------------------------
 
 
+def _plain(value: Any) -> str:
+    """An AGE property read as text (a JSON string literal) or a plain string."""
+    text = str(value)
+    return json.loads(text) if text.startswith('"') else text
+
+
+@dataclass(frozen=True, slots=True)
+class Graph:
+    """Entities (name -> type, description) and relations (sorted pair -> weight, keywords, description)."""
+
+    entities: dict[str, tuple[str, str]]
+    relations: dict[tuple[str, str], tuple[float, frozenset[str], str]]
+
+    @classmethod
+    def from_rows(cls, entities: Sequence[Sequence[Any]], relations: Sequence[Sequence[Any]]) -> Graph:
+        """From (name, type, description) and (src, tgt, weight, keywords, description) rows."""
+        return cls(
+            {_plain(n): (str(t).lower(), str(d)) for n, t, d, *_ in entities},
+            {
+                tuple(sorted((_plain(a), _plain(b)))): (  # type: ignore[misc]
+                    float(w),
+                    frozenset(k.strip() for k in str(kw).split(",") if k.strip()),
+                    str(d),
+                )
+                for a, b, w, kw, d, *_ in relations
+            },
+        )
+
+    def degrees(self) -> dict[str, int]:
+        """Relations touching each entity."""
+        out: dict[str, int] = dict.fromkeys(self.entities, 0)
+        for a, b in self.relations:
+            out[a] = out.get(a, 0) + 1
+            out[b] = out.get(b, 0) + 1
+        return out
+
+
+def compare_graphs(ours: Graph, theirs: Graph) -> list[str]:
+    """Lines saying how the two indexed graphs differ (names, types, descriptions, weights, keywords)."""
+    lines = []
+    for label, a, b in (
+        ("entities", ours.entities, theirs.entities),
+        ("relations", ours.relations, theirs.relations),
+    ):
+        common = a.keys() & b.keys()
+        lines.append(
+            f"{label}: ours {len(a)}, upstream {len(b)}, common {len(common)}; "
+            + ", ".join(
+                f"{field} differ on {sum(a[k][i] != b[k][i] for k in common)}"
+                for i, field in enumerate(
+                    ("type", "description") if label == "entities" else ("weight", "keywords", "description")
+                )
+            )
+        )
+    return lines
+
+
+@dataclass(frozen=True, slots=True)
+class Distances:
+    """Cosine distances seen by one query: entities to the low-level, relations to the high-level keywords."""
+
+    entities: dict[str, float]
+    relations: dict[tuple[str, str], float]
+
+
+async def search_distances(conn: Any, query: Query) -> Distances:
+    """Every entity's and relation's distance to the query's keyword vectors, computed by pgvector."""
+    ll, hl = hashed_vectors([", ".join(query.ll_keywords), ", ".join(query.hl_keywords)], HASHED_DIM)
+    entities = await conn.fetch("SELECT name, embedding <=> $1 AS d FROM entity_vectors", ll)
+    relations = await conn.fetch("SELECT src, tgt, embedding <=> $1 AS d FROM relation_vectors", hl)
+    return Distances(
+        {r["name"]: round(float(r["d"]), 6) for r in entities},
+        {tuple(sorted((r["src"], r["tgt"]))): round(float(r["d"]), 6) for r in relations},  # type: ignore[misc]
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Query:
     """One question asked in one mode with fixed keywords."""
@@ -236,8 +312,11 @@ def param_of(query: Query) -> QueryParam:
 
 async def run_ours(
     dsn: str, texts: Sequence[str], paths: Sequence[str], queries: Sequence[Query], llm: CorpusLLM
-) -> list[dict[str, Any]]:
-    """Index ``texts`` one document at a time with lightrag_pg, then answer ``queries``."""
+) -> tuple[list[dict[str, Any]], Graph, list[Distances]]:
+    """Index ``texts`` one document at a time with lightrag_pg, then answer ``queries``.
+
+    Also returns the graph and, per query, the vector distances its searches saw.
+    """
     rag = LightRAG(
         dsn=dsn,
         workspace=workspace_name("diff_ours"),
@@ -252,7 +331,14 @@ async def run_ours(
             result = await rag.ainsert([text], file_paths=[path])
             if result.progress.docs_failed:
                 raise RuntimeError(f"lightrag_pg failed on {path}: {result.progress.failures}")
-        return [await rag.aquery_data(q.question, param_of(q)) for q in queries]
+        results = [await rag.aquery_data(q.question, param_of(q)) for q in queries]
+        async with rag.pool.acquire() as conn:
+            graph = Graph.from_rows(
+                await conn.fetch("SELECT name, entity_type, description FROM entities"),
+                await conn.fetch("SELECT src, tgt, weight, keywords, description FROM relations"),
+            )
+            distances = [await search_distances(conn, q) for q in queries]
+        return results, graph, distances
     finally:
         await rag.finalize()
 
@@ -265,7 +351,7 @@ def run_upstream(
     paths: Sequence[str],
     queries: Sequence[Query],
     llm: SharedLLM,
-) -> list[dict[str, Any]]:
+) -> tuple[list[dict[str, Any]], Graph]:
     """Index and query with upstream in its virtualenv, answering its LLM and embedding requests."""
     job = {
         "working_dir": str(work / "upstream"),
@@ -292,6 +378,7 @@ def run_upstream(
     os.close(runner_out)
     os.close(runner_in)
     results: list[dict[str, Any]] = [{} for _ in queries]
+    graph = Graph({}, {})
     with os.fdopen(from_runner, "r", encoding="utf-8") as requests, os.fdopen(to_runner, "w") as answers:
         for line in requests:
             message = json.loads(line)
@@ -306,6 +393,9 @@ def run_upstream(
                 continue
             elif kind == "inserted":
                 continue
+            elif kind == "graph":
+                graph = Graph.from_rows(message["entities"], message["relations"])
+                continue
             elif kind == "done":
                 break
             else:
@@ -314,7 +404,7 @@ def run_upstream(
             answers.flush()
     if process.wait() != 0:
         raise RuntimeError(f"upstream runner exited with {process.returncode}; log: {log_path}")
-    return results
+    return results, graph
 
 
 # --- comparison -------------------------------------------------------------
@@ -345,6 +435,56 @@ class Comparison:
         )
 
 
+LOCAL_MODES = ("local", "hybrid", "mix")
+GLOBAL_MODES = ("global", "hybrid", "mix")
+
+
+def ranking_keys(mode: str, graph: Graph, distances: Distances) -> tuple[Any, Any]:
+    """Functions giving every input the ranking of ``mode`` sorts an entity or a relation by.
+
+    A relation's: its edge degree and weight (local side), its distance to the
+    high-level keywords (global side). An entity's: its distance to the
+    low-level keywords (local side), the smallest distance of its relations to
+    the high-level keywords (global side, where entities follow relations).
+    """
+    degrees = graph.degrees()
+    nearest: dict[str, float] = {}
+    for (a, b), d in distances.relations.items():
+        for name in (a, b):
+            nearest[name] = min(d, nearest.get(name, 2.0))
+
+    def relation_key(pair: tuple[str, str]) -> tuple[Any, ...]:
+        weight = graph.relations[pair][0] if pair in graph.relations else None
+        local = (degrees.get(pair[0], 0) + degrees.get(pair[1], 0), weight) if mode in LOCAL_MODES else ()
+        return (*local, distances.relations.get(pair)) if mode in GLOBAL_MODES else local
+
+    def entity_key(name: str) -> tuple[Any, ...]:
+        local = (distances.entities.get(name),) if mode in LOCAL_MODES else ()
+        return (*local, nearest.get(name)) if mode in GLOBAL_MODES else local
+
+    return entity_key, relation_key
+
+
+def diagnose(comparison: Comparison, graph: Graph, distances: Distances) -> dict[str, str]:
+    """For entities and relations: ``same``, ``tie`` or ``other``.
+
+    ``tie``: the items only one side kept have, as multisets, the same ranking
+    keys as those only the other kept, so the two systems ranked equal rows in
+    a different order and cut the list at the same place.
+    """
+    entity_key, relation_key = ranking_keys(comparison.query.mode, graph, distances)
+    out = {}
+    for kind, key in (("entities", entity_key), ("relations", relation_key)):
+        ours, theirs = getattr(comparison.ours, kind), getattr(comparison.theirs, kind)
+        if ours == theirs:
+            out[kind] = "same"
+            continue
+        only_ours = sorted(map(repr, map(key, ours - theirs)))
+        only_theirs = sorted(map(repr, map(key, theirs - ours)))
+        out[kind] = "tie" if only_ours == only_theirs else "other"
+    return out
+
+
 def mean(values: Sequence[float]) -> float:
     """The arithmetic mean (0.0 for no values)."""
     return sum(values) / len(values) if values else 0.0
@@ -369,6 +509,20 @@ def report(comparisons: Sequence[Comparison]) -> None:
             f"{mode:<8}{mean(cols[0]):>9.3f}{min(cols[0]):>6.2f}{mean(cols[1]):>11.3f}{min(cols[1]):>6.2f}"
             f"{mean(cols[2]):>8.3f}{min(cols[2]):>6.2f}{mean(cols[3]):>10.3f}   {sizes}"
         )
+
+
+def report_causes(comparisons: Sequence[Comparison], diagnoses: Sequence[dict[str, str]]) -> None:
+    """Per mode: queries whose entities or relations differ, and how many of those are tie swaps."""
+    print("queries that differ (of which equal-key swaps, i.e. tie order):")
+    for mode in MODES:
+        picked = [d for c, d in zip(comparisons, diagnoses, strict=True) if c.query.mode == mode]
+        parts = []
+        for kind in ("entities", "relations"):
+            differ = sum(d[kind] != "same" for d in picked)
+            ties = sum(d[kind] == "tie" for d in picked)
+            parts.append(f"{kind} {differ} ({ties})")
+        chunks = sum(c.ours.chunks != c.theirs.chunks for c in comparisons if c.query.mode == mode)
+        print(f"  {mode:<8}" + ", ".join(parts) + f", chunks {chunks}")
 
 
 def details(comparisons: Sequence[Comparison]) -> list[dict[str, Any]]:
@@ -423,10 +577,10 @@ def main() -> None:
     env = {"TIKTOKEN_CACHE_DIR": str(tiktoken_cache(args.cache))}
     with embedded_server() as (dsn, pg_env), tempfile.TemporaryDirectory(prefix="lightrag-diff-") as tmp:
         started = time.perf_counter()
-        ours = asyncio.run(run_ours(dsn, texts, paths, queries, llm))
+        ours, our_graph, distances = asyncio.run(run_ours(dsn, texts, paths, queries, llm))
         ours_s = time.perf_counter() - started
         started = time.perf_counter()
-        theirs = run_upstream(python, {**env, **pg_env}, Path(tmp), texts, paths, queries, llm)
+        theirs, their_graph = run_upstream(python, {**env, **pg_env}, Path(tmp), texts, paths, queries, llm)
         theirs_s = time.perf_counter() - started
     print(
         f"{args.docs} docs x ~{args.words} words, {args.questions} questions x {len(MODES)} modes; "
@@ -440,10 +594,19 @@ def main() -> None:
         for q, a, b in zip(queries, ours, theirs, strict=True)
     ]
     report(comparisons)
+    report_causes(
+        comparisons, [diagnose(c, our_graph, d) for c, d in zip(comparisons, distances, strict=True)]
+    )
+    print("indexed graphs:", *compare_graphs(our_graph, their_graph), sep="\n  ")
     if args.out:
         args.out.write_text(json.dumps(details(comparisons), indent=1))
     if args.raw:
-        args.raw.write_text(json.dumps({"ours": ours, "upstream": theirs}, indent=1, default=str))
+        raw = {
+            "ours": ours,
+            "upstream": theirs,
+            "differing_descriptions": differing_descriptions(our_graph, their_graph),
+        }
+        args.raw.write_text(json.dumps(raw, indent=1, default=str))
 
 
 if __name__ == "__main__":

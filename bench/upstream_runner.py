@@ -9,6 +9,7 @@ of JSON lines (file descriptors given on the command line):
   gets ``{"answer"}``, ``{"kind": "embed", "texts"}`` gets ``{"vectors"}``, so both
   systems get their LLM answers and embeddings from the same code;
 * the runner reports ``{"kind": "inserted", "doc"}`` after each document,
+  ``{"kind": "graph", "entities", "relations"}`` once all are in,
   ``{"kind": "result", "index", "data"}`` after each query, and
   ``{"kind": "done"}`` or ``{"kind": "error", "message"}`` at the end.
 
@@ -89,6 +90,19 @@ async def run(job: dict[str, Any], channel: Channel) -> None:
         for doc in job["documents"]:
             await rag.ainsert(doc["text"], file_paths=doc["file_path"])
             channel.send({"kind": "inserted", "doc": doc["file_path"]})
+        graph = rag.chunk_entity_relation_graph
+        nodes = await graph.get_all_nodes()
+        edges = await graph.get_all_edges()
+        channel.send(
+            {
+                "kind": "graph",
+                "entities": [[n["entity_id"], n.get("entity_type"), n.get("description")] for n in nodes],
+                "relations": [
+                    [e["source"], e["target"], e.get("weight"), e.get("keywords"), e.get("description")]
+                    for e in edges
+                ],
+            }
+        )
         for index, query in enumerate(job["queries"]):
             param = QueryParam(
                 mode=query["mode"],

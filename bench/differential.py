@@ -223,21 +223,27 @@ class Graph:
 def compare_graphs(ours: Graph, theirs: Graph) -> list[str]:
     """Lines saying how the two indexed graphs differ (names, types, descriptions, weights, keywords)."""
     lines = []
-    for label, a, b in (
-        ("entities", ours.entities, theirs.entities),
-        ("relations", ours.relations, theirs.relations),
-    ):
+    sides: tuple[tuple[str, dict[Any, Any], dict[Any, Any], tuple[str, ...]], ...] = (
+        ("entities", ours.entities, theirs.entities, ("type", "description")),
+        ("relations", ours.relations, theirs.relations, ("weight", "keywords", "description")),
+    )
+    for label, a, b, fields in sides:
         common = a.keys() & b.keys()
-        lines.append(
-            f"{label}: ours {len(a)}, upstream {len(b)}, common {len(common)}; "
-            + ", ".join(
-                f"{field} differ on {sum(a[k][i] != b[k][i] for k in common)}"
-                for i, field in enumerate(
-                    ("type", "description") if label == "entities" else ("weight", "keywords", "description")
-                )
-            )
+        counts = (
+            f"{field} differ on {sum(a[k][i] != b[k][i] for k in common)}" for i, field in enumerate(fields)
         )
+        lines.append(f"{label}: ours {len(a)}, upstream {len(b)}, common {len(common)}; " + ", ".join(counts))
     return lines
+
+
+def differing_descriptions(ours: Graph, theirs: Graph) -> list[dict[str, Any]]:
+    """Entities and relations both systems hold with different descriptions, both texts given."""
+    out = []
+    for a, b in ((ours.entities, theirs.entities), (ours.relations, theirs.relations)):
+        for key in sorted(a.keys() & b.keys()):
+            if a[key][-1] != b[key][-1]:
+                out.append({"key": key, "ours": a[key][-1], "upstream": b[key][-1]})
+    return out
 
 
 @dataclass(frozen=True, slots=True)

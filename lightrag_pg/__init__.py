@@ -20,6 +20,7 @@ from .errors import (
     LightRAGError,
     LLMError,
     ProvenanceMissing,
+    ReembedConflict,
     StorageError,
     WorkspaceConflict,
 )
@@ -51,6 +52,7 @@ __all__ = [
     "LightRAGError",
     "ProvenanceMissing",
     "QueryParam",
+    "ReembedConflict",
     "Settings",
     "StorageError",
     "WorkspaceConflict",

@@ -38,7 +38,8 @@ class DimensionMismatch(ConfigurationError):
     def __init__(self, workspace: str, recorded: int, given: int) -> None:
         super().__init__(
             f"workspace {workspace!r} stores {recorded}-dimensional embeddings, "
-            f"but the embedding function produces {given} dimensions"
+            f"but the embedding function produces {given} dimensions (to move the workspace "
+            "to another model, re-embed it: `lightrag-pg reembed`)"
         )
         self.workspace = workspace
         self.recorded = recorded
@@ -60,6 +61,11 @@ class DocumentBusy(LightRAGError):
 class ProvenanceMissing(LightRAGError):
     """Documents cannot be deleted exactly: rows they touch hold contributions merged
     before fragments were recorded (workspaces indexed before migration 0006)."""
+
+
+class ReembedConflict(LightRAGError):
+    """A re-embed cannot start or go on: another process runs one, or the one staged
+    uses another embedding model; nothing was changed."""
 
 
 class StorageError(LightRAGError):

@@ -20,7 +20,7 @@ from .db.embedded import resolve_dsn
 from .db.identifiers import validate_workspace
 from .db.pool import create_pool
 from .db.translate import translated
-from .db.workspace import WorkspaceInfo, create_workspace, drop_workspace, list_workspaces
+from .db.workspace import WorkspaceInfo, create_workspace, drop_workspace, list_workspaces, read_info
 from .defaults import choose_extractor, default_embedding, default_llm
 from .errors import InvalidInput, LightRAGError
 from .export import ExportResult, export_workspace
@@ -30,6 +30,8 @@ from .index.intake import SkippedDuplicate, prepare_batch
 from .index.locks import DocumentLocks
 from .index.pipeline import Pipeline
 from .index.progress import Progress, ProgressCallback, ignore_progress
+from .index.reembed import DEFAULT_BATCH_SIZE as DEFAULT_REEMBED_BATCH
+from .index.reembed import ReembedCallback, Reembedder, ReembedResult, ignore_reembed_progress
 from .index.summary import Summarizer
 from .index.writer import GraphWriter
 from .llm.cached import CachedLLM
@@ -500,3 +502,43 @@ class LightRAG:
             duplicates=intake.duplicates,
             replaced_ids=replaced,
         )
+
+    async def areembed(
+        self,
+        embedding_func: EmbeddingFunc,
+        *,
+        batch_size: int = DEFAULT_REEMBED_BATCH,
+        progress: ReembedCallback = ignore_reembed_progress,
+    ) -> ReembedResult:
+        """Change the workspace's embedding model in place, and switch this instance to it.
+
+        Every entity, relation and chunk vector is embedded again with
+        ``embedding_func``, ``batch_size`` texts at a time, into staging tables,
+        while queries keep using the current vectors (this instance's, and other
+        processes'); one transaction then swaps the new vectors in (HNSW indexes
+        built beforehand) and records the new model and dimension. Interrupted,
+        it is resumed by calling it again with the same model: only vectors not
+        yet staged, or whose text changed since, are embedded. Inserts and
+        deletes may run meanwhile; processes still using the old model must be
+        restarted with the new one afterwards. Another model than the one being
+        staged, or a second re-embed at the same time, raises
+        :class:`~lightrag_pg.errors.ReembedConflict`. Details: :mod:`lightrag_pg.index.reembed`.
+        """
+        embed = wrap_embedding(embedding_func, settings=self.settings)
+        result = await Reembedder(
+            self.pool,
+            self.dsn,
+            self.workspace,
+            embed,
+            batch_size=batch_size,
+            connect_timeout=self._connect_timeout,
+        ).run(progress)
+        if self._pipeline_instance is not None:
+            await self._pipeline_instance.close()
+        self._pipeline_instance = None
+        self._deleter_instance = None
+        self._engine_instance = None
+        self.embedding_func, self._embed = embedding_func, embed
+        async with self.pool.acquire() as conn:
+            self.info = await read_info(conn, self.workspace)
+        return result

@@ -48,6 +48,7 @@ BAD_NAMES = [
 
 TABLES = {
     "workspace_info",
+    "reembed_state",
     "full_docs",
     "doc_status",
     "text_chunks",

@@ -18,6 +18,7 @@ def lock_key(kind: str, *parts: str) -> str:
     """The text key of one lock, e.g. ``lock_key("doc", workspace, doc_id)``.
 
     Kinds in use: ``extensions`` (creating extensions), ``workspace`` (creating,
-    migrating or dropping one workspace), ``doc`` (processing one document).
+    migrating or dropping one workspace), ``doc`` (processing one document),
+    ``reembed`` (re-embedding one workspace).
     """
     return ":".join((_PREFIX, kind, *parts))

@@ -112,11 +112,16 @@ def build_metadata(embedding_dim: int) -> MetaData:
             comment="Always 1: one row per workspace",
         ),
         Column("embedding_dim", Integer, nullable=False, comment="Dimension of every vector column"),
-        Column("embedding_model", Text, nullable=True, comment="Name of the embedding model first used"),
+        Column(
+            "embedding_model",
+            Text,
+            nullable=True,
+            comment="Name of the embedding model of the stored vectors",
+        ),
         Column("graph_enabled", Boolean, nullable=False, comment="Whether the AGE graph mirror exists"),
         _ts("created_at", "When the workspace was created"),
         CheckConstraint("id = 1", name="workspace_info_single_row"),
-        comment="Facts fixed when the workspace was created",
+        comment="Facts about the workspace; the embedding model and dimension change only by a re-embed",
     )
     Table(
         "full_docs",
@@ -445,5 +450,21 @@ def build_metadata(embedding_dim: int) -> MetaData:
         ),
         Index("relation_fragments_doc_idx", "doc_id"),
         comment="What each chunk contributed to each relation; relations are rebuilt from these",
+    )
+    Table(
+        "reembed_state",
+        md,
+        Column(
+            "id",
+            Integer,
+            primary_key=True,
+            server_default=text("1"),
+            comment="Always 1: at most one re-embed per workspace",
+        ),
+        Column("embedding_model", Text, nullable=False, comment="Model the vectors are re-embedded with"),
+        Column("embedding_dim", Integer, nullable=False, comment="Dimension of that model's vectors"),
+        _ts("started_at", "When the re-embed began"),
+        CheckConstraint("id = 1", name="reembed_state_single_row"),
+        comment="The re-embed in progress, if any (its vectors are staged in the *_vectors_next tables)",
     )
     return md

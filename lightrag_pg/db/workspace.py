@@ -152,6 +152,28 @@ async def create_workspace(
     return info
 
 
+async def open_workspace(conn: asyncpg.Connection, dsn: str, name: str) -> WorkspaceInfo:
+    """Upgrade an existing workspace to the newest schema and return its info, whatever
+    its embedding dimension (for a re-embed, which changes it).
+
+    Raises :class:`WorkspaceNotFound` if there is no such workspace.
+    """
+    info = await read_info(conn, validate_workspace(name))
+    if info is None:
+        raise WorkspaceNotFound(f"workspace {name!r} does not exist")
+    if info.revision != head_revision():
+        await upgrade(dsn, MigrationTarget(name, info.embedding_dim, info.embedding_model))
+        info = await read_info(conn, name)
+        assert info is not None
+    return info
+
+
+async def record_embedding(conn: asyncpg.Connection, name: str, embedding_dim: int, model: str) -> None:
+    """Record the workspace's new embedding dimension and model (in the re-embed's swap)."""
+    async with translated():
+        await conn.execute(render(SQL["record_embedding"], schema=schema_of(name)), embedding_dim, model)
+
+
 async def _warn_graph_off(conn: asyncpg.Connection, name: str) -> None:
     """Say once per process and workspace that it runs without the graph mirror, and why."""
     if name in _warned:

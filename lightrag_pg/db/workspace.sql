@@ -18,6 +18,10 @@ SELECT embedding_dim, embedding_model, graph_enabled, created_at,
        (SELECT version_num FROM {schema}.alembic_version LIMIT 1) AS revision
 FROM {schema}.workspace_info;
 
+-- name: record_embedding
+-- The embedding dimension ($1) and model ($2) of the vectors, after a re-embed.
+UPDATE {schema}.workspace_info SET embedding_dim = $1, embedding_model = $2;
+
 -- name: drop_graph
 -- Drop an AGE graph with its schema ($1: graph name).
 SELECT ag_catalog.drop_graph($1, true);

@@ -1,0 +1,223 @@
+"""Changing the embedding model in place: stage with the new model, swap in one transaction."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import asyncpg
+import numpy as np
+import pytest
+import pytest_asyncio
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy.pool import NullPool
+
+from lightrag_pg import DimensionMismatch, EmbeddingFunc, LightRAG, QueryParam
+from lightrag_pg.db.embedded import sqlalchemy_url
+from lightrag_pg.db.migrate import MigrationTarget, configure_context, prepare_workspace
+from lightrag_pg.db.workspace import drop_workspace, read_info, workspace_exists
+from lightrag_pg.testing import hashed_embedding_func, hashed_vectors, scripted_llm
+
+OLD, NEW = 32, 48
+VECTOR_TABLES = ("entity_vectors", "relation_vectors", "chunk_vectors")
+DOCS = [
+    "Alice works at Acme in Paris. Bob visits Berlin often.",
+    "Carol founded Globex. Quantum Lab hired Carol in Berlin.",
+    "Paris is where Alice met Bob for the first time.",
+    "Acme and Globex compete in Berlin. Carol met Alice at Quantum Lab.",
+]
+LATE_DOC = "Bob and Carol opened an office of Acme in Paris."
+QUESTIONS = [
+    ("Where does Alice work?", "local"),
+    ("Acme compete Globex", "global"),
+    ("Quantum Lab hired Carol", "hybrid"),
+    ("Where did Alice meet Bob?", "naive"),
+]
+
+
+class Counting:
+    """A hashed embedding of ``dim`` dimensions that records the texts it embeds.
+
+    ``before_call(n)`` (optional, async) runs before the n-th call (from 1); it
+    may raise to make that call fail.
+    """
+
+    def __init__(self, dim: int, before_call: Callable[[int], Any] | None = None) -> None:
+        self.dim = dim
+        self.calls: list[list[str]] = []
+        self.before_call = before_call
+
+    async def __call__(self, texts: list[str]) -> np.ndarray:
+        if self.before_call is not None:
+            await self.before_call(len(self.calls) + 1)
+        self.calls.append(list(texts))
+        return hashed_vectors(texts, self.dim)
+
+    @property
+    def texts(self) -> list[str]:
+        return [t for call in self.calls for t in call]
+
+    def func(self) -> EmbeddingFunc:
+        return EmbeddingFunc(embedding_dim=self.dim, func=self, model_name=f"hashed-bow-{self.dim}")
+
+
+def build(dsn: str, ws: str, dim: int) -> LightRAG:
+    return LightRAG(
+        dsn=dsn, workspace=ws, llm_model_func=scripted_llm, embedding_func=hashed_embedding_func(dim)
+    )
+
+
+@pytest_asyncio.fixture
+async def workspaces(
+    dsn: str, workspace_name: str, conn: asyncpg.Connection
+) -> AsyncIterator[Callable[[str], str]]:
+    """Names of this test's workspaces (``name("control")``), dropped afterwards."""
+    made: list[str] = []
+
+    def name(suffix: str) -> str:
+        made.append(f"{workspace_name}_{suffix}")
+        return made[-1]
+
+    yield name
+    for ws in made:
+        if await workspace_exists(conn, ws):
+            await drop_workspace(conn, ws)
+
+
+@pytest_asyncio.fixture
+async def old_rag(dsn: str, workspaces: Callable[[str], str]) -> AsyncIterator[LightRAG]:
+    """A workspace indexed with the 32-dimension hashed embedding."""
+    rag = build(dsn, workspaces("old"), OLD)
+    await rag.initialize()
+    result = await rag.ainsert(DOCS)
+    assert result.progress.docs_done == len(DOCS)
+    yield rag
+    await rag.finalize()
+
+
+async def answers(rag: LightRAG) -> list[dict[str, Any]]:
+    """What each question retrieves: entity names, relation pairs, chunk texts."""
+    out = []
+    for question, mode in QUESTIONS:
+        data = (await rag.aquery_data(question, QueryParam(mode=mode)))["data"]
+        out.append(
+            {
+                "entities": [e["entity_name"] for e in data["entities"]],
+                "relations": [(r["src_id"], r["tgt_id"]) for r in data["relationships"]],
+                "chunks": [c["content"] for c in data["chunks"]],
+            }
+        )
+    return out
+
+
+async def vector_rows(conn: asyncpg.Connection, ws: str) -> dict[str, list[tuple[Any, ...]]]:
+    return {
+        "entities": [
+            tuple(r)
+            for r in await conn.fetch(
+                f"SELECT name, content, embedding::text FROM {ws}.entity_vectors ORDER BY 1"
+            )
+        ],
+        "relations": [
+            tuple(r)
+            for r in await conn.fetch(
+                f"SELECT src, tgt, content, embedding::text FROM {ws}.relation_vectors ORDER BY 1, 2"
+            )
+        ],
+        "chunks": [
+            tuple(r)
+            for r in await conn.fetch(f"SELECT chunk_id, embedding::text FROM {ws}.chunk_vectors ORDER BY 1")
+        ],
+    }
+
+
+async def vector_catalog(conn: asyncpg.Connection, ws: str) -> list[tuple[str, ...]]:
+    """Constraints and indexes of the vector tables, with the schema name taken out."""
+    rows = await conn.fetch(
+        "SELECT c.relname, k.conname, pg_get_constraintdef(k.oid) FROM pg_constraint k"
+        " JOIN pg_class c ON c.oid = k.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace"
+        " WHERE n.nspname = $1 AND c.relname = ANY($2::text[])"
+        " UNION ALL SELECT tablename, indexname, indexdef FROM pg_indexes"
+        " WHERE schemaname = $1 AND tablename = ANY($2::text[]) ORDER BY 1, 2, 3",
+        ws,
+        list(VECTOR_TABLES),
+    )
+    return [tuple(str(x).replace(ws, "WS") for x in r) for r in rows]
+
+
+async def vector_count(conn: asyncpg.Connection, ws: str) -> int:
+    return sum([await conn.fetchval(f"SELECT count(*) FROM {ws}.{t}") for t in VECTOR_TABLES])
+
+
+async def fresh(dsn: str, ws: str, docs: list[str]) -> LightRAG:
+    rag = build(dsn, ws, NEW)
+    await rag.initialize()
+    await rag.ainsert(docs)
+    return rag
+
+
+def schema_drift(dsn: str, ws: str, dim: int) -> Callable[[Any], list[Any]]:
+    target = MigrationTarget(ws, dim)
+
+    def diff(sync_conn: Any) -> list[Any]:
+        prepare_workspace(sync_conn, target)
+        captured: dict[str, Any] = {}
+
+        class Capture:
+            @staticmethod
+            def configure(**kwargs: Any) -> None:
+                captured.update(kwargs)
+
+        configure_context(Capture, sync_conn, target)
+        ctx = MigrationContext.configure(
+            connection=sync_conn,
+            opts={
+                "include_name": captured["include_name"],
+                "compare_type": True,
+                "compare_server_default": False,
+            },
+        )
+        return compare_metadata(ctx, captured["target_metadata"])
+
+    return diff
+
+
+async def test_reembed_gives_the_workspace_a_fresh_build_with_the_new_model_would_have(
+    old_rag: LightRAG, dsn: str, conn: asyncpg.Connection, workspaces: Callable[[str], str]
+) -> None:
+    ws = old_rag.workspace
+    total = await vector_count(conn, ws)
+    new = Counting(NEW)
+    result = await old_rag.areembed(new.func(), batch_size=5)
+    assert (result.previous_dim, result.embedding_dim, result.embedding_model) == (OLD, NEW, "hashed-bow-48")
+    assert result.embedded == result.vectors == total == len(new.texts) == len(set(new.texts))
+    assert not result.resumed and result.rounds == 1
+    info = await read_info(conn, ws)
+    assert info is not None and (info.embedding_dim, info.embedding_model) == (NEW, "hashed-bow-48")
+
+    control = await fresh(dsn, workspaces("control"), DOCS)
+    try:
+        assert await vector_rows(conn, ws) == await vector_rows(conn, control.workspace)
+        assert await vector_catalog(conn, ws) == await vector_catalog(conn, control.workspace)
+        assert await answers(old_rag) == await answers(control)
+    finally:
+        await control.finalize()
+    reopened = build(dsn, ws, NEW)
+    async with reopened:
+        assert await answers(reopened) == await answers(old_rag)
+    with pytest.raises(DimensionMismatch):
+        await build(dsn, ws, OLD).initialize()
+
+    tables = {r[0] for r in await conn.fetch("SELECT tablename FROM pg_tables WHERE schemaname = $1", ws)}
+    assert not {t for t in tables if t.endswith("_next")}
+    assert await conn.fetchval(f"SELECT count(*) FROM {ws}.reembed_state") == 0
+    engine = create_async_engine(sqlalchemy_url(dsn), poolclass=NullPool)
+    try:
+        async with engine.begin() as sa_conn:
+            assert await sa_conn.run_sync(schema_drift(dsn, ws, NEW)) == []
+    finally:
+        await engine.dispose()
+    again = Counting(NEW)
+    assert not (await old_rag.areembed(again.func())).changed and again.calls == []

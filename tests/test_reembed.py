@@ -14,10 +14,12 @@ from alembic.migration import MigrationContext
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
-from lightrag_pg import DimensionMismatch, EmbeddingFunc, LightRAG, QueryParam
+from lightrag_pg import DimensionMismatch, EmbeddingFunc, LightRAG, QueryParam, ReembedConflict
 from lightrag_pg.db.embedded import sqlalchemy_url
 from lightrag_pg.db.migrate import MigrationTarget, configure_context, prepare_workspace
 from lightrag_pg.db.workspace import drop_workspace, read_info, workspace_exists
+from lightrag_pg.errors import EmbeddingError
+from lightrag_pg.index.reembed import discard_reembed
 from lightrag_pg.testing import hashed_embedding_func, hashed_vectors, scripted_llm
 
 OLD, NEW = 32, 48
@@ -221,3 +223,96 @@ async def test_reembed_gives_the_workspace_a_fresh_build_with_the_new_model_woul
         await engine.dispose()
     again = Counting(NEW)
     assert not (await old_rag.areembed(again.func())).changed and again.calls == []
+
+
+async def test_queries_and_inserts_go_on_with_the_old_model_while_vectors_are_staged(
+    old_rag: LightRAG, dsn: str, conn: asyncpg.Connection, workspaces: Callable[[str], str]
+) -> None:
+    ws = old_rag.workspace
+    before = await answers(old_rag)
+    seen: dict[str, Any] = {}
+
+    async def midway(call: int) -> None:
+        if call == 2:
+            seen["staged"] = await conn.fetchval(f"SELECT count(*) FROM {ws}.entity_vectors_next")
+            seen["answers"] = await answers(old_rag)
+            seen["insert"] = await old_rag.ainsert(LATE_DOC)
+
+    new = Counting(NEW, midway)
+    result = await old_rag.areembed(new.func(), batch_size=4)
+    assert seen["staged"] == 4 and seen["answers"] == before
+    assert seen["insert"].progress.docs_done == 1
+    assert len(new.texts) == len(set(new.texts)) == result.embedded
+    control = await fresh(dsn, workspaces("control"), [*DOCS, LATE_DOC])
+    try:
+        assert await vector_rows(conn, ws) == await vector_rows(conn, control.workspace)
+        assert await answers(old_rag) == await answers(control)
+    finally:
+        await control.finalize()
+
+
+async def test_another_model_midway_is_refused_and_a_resume_embeds_only_what_is_not_current(
+    old_rag: LightRAG, dsn: str, conn: asyncpg.Connection, workspaces: Callable[[str], str]
+) -> None:
+    ws = old_rag.workspace
+
+    async def fail_third(call: int) -> None:
+        if call == 3:
+            raise EmbeddingError("the endpoint went away")
+
+    first = Counting(NEW, fail_third)
+    with pytest.raises(EmbeddingError, match="went away"):
+        await old_rag.areembed(first.func(), batch_size=3)
+    staged = await conn.fetchval(f"SELECT count(*) FROM {ws}.entity_vectors_next")
+    assert staged == len(first.texts) == 6
+
+    other = Counting(64)
+    with pytest.raises(ReembedConflict, match=r"'hashed-bow-48' \(48 dimensions\).*--abort"):
+        await old_rag.areembed(other.func())
+    assert other.calls == []
+    assert await conn.fetchval(f"SELECT count(*) FROM {ws}.entity_vectors_next") == staged
+    state = await conn.fetchrow(f"SELECT embedding_model, embedding_dim FROM {ws}.reembed_state")
+    assert tuple(state) == ("hashed-bow-48", NEW)
+
+    # Still the old model's workspace: it answers and takes documents, which change staged texts.
+    assert (await old_rag.aquery_data("Where does Alice work?", QueryParam(mode="local")))["data"]["entities"]
+    await old_rag.ainsert(LATE_DOC)
+    stale = await conn.fetch(
+        f"SELECT v.content FROM {ws}.entity_vectors_next n JOIN {ws}.entity_vectors v USING (name)"
+        " WHERE n.content <> v.content"
+    )
+    assert stale
+
+    second = Counting(NEW)
+    result = await old_rag.areembed(second.func(), batch_size=3)
+    assert result.resumed and result.embedded == len(second.texts)
+    assert not set(first.texts) & set(second.texts)
+    assert {r["content"] for r in stale} <= set(second.texts)
+    assert result.embedded == await vector_count(conn, ws) - staged + len(stale)
+    control = await fresh(dsn, workspaces("control"), [*DOCS, LATE_DOC])
+    try:
+        assert await vector_rows(conn, ws) == await vector_rows(conn, control.workspace)
+    finally:
+        await control.finalize()
+
+
+async def test_discarding_a_staged_reembed_leaves_the_old_model_in_place(
+    old_rag: LightRAG, conn: asyncpg.Connection
+) -> None:
+    ws = old_rag.workspace
+    before = await vector_rows(conn, ws)
+
+    async def fail_second(call: int) -> None:
+        if call == 2:
+            raise EmbeddingError("stop")
+
+    with pytest.raises(EmbeddingError):
+        await old_rag.areembed(Counting(NEW, fail_second).func(), batch_size=3)
+    state = await discard_reembed(old_rag.pool, old_rag.dsn, ws)
+    assert state is not None and state.embedding_model == "hashed-bow-48"
+    assert await discard_reembed(old_rag.pool, old_rag.dsn, ws) is None
+    tables = {r[0] for r in await conn.fetch("SELECT tablename FROM pg_tables WHERE schemaname = $1", ws)}
+    assert not {t for t in tables if t.endswith("_next")}
+    assert await vector_rows(conn, ws) == before
+    result = await old_rag.areembed(Counting(64).func())
+    assert result.embedding_dim == 64 and not result.resumed

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+import sys
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import asyncpg
@@ -15,12 +19,15 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
 from lightrag_pg import DimensionMismatch, EmbeddingFunc, LightRAG, QueryParam, ReembedConflict
+from lightrag_pg.db.advisory import TRY_LOCK, UNLOCK, lock_key
 from lightrag_pg.db.embedded import sqlalchemy_url
 from lightrag_pg.db.migrate import MigrationTarget, configure_context, prepare_workspace
 from lightrag_pg.db.workspace import drop_workspace, read_info, workspace_exists
 from lightrag_pg.errors import EmbeddingError
 from lightrag_pg.index.reembed import discard_reembed
 from lightrag_pg.testing import hashed_embedding_func, hashed_vectors, scripted_llm
+
+from .crash_support import ROOT, Worker, wait_until
 
 OLD, NEW = 32, 48
 VECTOR_TABLES = ("entity_vectors", "relation_vectors", "chunk_vectors")
@@ -63,6 +70,22 @@ class Counting:
 
     def func(self) -> EmbeddingFunc:
         return EmbeddingFunc(embedding_dim=self.dim, func=self, model_name=f"hashed-bow-{self.dim}")
+
+
+async def start_worker(tmp_path: Path, spec: dict[str, Any]) -> Worker:
+    out, err = tmp_path / "reembed.out", tmp_path / "reembed.err"
+    with out.open("wb") as o, err.open("wb") as e:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "tests.reembed_worker",
+            json.dumps(spec),
+            cwd=ROOT,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=o,
+            stderr=e,
+        )
+    return Worker(proc, out, err)
 
 
 def build(dsn: str, ws: str, dim: int) -> LightRAG:
@@ -316,3 +339,57 @@ async def test_discarding_a_staged_reembed_leaves_the_old_model_in_place(
     assert await vector_rows(conn, ws) == before
     result = await old_rag.areembed(Counting(64).func())
     assert result.embedding_dim == 64 and not result.resumed
+
+
+async def test_a_reembed_killed_mid_staging_is_finished_by_a_rerun_that_embeds_nothing_twice(
+    old_rag: LightRAG, dsn: str, conn: asyncpg.Connection, workspaces: Callable[[str], str], tmp_path: Path
+) -> None:
+    ws = old_rag.workspace
+    log = tmp_path / "embedded.jsonl"
+    worker = await start_worker(
+        tmp_path,
+        {
+            "dsn": dsn,
+            "workspace": ws,
+            "old_dim": OLD,
+            "new_dim": NEW,
+            "batch_size": 2,
+            "log": str(log),
+            "hang_at": 3,
+        },
+    )
+    try:
+
+        async def two_batches_staged() -> bool:
+            if not await conn.fetchval("SELECT to_regclass($1) IS NOT NULL", f"{ws}.entity_vectors_next"):
+                return False
+            return await conn.fetchval(f"SELECT count(*) FROM {ws}.entity_vectors_next") == 4
+
+        await wait_until(two_batches_staged, "two staged batches", timeout=60, worker=worker)
+        assert len(log.read_text().splitlines()) == 2
+        await worker.kill()
+    finally:
+        await worker.kill()
+    killed = [t for line in log.read_text().splitlines() for t in json.loads(line)]
+    assert len(killed) == 4
+    assert await old_rag.aquery_data("Where does Alice work?", QueryParam(mode="local"))
+
+    key = lock_key("reembed", ws)
+
+    async def lock_free() -> bool:
+        if not await conn.fetchval(TRY_LOCK, key):
+            return False
+        await conn.execute(UNLOCK, key)
+        return True
+
+    await wait_until(lock_free, "the killed worker's re-embed lock to be released", timeout=10)
+    rerun = Counting(NEW)
+    result = await old_rag.areembed(rerun.func(), batch_size=2)
+    assert result.resumed
+    assert not set(killed) & set(rerun.texts)
+    assert len(killed) + len(rerun.texts) == result.vectors == await vector_count(conn, ws)
+    control = await fresh(dsn, workspaces("control"), DOCS)
+    try:
+        assert await vector_rows(conn, ws) == await vector_rows(conn, control.workspace)
+    finally:
+        await control.finalize()

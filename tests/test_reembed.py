@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
 from lightrag_pg import DimensionMismatch, EmbeddingFunc, LightRAG, QueryParam, ReembedConflict
+from lightrag_pg.cli import main
 from lightrag_pg.db.advisory import TRY_LOCK, UNLOCK, lock_key
 from lightrag_pg.db.embedded import sqlalchemy_url
 from lightrag_pg.db.migrate import MigrationTarget, configure_context, prepare_workspace
@@ -176,8 +177,8 @@ async def vector_count(conn: asyncpg.Connection, ws: str) -> int:
     return sum([await conn.fetchval(f"SELECT count(*) FROM {ws}.{t}") for t in VECTOR_TABLES])
 
 
-async def fresh(dsn: str, ws: str, docs: list[str]) -> LightRAG:
-    rag = build(dsn, ws, NEW)
+async def fresh(dsn: str, ws: str, docs: list[str], dim: int = NEW) -> LightRAG:
+    rag = build(dsn, ws, dim)
     await rag.initialize()
     await rag.ainsert(docs)
     return rag
@@ -393,3 +394,41 @@ async def test_a_reembed_killed_mid_staging_is_finished_by_a_rerun_that_embeds_n
         assert await vector_rows(conn, ws) == await vector_rows(conn, control.workspace)
     finally:
         await control.finalize()
+
+
+async def test_the_reembed_command_moves_a_workspace_to_the_model_of_the_environment(
+    old_rag: LightRAG,
+    dsn: str,
+    conn: asyncpg.Connection,
+    workspaces: Callable[[str], str],
+    cli_env: None,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    ws = old_rag.workspace
+    base = ["--dsn", dsn, "--workspace", ws]
+    total = await vector_count(conn, ws)
+    assert await asyncio.to_thread(main, [*base, "reembed", "--abort"]) == 0
+    assert "no re-embed in progress" in capsys.readouterr().out
+
+    assert await asyncio.to_thread(main, [*base, "reembed", "--batch-size", "3"]) == 0
+    out = capsys.readouterr().out
+    assert f"{total} vectors re-embedded from 'hashed-bow-32' (32 dimensions) to 'fake-embedding' (64" in out
+    info = await read_info(conn, ws)
+    assert info is not None and (info.embedding_dim, info.embedding_model) == (64, "fake-embedding")
+
+    assert await asyncio.to_thread(main, [*base, "reembed", "--json"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["changed"] is False and again["embedded"] == 0
+
+    control = await fresh(dsn, workspaces("control"), DOCS, 64)
+    reopened = build(dsn, ws, 64)
+    try:
+        await reopened.initialize()
+        assert await answers(reopened) == await answers(control)
+    finally:
+        await reopened.finalize()
+        await control.finalize()
+
+    assert await asyncio.to_thread(main, ["--dsn", dsn, "--workspace", "no_such_ws", "reembed"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: workspace 'no_such_ws' does not exist") and err.count("\n") == 1

@@ -406,13 +406,13 @@ class LightRAG:
 
     async def aget_docs_paginated(
         self,
-        status: DocStatus | str | None = None,
+        status: DocStatus | str | Sequence[DocStatus | str] | None = None,
         page: int = 1,
         page_size: int = 50,
         sort_field: str = "updated_at",
         sort_direction: str = "desc",
     ) -> dict[str, Any]:
-        """One page of documents with status ``status`` (``None``: all), in upstream's
+        """One page of documents with status ``status`` (a list: any of them; ``None``: all), in upstream's
         ``/documents/paginated`` shape: ``documents``, ``pagination``, ``status_counts``.
 
         ``sort_field`` is one of ``created_at``, ``updated_at``, ``id``, ``file_path``;

@@ -13,9 +13,16 @@ import httpx
 from lightrag_pg import LightRAG
 from lightrag_pg.server import ServerSettings, create_app
 from lightrag_pg.testing import hashed_embedding_func, scripted_llm
+from lightrag_pg.types import DocStatus
 
 TEXT = "Alice founded Acme in Paris. Bob joined Acme in Berlin."
 FINISHED = {"processed", "failed"}
+
+
+def counted(**nonzero: int) -> dict[str, int]:
+    """``/documents/status_counts``' body for these counts: every status, zero when none, and ``all``."""
+    counts = {s.value: nonzero.get(s.value, 0) for s in DocStatus}
+    return {**counts, "all": sum(counts.values())}
 
 
 def scripted_factory(llm: Callable[..., Any] = scripted_llm) -> Callable[[str, str], LightRAG]:

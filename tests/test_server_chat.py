@@ -203,7 +203,7 @@ async def test_graph_routes_need_the_library_calls(
     ("method", "path", "params", "body"),
     [
         ("GET", "/graph/label/popular", {"limit": 0}, None),
-        ("GET", "/graph/label/search", {"q": ""}, None),
+        ("GET", "/graph/label/search", {}, None),
         ("GET", "/graphs", {"label": "Alice", "max_depth": 0}, None),
         ("POST", "/graph/entity/edit", None, {"entity_name": " ", "updated_data": {}}),
         ("POST", "/graph/entities/merge", None, {"entities_to_change": [], "entity_to_change_into": "A"}),

@@ -21,7 +21,7 @@ from ..llm.tokenizer import Tokenizer
 from ..store.rows import ChunkRow, DocumentRow
 from ..store.uow import session, unit_of_work
 from ..tasks import gather_all
-from ..types import DocStatus, Extraction
+from ..types import Extraction
 from .chunking import chunk_text
 from .extract import Extractor
 from .intake import md5_id
@@ -56,14 +56,16 @@ class Pipeline:
     async def process(
         self, progress: ProgressCallback = ignore_progress, wait_for: Collection[str] = ()
     ) -> Progress:
-        """Process every pending, processing or failed document of the workspace.
+        """Process every pending, processing or failed document of the workspace that has
+        a text (a failed status row without one, such as a file that could not be
+        converted, keeps its status and reason).
 
         Documents another process is working on are skipped, except those in
         ``wait_for``: for them this call waits until they are finished (or
         takes them over if that process dies).
         """
         async with session(self.pool) as s:
-            ids = await s.docs.ids_with_status(DocStatus.PENDING, DocStatus.PROCESSING, DocStatus.FAILED)
+            ids = await s.docs.unfinished_ids()
         state = Progress(docs_total=len(ids))
         progress(state)
         if self._gate is None:

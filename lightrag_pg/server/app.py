@@ -43,6 +43,9 @@ BODY_OVERHEAD = 64 * 1024
 STATUS_OF: dict[type[Exception], int] = {
     NameConflict: 409,
     TooLarge: 413,
+    errors.DocumentNotFound: 404,
+    errors.DocumentBusy: 409,
+    errors.ProvenanceMissing: 409,
     errors.InvalidWorkspaceName: 400,
     errors.InvalidInput: 400,
     errors.WorkspaceNotFound: 404,

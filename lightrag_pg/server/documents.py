@@ -8,14 +8,14 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Body, File, UploadFile
 from pydantic import BaseModel, Field, field_validator
 
-from ..errors import InvalidInput
+from ..errors import DocumentNotFound, InvalidInput, LightRAGError
+from ..rag import LightRAG, new_track_id
 from ..types import UNKNOWN_SOURCE
 from . import doc_status
 from .convert import SUPPORTED_EXTENSIONS, supported
 from .deps import State, Workspace
 from .files import NameConflict, Throttled, TooLarge, safe_name
-from .intake import failed_id, ingest_files, new_track_id
-from .library import library_call
+from .intake import failed_id, ingest_files
 from .runtime import WorkspaceRuntime
 
 router = APIRouter(prefix="/documents", tags=["documents"])
@@ -23,6 +23,12 @@ router = APIRouter(prefix="/documents", tags=["documents"])
 UpstreamStatus = Literal[
     "pending", "parsing", "analyzing", "processing", "preprocessed", "processed", "failed"
 ]
+
+IN_FLIGHT = {"parsing": "processing", "analyzing": "processing", "preprocessed": "processing"}
+"""Upstream's stages of a document being processed; here they are all ``processing``."""
+
+DELETE_WAIT = 600.0
+"""Seconds a background delete waits for documents being indexed to finish."""
 
 
 class InsertTextRequest(BaseModel):
@@ -121,10 +127,10 @@ async def upload(runtime: Workspace, state: State, file: Annotated[UploadFile, F
     data = await file.read()
     if len(data) > limit:
         raise TooLarge(f"file of {len(data):,} bytes exceeds the upload limit of {limit:,}")
-    if await doc_status.known_file_paths(runtime.rag, [name]):
+    if await _known_file_paths(runtime.rag, [name]):
         raise NameConflict(f"Document storage already contains '{name}'")
     await asyncio.to_thread(runtime.folder.save, name, data)
-    track_id = new_track_id("upload")
+    track_id = new_track_id()
     runtime.spawn(ingest_files(runtime, [(name, data)], track_id), "upload")
     return InsertResponse(
         status="success",
@@ -136,36 +142,31 @@ async def upload(runtime: Workspace, state: State, file: Annotated[UploadFile, F
 @router.post("/text", response_model=InsertResponse)
 async def insert_text(request: InsertTextRequest, runtime: Workspace) -> InsertResponse:
     """Insert one text; it is indexed in the background."""
-    track_id = new_track_id("insert")
-    result = await runtime.rag.aenqueue(
-        [request.text], file_paths=[request.file_source or UNKNOWN_SOURCE], track_id=track_id
-    )
-    return _insert_response(runtime, len(result.new_ids), len(result.skipped_ids), track_id)
+    result = await runtime.rag.aenqueue([request.text], file_paths=[request.file_source or UNKNOWN_SOURCE])
+    return _insert_response(runtime, len(result.new_ids), len(result.skipped_ids), result.track_id)
 
 
 @router.post("/texts", response_model=InsertResponse)
 async def insert_texts(request: InsertTextsRequest, runtime: Workspace) -> InsertResponse:
     """Insert several texts; they are indexed in the background."""
-    track_id = new_track_id("insert")
     sources = request.file_sources
     if sources is not None and len(sources) != len(request.texts):
         raise InvalidInput(f"{len(request.texts)} texts but {len(sources)} file_sources")
     result = await runtime.rag.aenqueue(
         request.texts,
         file_paths=[s or UNKNOWN_SOURCE for s in sources] if sources else None,
-        track_id=track_id,
     )
     skipped = len(result.skipped_ids) + len(result.duplicates)
-    return _insert_response(runtime, len(result.new_ids), skipped, track_id)
+    return _insert_response(runtime, len(result.new_ids), skipped, result.track_id)
 
 
 @router.post("/scan", response_model=ScanResponse)
 async def scan(runtime: Workspace, state: State) -> ScanResponse:
     """Index the files of the workspace's input folder that no document has yet."""
     files = [p for p in await asyncio.to_thread(runtime.folder.files) if supported(p.name)]
-    known = await doc_status.known_file_paths(runtime.rag, [p.name for p in files]) if files else set()
+    known = await _known_file_paths(runtime.rag, [p.name for p in files]) if files else set()
     new = [p for p in files if p.name not in known]
-    track_id = new_track_id("scan")
+    track_id = new_track_id()
     limit = state.settings.max_upload_bytes
 
     async def work() -> None:
@@ -192,7 +193,7 @@ async def scan(runtime: Workspace, state: State) -> ScanResponse:
 @router.get("/status_counts")
 async def status_counts(runtime: Workspace) -> dict[str, Any]:
     """How many documents are in each status."""
-    return {"status_counts": await doc_status.status_counts(runtime.rag)}
+    return {"status_counts": await runtime.rag.aget_status_counts()}
 
 
 @router.get("/track_status/{track_id}")
@@ -201,16 +202,7 @@ async def track_status(track_id: str, runtime: Workspace) -> dict[str, Any]:
     track_id = track_id.strip()
     if not track_id:
         raise InvalidInput("Track ID cannot be empty")
-    rows = await doc_status.by_track(runtime.rag, track_id)
-    summary: dict[str, int] = {}
-    for row in rows:
-        summary[row.status.value] = summary.get(row.status.value, 0) + 1
-    return {
-        "track_id": track_id,
-        "documents": [doc_status.status_view(r) for r in rows],
-        "total_count": len(rows),
-        "status_summary": summary,
-    }
+    return await runtime.rag.aget_docs_by_track_id(track_id)
 
 
 @router.get("/pipeline_status")
@@ -221,24 +213,13 @@ async def pipeline_status(runtime: Workspace) -> dict[str, Any]:
 
 @router.post("/paginated")
 async def paginated(request: DocumentsRequest, runtime: Workspace) -> dict[str, Any]:
-    """One page of documents, filtered by status and sorted."""
-    statuses = request.status_filters or ([request.status_filter] if request.status_filter else None)
-    page = await doc_status.page(
-        runtime.rag, statuses, request.sort_field, request.sort_direction, request.page_size, request.page
+    """One page of documents, filtered by status (``status_filters`` wins over
+    ``status_filter``) and sorted."""
+    wanted = request.status_filters or ([request.status_filter] if request.status_filter else None)
+    statuses = sorted({IN_FLIGHT.get(s, s) for s in wanted}) if wanted else None
+    return await runtime.rag.aget_docs_paginated(
+        statuses, request.page, request.page_size, request.sort_field, request.sort_direction
     )
-    pages = (page.total + request.page_size - 1) // request.page_size
-    return {
-        "documents": [doc_status.status_view(r) for r in page.rows],
-        "pagination": {
-            "page": request.page,
-            "page_size": request.page_size,
-            "total_count": page.total,
-            "total_pages": pages,
-            "has_next": request.page < pages,
-            "has_prev": request.page > 1,
-        },
-        "status_counts": await doc_status.status_counts(runtime.rag),
-    }
 
 
 @router.get("/supported_file_types")
@@ -252,12 +233,14 @@ async def supported_file_types() -> dict[str, Any]:
 
 @router.post("/reprocess_failed")
 async def reprocess_failed(runtime: Workspace) -> dict[str, Any]:
-    """Process failed (and pending) documents again, in the background."""
-    runtime.kick("reprocessing failed documents")
+    """Process failed (and pending) documents again, in the background; they keep their
+    track ids (``track_id`` is empty, as upstream)."""
+    runtime.kick("reprocessing failed documents", failed=True)
     return {
         "status": "reprocessing_started",
-        "message": "Reprocessing of failed documents has been initiated in background.",
-        "track_id": new_track_id("retry"),
+        "message": "Reprocessing of failed documents has been initiated in background. "
+        "Documents retain their original track_id.",
+        "track_id": "",
     }
 
 
@@ -279,27 +262,53 @@ async def clear_cache(
     runtime: Workspace, _: Annotated[dict[str, Any] | None, Body()] = None
 ) -> dict[str, Any]:
     """Delete every cached LLM answer of the workspace (the body is ignored, as upstream)."""
-    removed = await doc_status.clear_cache(runtime.rag)
-    return {"status": "success", "message": f"Cleared {removed} cached LLM answer(s)"}
+    removed = await runtime.rag.aclear_cache()
+    return {"status": "success", "message": f"Successfully cleared all cache ({removed} answer(s))"}
 
 
 @router.delete("/delete_document")
 async def delete_document(request: DeleteDocRequest, runtime: Workspace) -> dict[str, Any]:
-    """Delete documents and everything derived from them, in the background."""
-    delete = library_call(runtime.rag, "adelete_by_doc_id")
-    paths = await doc_status.file_paths_of(runtime.rag, request.doc_ids) if request.delete_file else {}
+    """Delete documents and everything derived from them, in one transaction, in the background.
 
-    async def work() -> None:
-        for doc_id in request.doc_ids:
-            await delete(doc_id)
-            runtime.job.say(f"document {doc_id} deleted")
-            if doc_id in paths:
-                await asyncio.to_thread(runtime.folder.remove, paths[doc_id])
-
-    runtime.spawn(work(), "delete")
+    Unknown ids are refused at once (404, nothing deleted). ``delete_llm_cache``
+    also deletes the cached extraction answers of their chunks; ``delete_file``
+    removes their files from the input folder. Documents being indexed are
+    waited for; the outcome is reported in ``pipeline_status``.
+    """
+    async with runtime.rag.session() as s:
+        rows = await s.docs.statuses(request.doc_ids)
+    missing = sorted(set(request.doc_ids) - {r.id for r in rows})
+    if missing:
+        raise DocumentNotFound(f"no document with id {', '.join(missing)}; nothing was deleted")
+    files = [r.file_path for r in rows if request.delete_file and r.file_path != UNKNOWN_SOURCE]
+    runtime.spawn(_delete(runtime, request.doc_ids, files, keep_cache=not request.delete_llm_cache), "delete")
     return {
         "status": "deletion_started",
         "message": f"Document deletion for {len(request.doc_ids)} documents has been initiated. "
         "Processing will continue in background.",
         "doc_id": ", ".join(request.doc_ids),
     }
+
+
+async def _delete(
+    runtime: WorkspaceRuntime, doc_ids: list[str], files: list[str], *, keep_cache: bool
+) -> None:
+    job = runtime.job
+    job.say(f"deleting {len(doc_ids)} document(s){'' if keep_cache else ' and their cached LLM answers'}")
+    try:
+        result = await runtime.rag.adelete_by_doc_id(doc_ids, keep_cache=keep_cache, wait=DELETE_WAIT)
+    except LightRAGError as exc:
+        job.say(f"deletion failed, nothing was deleted: {exc}")
+        raise
+    for name in files:
+        await asyncio.to_thread(runtime.folder.remove, name)
+    job.say(
+        f"deleted {len(doc_ids)} document(s): {result.entities_rebuilt} entities and "
+        f"{result.relations_rebuilt} relations rebuilt, {result.entities_deleted} entities and "
+        f"{result.relations_deleted} relations deleted"
+    )
+
+
+async def _known_file_paths(rag: LightRAG, names: list[str]) -> set[str]:
+    async with rag.session() as s:
+        return {path for _, path in await s.docs.find(file_paths=names)}

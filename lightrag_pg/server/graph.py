@@ -1,8 +1,9 @@
 """``/graphs`` and ``/graph/*``: subgraphs, labels, and editing entities and relations.
 
-``/graph/entity/exists`` reads the entity table directly. The other routes call
-the library's graph-management methods (upstream's names); where this version
-of the library lacks one, the route answers 501 naming it.
+Subgraphs and labels come from the library's calls; ``/graph/entity/exists``
+reads the entity table. The editing routes call the library's graph-management
+methods (upstream's names); where this version of the library lacks one, the
+route answers 501 naming it.
 """
 
 from __future__ import annotations
@@ -70,23 +71,23 @@ def _done(message: str, data: Any) -> dict[str, Any]:
 
 
 @router.get("/graph/label/list")
-async def graph_labels(runtime: Workspace) -> Any:
+async def graph_labels(runtime: Workspace) -> list[str]:
     """Every entity name (label) of the graph."""
-    return await library_call(runtime.rag, "aget_graph_labels")()
+    return await runtime.rag.aget_graph_labels()
 
 
 @router.get("/graph/label/popular")
-async def popular_labels(runtime: Workspace, limit: int = Query(300, ge=1, le=1000)) -> Any:
-    """The labels of the most connected entities."""
-    return await library_call(runtime.rag, "aget_popular_labels")(limit)
+async def popular_labels(runtime: Workspace, limit: int = Query(300, ge=1, le=1000)) -> list[str]:
+    """The labels of the most connected entities, highest degree first."""
+    return await runtime.rag.aget_popular_labels(limit)
 
 
 @router.get("/graph/label/search")
 async def search_labels(
-    runtime: Workspace, q: str = Query(..., min_length=1), limit: int = Query(50, ge=1, le=100)
-) -> Any:
-    """Labels matching ``q``."""
-    return await library_call(runtime.rag, "asearch_labels")(q, limit)
+    runtime: Workspace, q: str = Query(...), limit: int = Query(50, ge=1, le=100)
+) -> list[str]:
+    """Labels matching ``q``, best first (a blank ``q`` matches nothing, as upstream)."""
+    return await runtime.rag.asearch_labels(q, limit)
 
 
 @router.get("/graphs")
@@ -95,11 +96,11 @@ async def knowledge_graph(
     label: str = Query(..., min_length=1),
     max_depth: int = Query(3, ge=1),
     max_nodes: int = Query(1000, ge=1),
-) -> Any:
-    """The subgraph around ``label`` (``*`` for the whole graph), as nodes and edges."""
-    return await library_call(runtime.rag, "aget_knowledge_graph")(
-        node_label=label, max_depth=max_depth, max_nodes=max_nodes
-    )
+) -> dict[str, Any]:
+    """The subgraph around ``label`` (``*`` for the whole graph) as ``nodes``, ``edges``
+    and ``is_truncated``; an unknown label gives an empty graph."""
+    graph = await runtime.rag.aget_knowledge_graph(node_label=label, max_depth=max_depth, max_nodes=max_nodes)
+    return graph.to_dict()
 
 
 @router.get("/graph/entity/exists")

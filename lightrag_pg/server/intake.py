@@ -5,9 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-import uuid
 from collections.abc import Sequence
-from datetime import datetime
 
 from ..errors import InvalidInput
 from ..index.intake import md5_id
@@ -16,11 +14,6 @@ from .convert import convert
 from .runtime import WorkspaceRuntime
 
 log = logging.getLogger(__name__)
-
-
-def new_track_id(prefix: str) -> str:
-    """``prefix_YYYYmmdd_HHMMSS_xxxxxxxx``, upstream's track id format."""
-    return f"{prefix}_{datetime.now():%Y%m%d_%H%M%S}_{uuid.uuid4().hex[:8]}"
 
 
 def failed_id(name: str, data: bytes) -> str:

@@ -97,6 +97,7 @@ class WorkspaceRuntime:
         self.last_used = time.monotonic()
         self._run: asyncio.Task[None] | None = None
         self._again = False
+        self._retry_failed = False
         self._tasks: set[asyncio.Task[Any]] = set()
 
     @property
@@ -128,8 +129,10 @@ class WorkspaceRuntime:
         if not task.cancelled() and task.exception() is not None:
             log.error("background task %s failed", task.get_name(), exc_info=task.exception())
 
-    def kick(self, reason: str = "indexing") -> None:
-        """Process pending documents now, or once more after the run in progress."""
+    def kick(self, reason: str = "indexing", *, failed: bool = False) -> None:
+        """Process pending documents now, or once more after the run in progress;
+        with ``failed``, that run also waits for failed documents another process holds."""
+        self._retry_failed |= failed
         if self.processing:
             self._again = True
             return
@@ -141,7 +144,9 @@ class WorkspaceRuntime:
         try:
             while True:
                 self._again = False
-                state = await self.rag.aprocess_pending(progress=self.job.progress)
+                retry, self._retry_failed = self._retry_failed, False
+                run = self.rag.areprocess_failed if retry else self.rag.aprocess_pending
+                state = await run(progress=self.job.progress)
                 if state.failures:
                     self.job.say(f"{len(state.failures)} document(s) failed")
                 if not self._again:

@@ -46,6 +46,11 @@ class DocumentStore:
         return [r["id"] for r in rows]
 
     @translating
+    async def unfinished_ids(self) -> list[str]:
+        """Ids of pending, processing or failed documents that have a text, oldest first."""
+        return [r["id"] for r in await self.conn.fetch(SQL["unfinished_ids"])]
+
+    @translating
     async def claim(self, ids: Sequence[str]) -> list[str]:
         """Mark unprocessed documents as processing, skipping those locked elsewhere."""
         return sorted(r["id"] for r in await self.conn.fetch(SQL["claim_docs"], list(ids)))

@@ -37,6 +37,15 @@ JOIN doc_status s ON s.id = i.id ORDER BY i.ord;
 -- Ids of documents in any of the given statuses, oldest first.
 SELECT id FROM doc_status WHERE status = ANY($1::text[]) ORDER BY created_at, id;
 
+-- name: unfinished_ids
+-- Ids of the documents the pipeline has to (re)process: pending, processing or
+-- failed, with a stored text, oldest first. A status row without text (a file that
+-- could not be converted, recorded as failed with its reason) has nothing to process.
+SELECT s.id FROM doc_status s
+WHERE s.status IN ('pending', 'processing', 'failed')
+  AND EXISTS (SELECT 1 FROM full_docs d WHERE d.id = s.id)
+ORDER BY s.created_at, s.id;
+
 -- name: claim_docs
 -- Mark documents processing, skipping rows another process holds; returns the ids claimed.
 UPDATE doc_status s SET status = 'processing', error_msg = NULL, updated_at = now()

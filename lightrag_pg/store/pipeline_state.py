@@ -58,14 +58,21 @@ def status_counts(counts: dict[str, int]) -> dict[str, int]:
     return full
 
 
-def _status(value: DocStatus | str | None) -> str | None:
+StatusFilter = DocStatus | str | Sequence[DocStatus | str] | None
+"""A status, several statuses (any of them), or ``None`` for every status."""
+
+
+def _statuses(value: StatusFilter) -> list[str] | None:
     if value is None:
         return None
+    chosen = [value] if isinstance(value, str) else list(value)
+    if not chosen:
+        raise InvalidInput("status filter is empty; pass None for every status")
     try:
-        return DocStatus(value).value
+        return sorted({DocStatus(v).value for v in chosen})
     except ValueError:
         known = ", ".join(s.value for s in DocStatus)
-        raise InvalidInput(f"unknown document status {value!r}; use one of {known}") from None
+        raise InvalidInput(f"unknown document status in {value!r}; use one of {known}") from None
 
 
 def _positive(name: str, value: object, high: int | None = None) -> int:
@@ -101,14 +108,15 @@ class PipelineStateStore:
     @translating
     async def page(
         self,
-        status: DocStatus | str | None = None,
+        status: StatusFilter = None,
         page: int = 1,
         page_size: int = 50,
         sort_field: str = "updated_at",
         sort_direction: str = "desc",
     ) -> dict[str, Any]:
-        """One page of documents (``{"documents", "pagination", "status_counts"}``)."""
-        wanted = _status(status)
+        """One page of documents (``{"documents", "pagination", "status_counts"}``)
+        whose status is ``status`` (or any of several; ``None``: all)."""
+        wanted = _statuses(status)
         _positive("page", page)
         _positive("page_size", page_size, MAX_PAGE_SIZE)
         field = _choice("sort_field", sort_field, SORT_FIELDS)

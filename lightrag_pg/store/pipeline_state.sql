@@ -2,14 +2,14 @@
 -- id; status counts; clearing the LLM cache by type.
 
 -- name: page
--- One page of doc_status rows with status $1 (NULL: every status), sorted by $2
+-- One page of doc_status rows with a status among $1 (NULL: every status), sorted by $2
 -- (created_at, updated_at, id or file_path) in direction $3 (asc or desc), ties by
--- id; $4 rows from row $5. Every row also carries `total` (rows with that status)
+-- id; $4 rows from row $5. Every row also carries `total` (rows with those statuses)
 -- and `counts` (rows per status, as JSON); when the page is empty one row comes
 -- back with only those two, so the totals are known whatever the page.
 WITH summary AS (
     SELECT
-        (SELECT count(*) FROM doc_status WHERE $1::text IS NULL OR status = $1::text) AS total,
+        (SELECT count(*) FROM doc_status WHERE $1::text[] IS NULL OR status = ANY($1::text[])) AS total,
         (SELECT coalesce(jsonb_object_agg(c.status, c.n), '{}'::jsonb)
          FROM (SELECT status, count(*) AS n FROM doc_status GROUP BY status) c) AS counts
 )
@@ -28,7 +28,7 @@ LEFT JOIN LATERAL (
             d.id COLLATE "C" ASC
     ) AS position
     FROM doc_status d
-    WHERE $1::text IS NULL OR d.status = $1::text
+    WHERE $1::text[] IS NULL OR d.status = ANY($1::text[])
     ORDER BY position
     LIMIT $4 OFFSET $5
 ) p ON true

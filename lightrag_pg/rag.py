@@ -24,6 +24,8 @@ from .db.workspace import WorkspaceInfo, create_workspace, drop_workspace, list_
 from .defaults import choose_extractor, default_embedding, default_llm
 from .errors import InvalidInput, LightRAGError
 from .export import ExportResult, export_workspace
+from .index.custom_kg import CustomGraph, plan_custom_graph
+from .index.custom_kg import summary as custom_graph_summary
 from .index.deletion import DeletionResult, DocumentDeleter
 from .index.extract import Extractor, LLMExtractor, NLPExtractor
 from .index.graph_edit import GraphEditor
@@ -625,3 +627,22 @@ class LightRAG:
         """A relation in upstream's shape (``src_entity``, ``tgt_entity``, ``source_id``,
         ``graph_data``; ``vector_data``) plus ``contributions``; see :meth:`aget_entity_info`."""
         return await self._editor().relation_info(src_entity, tgt_entity, include_vector_data)
+
+    async def ainsert_custom_kg(
+        self, custom_kg: dict[str, Any], full_doc_id: str | None = None
+    ) -> dict[str, Any]:
+        """Insert a knowledge graph given as ``{"chunks", "entities", "relationships"}``
+        (upstream's shape; see :mod:`lightrag_pg.index.custom_kg`) in one transaction.
+
+        The chunks become one processed document (``full_doc_id``, default
+        ``doc-`` plus the payload's MD5) that :meth:`adelete_by_doc_id` removes
+        again; entities and relations merge with the workspace's by the insert's
+        rules. A ``source_id`` naming no chunk of the payload, or a relationship
+        endpoint that is no entity of the payload or the workspace, raises
+        :class:`~lightrag_pg.errors.InvalidInput` and changes nothing. Returns
+        ``status``, ``doc_id`` and the numbers of chunks, entities and relationships.
+        """
+        graph = CustomGraph(custom_kg, full_doc_id, self.tokenizer)
+        editor = self._editor()
+        await editor.run(lambda: plan_custom_graph(editor, graph), f"custom graph {graph.doc_id!r}")
+        return custom_graph_summary(graph)

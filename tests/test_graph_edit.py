@@ -248,3 +248,76 @@ async def test_concurrent_edits_of_one_entity_lose_nothing(graphs: Callable[...,
         assert info["graph_data"]["entity_type"] == f"Type{round_}"
         assert info["graph_data"]["description"] == f"Description {round_}."
     await mirror_matches(first)
+
+
+CUSTOM_KG = {
+    "chunks": [
+        {"content": "Dana founded Helix in Oslo.", "source_id": "c1", "file_path": "kg.json"},
+        {"content": "Helix partners with Acme.", "source_id": "c2"},
+    ],
+    "entities": [
+        {"entity_name": "Dana", "entity_type": "Person", "description": "Founder.", "source_id": "c1"},
+        {
+            "entity_name": "Helix",
+            "entity_type": "Organization",
+            "description": "A firm.",
+            "source_id": "c1<SEP>c2",
+        },
+    ],
+    "relationships": [
+        {
+            "src_id": "Dana",
+            "tgt_id": "Helix",
+            "description": "founded",
+            "keywords": "founder",
+            "source_id": "c1",
+        },
+        {"src_id": "Helix", "tgt_id": "Acme", "description": "partners", "weight": 2.0, "source_id": "c2"},
+    ],
+}
+
+
+async def test_custom_kg_insert_and_delete(graphs: Callable[..., Any]) -> None:
+    rag = await graphs()
+    await insert(rag, ["d0"])
+    before = await snapshot(rag.dsn, rag.workspace)
+    with StatementCounter() as counter:
+        result = await rag.ainsert_custom_kg(CUSTOM_KG, full_doc_id="kg-1")
+    assert result == {"status": "success", "doc_id": "kg-1", "chunks": 2, "entities": 3, "relationships": 2}
+    assert counter.statements == 20  # 5 reads; 15 in the one transaction
+    helix = await rag.aget_entity_info("Helix")
+    assert helix["graph_data"]["description"] == "A firm."
+    assert len(helix["contributions"]) == 2
+    acme = await rag.aget_entity_info("Acme")
+    assert any(c["doc_id"] == "kg-1" for c in acme["contributions"])
+    assert (await rag.aget_relation_info("Acme", "Helix"))["graph_data"]["weight"] == 2.0
+    status = await rag.aget_docs_by_track_id("")
+    assert status["total_count"] == 0
+    counts = await rag.aget_status_counts()
+    assert counts["processed"] == 2
+    await mirror_matches(rag)
+    await rag.adelete_by_doc_id("kg-1")
+    assert await snapshot(rag.dsn, rag.workspace) == before
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda kg: kg["entities"][0].update(source_id="c9"), "'c9' names no chunk"),
+        (lambda kg: kg["relationships"][0].update(source_id="c1<SEP>nope"), "'nope' names no chunk"),
+        (lambda kg: kg["relationships"][1].update(tgt_id="Nobody"), "'Nobody', which is neither"),
+        (lambda kg: kg["relationships"][1].update(weight="x"), "weight must be a finite number"),
+        (lambda kg: kg["chunks"].append({"content": "again", "source_id": "c1"}), "used by two chunks"),
+        (lambda kg: kg.update(nodes=[]), "unknown keys nodes"),
+        (lambda kg: kg["entities"][1].pop("description"), "description must be a non-empty string"),
+    ],
+)
+async def test_custom_kg_dangling_references(graphs: Callable[..., Any], change: Any, message: str) -> None:
+    rag = await graphs()
+    await insert(rag, ["d0"])
+    before = await snapshot(rag.dsn, rag.workspace)
+    kg = json.loads(json.dumps(CUSTOM_KG))
+    change(kg)
+    with pytest.raises(InvalidInput, match=message):
+        await rag.ainsert_custom_kg(kg)
+    assert await snapshot(rag.dsn, rag.workspace) == before

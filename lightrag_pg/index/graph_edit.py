@@ -90,6 +90,8 @@ class Edit:
     relation_vectors: tuple[list[Pair], list[str], np.ndarray] | None = None
     before: Callable[[Stores], Awaitable[None]] | None = None
     """Writes to run first in the transaction (a custom graph's documents and chunks)."""
+    after: Callable[[Stores], Awaitable[None]] | None = None
+    """Writes to run last in the transaction (a custom graph's links and status)."""
 
 
 def entity_name(value: Any, what: str = "entity name") -> str:
@@ -222,28 +224,30 @@ class GraphEditor:
                 await uow.vectors.upsert_entities(*edit.entity_vectors)
             if edit.relation_vectors is not None and edit.relation_vectors[0]:
                 await uow.vectors.upsert_relations(*edit.relation_vectors)
+            if edit.after is not None:
+                await edit.after(uow)
 
     # ------------------------------------------------------------ helpers
 
-    async def _describe_entities(self, rows: list[EntityRow], frags: list[list[str]]) -> None:
+    async def describe_entities(self, rows: list[EntityRow], frags: list[list[str]]) -> None:
         described = await self.writer.describe_all("entity", [r.name for r in rows], frags)
         for row, description in zip(rows, described, strict=True):
             row.description = description
 
-    async def _describe_relations(self, rows: list[RelationRow], frags: list[list[str]]) -> None:
+    async def describe_relations(self, rows: list[RelationRow], frags: list[list[str]]) -> None:
         labels = [f"{r.src} - {r.tgt}" for r in rows]
         described = await self.writer.describe_all("relation", labels, frags)
         for row, description in zip(rows, described, strict=True):
             row.description = description
 
-    async def _entity_vectors(
+    async def entity_vectors(
         self, rows: list[EntityRow], stored: Mapping[str, str | None]
     ) -> tuple[list[str], list[str], np.ndarray]:
         texts = [self.writer.vector_text(entity_vector_text(r)) for r in rows]
         changed, vectors = await self.writer.changed_vectors(texts, [stored.get(r.name) for r in rows])
         return [rows[i].name for i in changed], [texts[i] for i in changed], vectors
 
-    async def _relation_vectors(
+    async def relation_vectors(
         self, rows: list[RelationRow], stored: Mapping[Pair, str | None]
     ) -> tuple[list[Pair], list[str], np.ndarray]:
         texts = [self.writer.vector_text(relation_vector_text(r)) for r in rows]
@@ -273,13 +277,13 @@ class GraphEditor:
                 raise GraphItemExists(f"entity {name!r} already exists; nothing was changed")
             fragment = self._manual_entity(name, str(data.get("entity_type", "")), description)
             row, frags = build_entity(name, [fragment], self.settings)
-            await self._describe_entities([row], [frags])
+            await self.describe_entities([row], [frags])
             return Edit(
                 entities={name: 0},
                 manual=True,
                 put_entities=[row],
                 entity_fragments=[fragment],
-                entity_vectors=await self._entity_vectors([row], {}),
+                entity_vectors=await self.entity_vectors([row], {}),
             )
 
         await self.run(plan, f"create entity {name!r}")
@@ -382,7 +386,7 @@ class GraphEditor:
             base = current.row if current.row is not None and not sources else None
             if base is None:
                 merged, frags = build_entity(target, kept + new_frags, self.settings)
-                await self._describe_entities([merged], [frags])
+                await self.describe_entities([merged], [frags])
                 base = merged
             manual = self._manual_entity(
                 target,
@@ -395,17 +399,17 @@ class GraphEditor:
             edit.manual = True
             edit.clear_manual_entities = [target]
         row, frags = build_entity(target, kept + new_frags, self.settings, version)
-        await self._describe_entities([row], [frags])
+        await self.describe_entities([row], [frags])
         edit.put_entities = [row]
         edit.entity_fragments = new_frags
-        edit.entity_vectors = await self._entity_vectors([row], {target: current.vector_content})
+        edit.entity_vectors = await self.entity_vectors([row], {target: current.vector_content})
         edit.drop_entities = source_rows
         edit.entity_links = [(n, target) for n in sources]
         descriptions = self._plan_redirect(edit, sources, target, touched, r_frags)
         if edit.put_relations:
-            await self._describe_relations(edit.put_relations, descriptions)
+            await self.describe_relations(edit.put_relations, descriptions)
             stored = {t.row.pair: t.vector_content for t in touched}
-            edit.relation_vectors = await self._relation_vectors(edit.put_relations, stored)
+            edit.relation_vectors = await self.relation_vectors(edit.put_relations, stored)
         return edit
 
     def _plan_redirect(
@@ -498,7 +502,7 @@ class GraphEditor:
             kept = [f for f in r_frags if f.chunk_id != MANUAL_CHUNK_ID]
             version = state.row.version if state.row is not None else 0
             row, frags = build_relation(pair, [*kept, manual], self.settings, version)
-            await self._describe_relations([row], [frags])
+            await self.describe_relations([row], [frags])
             edit = Edit(
                 entities=dict(versions),
                 relations={pair: version},
@@ -511,13 +515,13 @@ class GraphEditor:
             for n in anchors:
                 anchor = EntityFragmentRow(n, MANUAL_CHUNK_ID, 0, MANUAL_DOC_ID, "", "", MANUAL_CHUNK_ID)
                 entity, e_desc = build_entity(n, [*e_frags.get(n, []), anchor], self.settings, versions[n])
-                await self._describe_entities([entity], [e_desc])
+                await self.describe_entities([entity], [e_desc])
                 edit.put_entities.append(entity)
                 edit.entity_fragments.append(anchor)
-            edit.entity_vectors = await self._entity_vectors(
+            edit.entity_vectors = await self.entity_vectors(
                 edit.put_entities, {n: ends[n].vector_content for n in pair}
             )
-            edit.relation_vectors = await self._relation_vectors([row], {pair: state.vector_content})
+            edit.relation_vectors = await self.relation_vectors([row], {pair: state.vector_content})
             return edit
 
         await self.run(plan, what)

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import sys
 import uuid
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import asyncpg
@@ -319,3 +322,83 @@ async def test_custom_kg_dangling_references(graphs: Callable[..., Any], change:
     with pytest.raises(InvalidInput, match=message):
         await rag.ainsert_custom_kg(kg)
     assert await snapshot(rag.dsn, rag.workspace) == before
+
+
+async def test_concurrent_edits_from_two_processes_lose_nothing(graphs: Callable[..., Any]) -> None:
+    rag = await graphs()
+    await insert(rag, ["d0"])
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    rounds = 15
+    workers = [
+        await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "tests.edit_worker",
+            rag.dsn,
+            rag.workspace,
+            "Alice",
+            field,
+            str(rounds),
+            cwd=root,
+            env=env,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        for field in ("entity_type", "description")
+    ]
+    for worker in workers:
+        _, err = await worker.communicate()
+        assert worker.returncode == 0, err.decode()
+    info = await rag.aget_entity_info("Alice")
+    assert info["graph_data"]["entity_type"] == f"entity_type {rounds - 1}"
+    assert info["graph_data"]["description"] == f"description {rounds - 1}"
+    assert [c["pinned"] for c in info["contributions"]].count(True) == 1
+    await mirror_matches(rag)
+
+
+async def test_an_edit_that_loses_the_race_is_planned_again(graphs: Callable[..., Any]) -> None:
+    first = await graphs()
+    await insert(first, ["d0"])
+    second = await graphs(workspace=first.workspace)
+    editor = first._editor()
+    original = editor.apply
+    calls = 0
+
+    async def racing_apply(edit: Any) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 1:  # another writer lands between the plan and its transaction
+            await second.aedit_entity("Alice", {"entity_type": "Raced"})
+        await original(edit)
+
+    editor.apply = racing_apply  # type: ignore[method-assign]
+    info = await first.aedit_entity("Alice", {"description": "Mine."})
+    assert calls == 2
+    assert (info["graph_data"]["entity_type"], info["graph_data"]["description"]) == ("Raced", "Mine.")
+
+
+async def test_a_merge_racing_a_document_insert_keeps_the_new_contributions(
+    graphs: Callable[..., Any],
+) -> None:
+    first = await graphs()
+    await insert(first, ["d0"])
+    second = await graphs(workspace=first.workspace)
+    editor = first._editor()
+    original = editor.apply
+    calls = 0
+
+    async def racing_apply(edit: Any) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 1:  # d1 adds relations to Bob after the merge was planned
+            await insert(second, ["d1"])
+        await original(edit)
+
+    editor.apply = racing_apply  # type: ignore[method-assign]
+    await first.amerge_entities(["Bob"], "Alice")
+    assert calls == 2
+    snap = await snapshot(first.dsn, first.workspace)
+    assert not [r for r in snap["relations"] if "Bob" in r[:2]]
+    assert ("Alice", "Globex") in {(r[0], r[1]) for r in snap["relations"]}
+    assert {f[3] for f in snap["entity_fragments"] if f[0] == "Alice"} == {"d0", "d1"}
+    await mirror_matches(first)

@@ -1,6 +1,7 @@
 """The web UI in a real browser (Debian's Chromium driven by Playwright) against ``lightrag-pg serve``.
 
 Skipped only when Chromium or Playwright is missing outside CI; in CI (``$CI`` set) they must be there.
+Screenshots go to a temporary folder, or to ``$WEBUI_SCREENSHOTS`` (``docs`` refreshes the README's).
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from .fake_openai import FakeOpenAI
 from .test_server_process import free_port, wait_until_up
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = ROOT / "docs"
 CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--headless",
@@ -123,6 +123,13 @@ def server(dsn: str, llm_server: FakeOpenAI, tmp_path_factory: pytest.TempPathFa
 
 
 @pytest.fixture(scope="module")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the screenshots of the pages go."""
+    chosen = os.environ.get("WEBUI_SCREENSHOTS")
+    return Path(chosen) if chosen else tmp_path_factory.mktemp("screenshots")
+
+
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -160,7 +167,7 @@ def drop_files(page: Page, files: dict[str, str]) -> None:
     page.locator(".dropzone").dispatch_event("drop", {"dataTransfer": transfer})
 
 
-def test_the_login_prompt_when_the_server_has_an_api_key(page: Page, server: Server) -> None:
+def test_the_login_prompt_when_the_server_has_an_api_key(page: Page, server: Server, shots: Path) -> None:
     page.goto(f"{server.url}/")
     assert page.url == f"{server.url}/webui/"
     expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
@@ -168,13 +175,13 @@ def test_the_login_prompt_when_the_server_has_an_api_key(page: Page, server: Ser
     page.get_by_label("API key").fill("wrong")
     page.get_by_role("button", name="Sign in").click()
     expect(page.get_by_role("alert")).to_contain_text("Invalid API Key")
-    page.screenshot(path=DOCS / "webui-login.png")
+    page.screenshot(path=shots / "webui-login.png")
     page.get_by_label("API key").fill(KEY)
     page.get_by_role("button", name="Sign in").click()
     expect(page.get_by_role("heading", name="Documents")).to_be_visible()
 
 
-def test_dropping_two_files_shows_them_reach_processed(page: Page, server: Server) -> None:
+def test_dropping_two_files_shows_them_reach_processed(page: Page, server: Server, shots: Path) -> None:
     sign_in(page, server, "#/documents")
     expect(page.locator("tr[data-status]").first).to_be_visible()
     drop_files(page, {"quantum.md": FIRST, "rivals.md": SECOND})
@@ -188,7 +195,7 @@ def test_dropping_two_files_shows_them_reach_processed(page: Page, server: Serve
     expect(page.get_by_role("button", name="processed")).to_contain_text("3")
     page.get_by_role("button", name="File", exact=True).click()
     expect(page.locator("tr[data-status] .name").first).to_have_text("seed.md")
-    page.screenshot(path=DOCS / "webui-documents.png", full_page=True)
+    page.screenshot(path=shots / "webui-documents.png", full_page=True)
 
 
 def test_deleting_a_document_after_confirming_removes_it(page: Page, server: Server) -> None:
@@ -215,7 +222,7 @@ def node_position(page: Page, name: str) -> dict[str, float]:
 
 
 def test_searching_a_label_draws_the_graph_and_the_panel_renames_the_entity(
-    page: Page, server: Server
+    page: Page, server: Server, shots: Path
 ) -> None:
     sign_in(page, server, "#/graph")
     expect(page.get_by_role("button", name="Acme")).to_be_visible()
@@ -241,7 +248,7 @@ def test_searching_a_label_draws_the_graph_and_the_panel_renames_the_entity(
     expect(panel.get_by_role("heading", name="Alice")).to_be_visible()
     expect(panel).to_contain_text("Person")
     expect(panel).to_contain_text("Alice is mentioned")
-    page.screenshot(path=DOCS / "webui-graph.png")
+    page.screenshot(path=shots / "webui-graph.png")
     panel.get_by_role("button", name="Rename").click()
     panel.get_by_label("New name").fill("Alice Smith")
     panel.get_by_role("button", name="Rename").click()
@@ -257,7 +264,7 @@ def test_searching_a_label_draws_the_graph_and_the_panel_renames_the_entity(
 
 
 def test_a_question_streams_an_answer_with_references_and_keeps_the_conversation(
-    page: Page, server: Server, llm_server: FakeOpenAI
+    page: Page, server: Server, llm_server: FakeOpenAI, shots: Path
 ) -> None:
     sign_in(page, server, "#/retrieval")
     expect(page.get_by_text("Ask a question about your documents.")).to_be_visible()
@@ -284,13 +291,13 @@ def test_a_question_streams_an_answer_with_references_and_keeps_the_conversation
     chats = [body for path, body in llm_server.requests if path.endswith("/chat/completions")]
     last_answer = [body for body in chats if body.get("stream")][-1]
     assert "Who founded Acme?" in str(last_answer["messages"]), "the first turn was not sent as history"
-    page.screenshot(path=DOCS / "webui-retrieval.png", full_page=True)
+    page.screenshot(path=shots / "webui-retrieval.png", full_page=True)
     page.reload()
     expect(page.locator("article.turn")).to_have_count(2)
 
 
 @pytest.mark.parametrize("where", ["#/documents", "#/graph", "#/retrieval"])
-def test_each_page_fits_a_phone_screen(browser: Browser, server: Server, where: str) -> None:
+def test_each_page_fits_a_phone_screen(browser: Browser, server: Server, shots: Path, where: str) -> None:
     context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
     page = context.new_page()
     try:
@@ -299,7 +306,8 @@ def test_each_page_fits_a_phone_screen(browser: Browser, server: Server, where: 
         overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 0
         if where == "#/documents":
-            page.screenshot(path=DOCS / "webui-phone.png")
+            expect(page.locator("tr[data-status]").first).to_be_visible()
+            page.screenshot(path=shots / "webui-phone.png")
     finally:
         context.close()
 
@@ -328,3 +336,40 @@ def test_the_main_actions_are_reachable_by_keyboard_with_a_visible_focus(page: P
     for action in ("Documents", "Knowledge graph", "Retrieval", "workspace", "Sign out", "Refresh"):
         assert action in names, reached
     assert "Choose files" in names, reached
+
+
+def test_a_graph_of_a_thousand_nodes_is_laid_out_and_stays_responsive(page: Page, server: Server) -> None:
+    sign_in(page, server, "#/graph")
+    timing: dict[str, float] = page.evaluate(
+        """async () => {
+            const nodes = [], edges = [];
+            for (let i = 0; i < 1000; i++)
+                nodes.push({id: `n${i}`, labels: [`n${i}`], properties: {entity_type: `type${i % 7}`}});
+            for (let i = 1; i < 1000; i++) {
+                edges.push({id: `e${i}`, type: "DIRECTED", source: `n${Math.floor(i / 3)}`, target: `n${i}`,
+                            properties: {weight: 1}});
+                if (i % 2) edges.push({id: `f${i}`, type: "DIRECTED", source: `n${i}`,
+                                       target: `n${(i * 7919) % 1000}`, properties: {weight: 2}});
+            }
+            const view = window.lightragGraph;
+            const started = performance.now();
+            const done = new Promise((resolve) => view.cy.one("layoutstop", resolve));
+            view.show({nodes, edges, is_truncated: false});
+            await done;
+            const laidOut = performance.now() - started;
+            const frames = [];
+            for (let i = 0; i < 10; i++) {
+                const t = performance.now();
+                view.zoom(i % 2 ? 1.2 : 1 / 1.2);
+                view.cy.panBy({x: 15, y: 10});
+                await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+                frames.push(performance.now() - t);
+            }
+            frames.sort((a, b) => a - b);
+            return {laidOut, nodes: view.cy.nodes().length, medianFrame: frames[5]};
+        }"""
+    )
+    assert timing["nodes"] == 1000
+    assert timing["laidOut"] < 20_000, timing
+    assert timing["medianFrame"] < 1000, timing
+    print(f"1,000 nodes: layout {timing['laidOut']:.0f} ms, median frame {timing['medianFrame']:.0f} ms")

@@ -27,7 +27,7 @@ export class GraphView {
       minZoom: 0.05,
       maxZoom: 6,
       hideEdgesOnViewport: true,
-      textureOnViewport: false,
+      textureOnViewport: true,
       style: [
         {
           selector: "node",
@@ -93,7 +93,13 @@ export class GraphView {
         n.data("colour", colourOf(n.data("type")));
         n.data("size", 12 + 36 * Math.sqrt(n.degree(false) / maxDegree));
       });
-      this.cy.style().selector("edge").style("curve-style", large ? "haystack" : "straight").update();
+      this.cy
+        .style()
+        .selector("edge")
+        .style("curve-style", large ? "haystack" : "straight")
+        .selector("node")
+        .style("min-zoomed-font-size", large ? 14 : 7)
+        .update();
     });
     this.layout(large);
   }

@@ -2,7 +2,7 @@
 PYTHON ?= python3
 PIP_FLAGS ?= --quiet --disable-pip-version-check
 
-.PHONY: install demo test bench
+.PHONY: install demo test bench webui
 
 install:
 	$(PYTHON) -m pip install $(PIP_FLAGS) -e '.[embedded,offline,server,dev]'
@@ -16,3 +16,7 @@ test: install
 bench: install
 	$(PYTHON) bench/ingest.py --docs 20
 	$(PYTHON) bench/query.py --docs 20
+
+# Rebuild the web UI into lightrag_pg/server/static/webui (needs node and npm; commit the result).
+webui:
+	cd webui && npm ci --no-audit --no-fund && npm run build

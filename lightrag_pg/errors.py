@@ -54,6 +54,14 @@ class DocumentNotFound(InvalidInput):
     """Documents named by id or file path are not in the workspace; nothing was changed."""
 
 
+class GraphItemNotFound(InvalidInput):
+    """An entity or relation named by a graph edit is not in the workspace; nothing was changed."""
+
+
+class GraphItemExists(InvalidInput):
+    """A graph edit would create an entity or relation that already exists; nothing was changed."""
+
+
 class DocumentBusy(LightRAGError):
     """Another process is indexing documents that were to be deleted or replaced; nothing was changed."""
 

@@ -24,8 +24,11 @@ from .db.workspace import WorkspaceInfo, create_workspace, drop_workspace, list_
 from .defaults import choose_extractor, default_embedding, default_llm
 from .errors import InvalidInput, LightRAGError
 from .export import ExportResult, export_workspace
+from .index.custom_kg import CustomGraph, plan_custom_graph
+from .index.custom_kg import summary as custom_graph_summary
 from .index.deletion import DeletionResult, DocumentDeleter
 from .index.extract import Extractor, LLMExtractor, NLPExtractor
+from .index.graph_edit import GraphEditor
 from .index.intake import SkippedDuplicate, prepare_batch
 from .index.locks import DocumentLocks
 from .index.pipeline import Pipeline
@@ -122,6 +125,7 @@ class LightRAG:
         self._embed: EmbeddingFunc | None = None
         self._pipeline_instance: Pipeline | None = None
         self._deleter_instance: DocumentDeleter | None = None
+        self._editor_instance: GraphEditor | None = None
         self._engine_instance: QueryEngine | None = None
         self.rerank_model_func = rerank_model_func
         self.tokenizer = get_tokenizer(self.settings.tokenizer_name)
@@ -332,6 +336,7 @@ class LightRAG:
                 await self._pipeline_instance.close()
             self._pipeline_instance = None
             self._deleter_instance = None
+            self._editor_instance = None
             self._engine_instance = None
             self._llm = None
             self._embed = None
@@ -537,8 +542,150 @@ class LightRAG:
             await self._pipeline_instance.close()
         self._pipeline_instance = None
         self._deleter_instance = None
+        self._editor_instance = None
         self._engine_instance = None
         self.embedding_func, self._embed = embedding_func, embed
         async with self.pool.acquire() as conn:
             self.info = await read_info(conn, self.workspace)
         return result
+
+    # ------------------------------------------------------------ graph editing
+
+    def _editor(self) -> GraphEditor:
+        if self._editor_instance is None:
+            self._editor_instance = GraphEditor(self.pool, self._pipeline().writer, self.settings)
+        return self._editor_instance
+
+    async def acreate_entity(self, entity_name: str, entity_data: dict[str, Any]) -> dict[str, Any]:
+        """Create an entity from ``entity_data`` (``description`` required, ``entity_type``),
+        embedded, in one transaction; return :meth:`aget_entity_info`'s dict.
+
+        The data is recorded as a manual contribution (chunk id ``manual_creation``),
+        so deleting documents never removes it. An existing name raises
+        :class:`~lightrag_pg.errors.GraphItemExists`.
+        """
+        await self._editor().create_entity(entity_name, entity_data)
+        return await self.aget_entity_info(entity_name.strip())
+
+    async def aedit_entity(
+        self,
+        entity_name: str,
+        updated_data: dict[str, Any],
+        allow_rename: bool = True,
+        allow_merge: bool = False,
+    ) -> dict[str, Any]:
+        """Edit an entity's ``entity_type`` and ``description``, or rename it with
+        ``entity_name``, in one transaction (re-embedded; the AGE mirror follows).
+
+        The edit is a manual contribution that pins the type and description
+        (documents indexed or deleted later do not change them). A rename moves
+        every contribution, relation and link to the new name; renaming onto an
+        existing entity raises :class:`~lightrag_pg.errors.GraphItemExists` unless
+        ``allow_merge`` (then it is :meth:`amerge_entities`). Unknown names raise
+        :class:`~lightrag_pg.errors.GraphItemNotFound`. Returns :meth:`aget_entity_info`.
+        """
+        name = await self._editor().edit_entity(
+            entity_name, updated_data, allow_rename=allow_rename, allow_merge=allow_merge
+        )
+        return await self.aget_entity_info(name)
+
+    async def amerge_entities(
+        self,
+        source_entities: Sequence[str],
+        target_entity: str,
+        merge_strategy: dict[str, str] | None = None,
+        target_entity_data: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Merge ``source_entities`` into ``target_entity`` (created if missing), in one transaction.
+
+        Every contribution of the sources becomes the target's, so its fields
+        follow the insert's merge rules over the union (descriptions joined, or
+        summarised when the rules call for it); relations are redirected to the
+        target, those between merged entities dropped, and those landing on one
+        pair merged. ``target_entity_data`` (``entity_type``, ``description``)
+        pins fields as :meth:`aedit_entity` does. ``merge_strategy`` is accepted
+        for compatibility with upstream, where it is deprecated, and not used.
+        A target among the sources raises :class:`~lightrag_pg.errors.InvalidInput`.
+        """
+        if merge_strategy is not None and not isinstance(merge_strategy, dict):
+            raise InvalidInput("merge_strategy must be a dict or None")
+        await self._editor().merge_entities(source_entities, target_entity, target_entity_data)
+        return await self.aget_entity_info(target_entity.strip())
+
+    async def adelete_by_entity(self, entity_name: str) -> dict[str, Any]:
+        """Delete an entity with its relations, vectors, contributions and AGE rows, in one
+        statement; returns ``status``, ``entity_name``, ``relations_deleted`` and ``message``."""
+        relations = await self._editor().delete_entity(entity_name)
+        name = entity_name.strip()
+        return {
+            "status": "success",
+            "entity_name": name,
+            "relations_deleted": relations,
+            "message": f"entity {name!r} and {relations} relations deleted",
+        }
+
+    async def acreate_relation(
+        self, source_entity: str, target_entity: str, relation_data: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Create a relation between two existing entities from ``relation_data``
+        (``description`` required, ``keywords``, ``weight`` default 1.0), in one transaction.
+
+        Relations are undirected. It is a manual contribution, and each endpoint
+        gets a manual anchor, so deleting documents keeps all three. Returns
+        :meth:`aget_relation_info`.
+        """
+        await self._editor().upsert_relation(source_entity, target_entity, relation_data, create=True)
+        return await self.aget_relation_info(source_entity.strip(), target_entity.strip())
+
+    async def aedit_relation(
+        self, source_entity: str, target_entity: str, updated_data: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Edit a relation's ``keywords``, ``description`` or ``weight`` in one transaction
+        (re-embedded); the edit pins those fields as a manual contribution. Returns
+        :meth:`aget_relation_info`."""
+        await self._editor().upsert_relation(source_entity, target_entity, updated_data, create=False)
+        return await self.aget_relation_info(source_entity.strip(), target_entity.strip())
+
+    async def adelete_by_relation(self, source_entity: str, target_entity: str) -> dict[str, Any]:
+        """Delete the relation between two entities (either order) with its vector and
+        contributions, in one statement; returns ``status`` and ``message``."""
+        await self._editor().delete_relation(source_entity, target_entity)
+        return {
+            "status": "success",
+            "src_entity": source_entity.strip(),
+            "tgt_entity": target_entity.strip(),
+            "message": f"relation {source_entity.strip()!r} - {target_entity.strip()!r} deleted",
+        }
+
+    async def aget_entity_info(self, entity_name: str, include_vector_data: bool = False) -> dict[str, Any]:
+        """An entity in upstream's shape (``entity_name``, ``source_id``, ``graph_data``;
+        ``vector_data`` with ``include_vector_data``) plus ``contributions``: what each
+        chunk, or a manual edit, said about it. Unknown names raise
+        :class:`~lightrag_pg.errors.GraphItemNotFound`."""
+        return await self._editor().entity_info(entity_name, include_vector_data)
+
+    async def aget_relation_info(
+        self, src_entity: str, tgt_entity: str, include_vector_data: bool = False
+    ) -> dict[str, Any]:
+        """A relation in upstream's shape (``src_entity``, ``tgt_entity``, ``source_id``,
+        ``graph_data``; ``vector_data``) plus ``contributions``; see :meth:`aget_entity_info`."""
+        return await self._editor().relation_info(src_entity, tgt_entity, include_vector_data)
+
+    async def ainsert_custom_kg(
+        self, custom_kg: dict[str, Any], full_doc_id: str | None = None
+    ) -> dict[str, Any]:
+        """Insert a knowledge graph given as ``{"chunks", "entities", "relationships"}``
+        (upstream's shape; see :mod:`lightrag_pg.index.custom_kg`) in one transaction.
+
+        The chunks become one processed document (``full_doc_id``, default
+        ``doc-`` plus the payload's MD5) that :meth:`adelete_by_doc_id` removes
+        again; entities and relations merge with the workspace's by the insert's
+        rules. A ``source_id`` naming no chunk of the payload, or a relationship
+        endpoint that is no entity of the payload or the workspace, raises
+        :class:`~lightrag_pg.errors.InvalidInput` and changes nothing. Returns
+        ``status``, ``doc_id`` and the numbers of chunks, entities and relationships.
+        """
+        graph = CustomGraph(custom_kg, full_doc_id, self.tokenizer)
+        editor = self._editor()
+        await editor.run(lambda: plan_custom_graph(editor, graph), f"custom graph {graph.doc_id!r}")
+        return custom_graph_summary(graph)

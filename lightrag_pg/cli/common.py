@@ -111,6 +111,24 @@ def make_rag(args: argparse.Namespace, db: Database, workspace: str, **settings:
     return LightRAG(dsn=db.dsn, workspace=workspace, **settings)
 
 
+@asynccontextmanager
+async def existing_rag(args: argparse.Namespace, **settings: Any) -> AsyncIterator[LightRAG]:
+    """``async with existing_rag(args) as rag:`` an initialized LightRAG on the command's
+    workspace, which must exist (:class:`WorkspaceNotFound` otherwise)."""
+    workspace = workspace_of(args)
+    async with connected(args) as (conn, db):
+        await require_workspace(conn, workspace)
+    async with make_rag(args, db, workspace, **settings) as rag:
+        yield rag
+
+
+def print_json(value: Any) -> None:
+    """``value`` as indented JSON (non-ASCII kept; dates and other objects as strings)."""
+    import json
+
+    print(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+
+
 def describe_setup(rag: LightRAG) -> str:
     """One line saying which LLM, extractor and embedding model are in use."""
     from ..llm.openai_client import llm_configured

@@ -15,6 +15,18 @@ The rules (upstream LightRAG's, made order-free):
 * keywords: distinct, in the order of the fragments sorted by their keyword text;
 * weight: the exact (``math.fsum``) sum of the fragments' weights;
 * source ids and file paths: distinct and sorted, capped at the settings' limits.
+
+Manual contributions (:data:`MANUAL_CHUNK_ID`): an edit made through the
+graph-editing calls is a fragment of its own, stored under the chunk id
+``manual_creation`` and the reserved document :data:`MANUAL_DOC_ID` (a
+``full_docs`` row without a status, so it is never listed, processed or
+deleted as a document). When an entity has manual fragments with a
+description, its type and description come from those alone (an edit pins
+them, whatever documents say before or after it); a relation's keywords,
+description and weight likewise. A manual fragment with an empty
+description is an *anchor*: it keeps the row alive when every document
+contribution is deleted, and adds nothing else. Source ids and file paths
+always take every fragment.
 """
 
 from __future__ import annotations
@@ -22,6 +34,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
+from typing import TypeVar
 
 from ..config import Settings
 from ..llm.tokenizer import TokenEncoder, count_tokens
@@ -35,7 +48,24 @@ from ..store.rows import (
 from ..types import ExtractedEntity, ExtractedRelation
 from .summary import split_description, unique_fragments
 
+F = TypeVar("F", EntityFragmentRow, RelationFragmentRow)
+
 UNKNOWN_TYPE = "UNKNOWN"
+MANUAL_CHUNK_ID = "manual_creation"
+"""Chunk id (and file path) of the fragments manual edits record."""
+MANUAL_DOC_ID = "manual-edits"
+"""The reserved document holding manual fragments (created on first use, never listed)."""
+
+
+def is_manual_override(fragment: EntityFragmentRow | RelationFragmentRow) -> bool:
+    """Whether the fragment is a manual edit that pins the row's fields (not an anchor)."""
+    return fragment.chunk_id == MANUAL_CHUNK_ID and bool(fragment.description.strip())
+
+
+def _ruling(fragments: Sequence[F]) -> Sequence[F]:
+    """The fragments that decide the edited fields: the manual overrides if any, else all."""
+    manual = [f for f in fragments if is_manual_override(f)]
+    return manual or fragments
 
 
 def merge_keywords(*keyword_strings: str) -> str:
@@ -131,8 +161,9 @@ def build_entity(
     were recorded: it then counts as one more contribution (its type weighted
     by its number of source chunks), and ``fragments`` must be only the new ones.
     """
-    types = [f.entity_type for f in fragments]
-    descriptions = [f.description for f in fragments]
+    ruling = _ruling(fragments)
+    types = [f.entity_type for f in ruling]
+    descriptions = [f.description for f in ruling]
     sources = [f.chunk_id for f in fragments]
     files = [f.file_path for f in fragments]
     if legacy is not None:
@@ -159,9 +190,10 @@ def build_relation(
 ) -> tuple[RelationRow, list[str]]:
     """The relation its fragments make (description still to be decided) and its
     description fragments; ``version`` and ``legacy`` as for :func:`build_entity`."""
-    keywords = sorted(f.keywords for f in fragments)
-    weights = [f.weight for f in fragments]
-    descriptions = [f.description for f in fragments]
+    ruling = _ruling(fragments)
+    keywords = sorted(f.keywords for f in ruling)
+    weights = [f.weight for f in ruling]
+    descriptions = [f.description for f in ruling]
     sources = [f.chunk_id for f in fragments]
     files = [f.file_path for f in fragments]
     if legacy is not None:

@@ -6,11 +6,13 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
+from fastapi.staticfiles import StaticFiles
 
 from .. import errors
 from ..config import Settings
@@ -30,6 +32,9 @@ from .settings import ServerSettings
 from .version import API_VERSION
 
 log = logging.getLogger(__name__)
+
+WEBUI = Path(__file__).parent / "static" / "webui"
+"""The built web UI (sources in the repository's ``webui/``), served at ``/webui``."""
 
 BODY_OVERHEAD = 64 * 1024
 """Room for multipart headers around an upload of the largest allowed size."""
@@ -143,4 +148,5 @@ def create_app(settings: ServerSettings | None = None, factory: RagFactory | Non
     app.include_router(graph.router, dependencies=protected)
     app.include_router(ollama.router, prefix="/api", dependencies=protected)
     app.include_router(service.router)
+    app.mount("/webui", StaticFiles(directory=WEBUI, html=True), name="webui")
     return app

@@ -1,4 +1,4 @@
-"""``/health``, ``/auth-status``, ``/login`` and ``/`` (to the API docs)."""
+"""``/health``, ``/auth-status``, ``/login`` and ``/`` (to the web UI)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def _about() -> dict[str, Any]:
 
 @router.get("/", include_in_schema=False)
 async def root() -> RedirectResponse:
-    return RedirectResponse(url="/docs")
+    return RedirectResponse(url="/webui/")
 
 
 @router.get("/auth/verify", dependencies=[Depends(require_auth)])
@@ -103,7 +103,7 @@ async def health(
     body: dict[str, Any] = {
         "status": "healthy" if reachable else "unhealthy",
         "auth_mode": "enabled" if state.guard.accounts_configured else "disabled",
-        "webui_available": False,
+        "webui_available": True,
         "api_docs_available": True,
         "pipeline_busy": busy,
         **_about(),

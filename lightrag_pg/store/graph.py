@@ -20,6 +20,7 @@ from .rows import (
     RelationFragmentRow,
     RelationRow,
     TouchedRow,
+    canonical_pair,
     columns,
     pair_columns,
 )
@@ -256,3 +257,75 @@ class GraphStore:
             [r.version for r in rows],
         )
         return {(r["src"], r["tgt"]) for r in deleted}
+
+    # ------------------------------------------------------------ graph edits
+
+    @translating
+    async def lock_entities_for_edit(self, names: Sequence[str]) -> dict[str, int]:
+        """Lock the existing rows among ``names`` (FOR UPDATE, in name order); their versions."""
+        rows = await self.conn.fetch(SQL["lock_entities_for_edit"], list(names))
+        return {r["name"]: r["version"] for r in rows}
+
+    @translating
+    async def lock_relations_for_edit(
+        self, pairs: Sequence[tuple[str, str]], touching: Sequence[str]
+    ) -> dict[tuple[str, str], int]:
+        """Lock the relations among ``pairs`` and every relation touching ``touching``
+        (FOR UPDATE, in pair order); their versions."""
+        rows = await self.conn.fetch(SQL["lock_relations_for_edit"], *pair_columns(pairs), list(touching))
+        return {(r["src"], r["tgt"]): r["version"] for r in rows}
+
+    @translating
+    async def relations_touching(self, names: Sequence[str]) -> list[TouchedRow[RelationRow]]:
+        """Every relation touching any of ``names``, with its stored vector text, in pair order."""
+        rows = await self.conn.fetch(SQL["relations_touching"], list(names))
+        return [TouchedRow(RelationRow.from_record(r), r["vector_content"], r["unrecorded"]) for r in rows]
+
+    @translating
+    async def prepare_manual_fragments(
+        self, doc_id: str, chunk_id: str, names: Sequence[str], pairs: Sequence[tuple[str, str]]
+    ) -> None:
+        """Create the document ``doc_id`` holding manual fragments if missing, and delete the
+        manual fragments (``chunk_id``) of ``names`` and ``pairs`` an edit replaces."""
+        await self.conn.execute(
+            SQL["prepare_manual_fragments"], doc_id, chunk_id, list(names), *pair_columns(pairs)
+        )
+
+    @translating
+    async def move_links(
+        self,
+        entities: Sequence[tuple[str, str]],
+        relations: Sequence[tuple[tuple[str, str], tuple[str, str]]],
+    ) -> None:
+        """Copy the document links of renamed entities (old, new) and relations (old pair,
+        new pair) to their new keys."""
+        if entities or relations:
+            old_e, new_e = columns(entities, 2)
+            old_r, new_r = columns(relations, 2)
+            await self.conn.execute(
+                SQL["move_links"], old_e, new_e, *pair_columns(old_r), *pair_columns(new_r)
+            )
+
+    @translating
+    async def delete_entity(self, name: str) -> int | None:
+        """Delete one entity with its relations; the number of relations deleted, None if unknown."""
+        row = await self.conn.fetchrow(SQL["delete_entity"], name)
+        return None if row is None else int(row["relations"])
+
+    @translating
+    async def delete_relation(self, src: str, tgt: str) -> bool:
+        """Delete one relation (either direction); whether it existed."""
+        row = await self.conn.fetchrow(SQL["delete_relation"], *canonical_pair(src, tgt))
+        return row is not None
+
+    @translating
+    async def entity_vector(self, name: str) -> tuple[str, list[float]] | None:
+        """The stored vector of an entity: its text and values (None: no vector)."""
+        row = await self.conn.fetchrow(SQL["entity_vector"], name)
+        return None if row is None else (row["content"], [float(x) for x in row["embedding"]])
+
+    @translating
+    async def relation_vector(self, src: str, tgt: str) -> tuple[str, list[float]] | None:
+        """The stored vector of a relation: its text and values (None: no vector)."""
+        row = await self.conn.fetchrow(SQL["relation_vector"], *canonical_pair(src, tgt))
+        return None if row is None else (row["content"], [float(x) for x in row["embedding"]])

@@ -369,3 +369,102 @@ DELETE FROM relations r
 USING unnest($1::text[], $2::text[], $3::int[]) AS u(src, tgt, version)
 WHERE r.src = u.src AND r.tgt = u.tgt AND r.version = u.version
 RETURNING r.src, r.tgt;
+
+-- name: lock_entities_for_edit
+-- Lock the existing rows among the given names for a graph edit (FOR UPDATE: the
+-- edit may delete them; no relation can be added to them until it commits), in
+-- name order; returns their versions.
+SELECT e.name, e.version FROM entities e
+WHERE e.name = ANY($1::text[])
+ORDER BY e.name COLLATE "C"
+FOR UPDATE;
+
+-- name: lock_relations_for_edit
+-- Lock, in pair order, the relations among the canonical pairs ($1, $2) and every
+-- relation touching the names $3; returns their versions, so an edit can check that
+-- the set it planned on has not changed.
+SELECT r.src, r.tgt, r.version FROM relations r
+WHERE (r.src, r.tgt) IN (SELECT * FROM unnest($1::text[], $2::text[]))
+   OR r.src = ANY($3::text[]) OR r.tgt = ANY($3::text[])
+ORDER BY r.src COLLATE "C", r.tgt COLLATE "C"
+FOR UPDATE;
+
+-- name: relations_touching
+-- Every relation touching any of the names, with the text its stored vector was
+-- computed from and whether it holds contributions merged before fragments were recorded.
+SELECT r.src, r.tgt, r.keywords, r.description, r.weight, r.source_ids, r.file_paths,
+       r.version, r.created_at, r.updated_at, 0::bigint AS degree, v.content AS vector_content,
+       EXISTS (
+           SELECT 1 FROM doc_relations l
+           WHERE l.src = r.src AND l.tgt = r.tgt AND NOT EXISTS (
+               SELECT 1 FROM relation_fragments f
+               WHERE f.src = l.src AND f.tgt = l.tgt AND f.doc_id = l.doc_id)
+       ) AS unrecorded
+FROM relations r
+LEFT JOIN relation_vectors v ON v.src = r.src AND v.tgt = r.tgt
+WHERE r.src = ANY($1::text[]) OR r.tgt = ANY($1::text[])
+ORDER BY r.src COLLATE "C", r.tgt COLLATE "C";
+
+-- name: prepare_manual_fragments
+-- Before recording manual edits: create the reserved document $1 that holds them
+-- (no status row, so it is never listed or processed) and delete the manual
+-- fragments (chunk id $2) of the entities $3 and the canonical pairs ($4, $5),
+-- which the edit replaces.
+WITH doc AS (
+    INSERT INTO full_docs (id, content, file_path) VALUES ($1, '', $2)
+    ON CONFLICT (id) DO NOTHING
+    RETURNING id
+), ents AS (
+    DELETE FROM entity_fragments f
+    WHERE f.entity_name = ANY($3::text[]) AND f.chunk_id = $2
+    RETURNING 1
+), rels AS (
+    DELETE FROM relation_fragments f
+    USING unnest($4::text[], $5::text[]) AS p(src, tgt)
+    WHERE f.src = p.src AND f.tgt = p.tgt AND f.chunk_id = $2
+    RETURNING 1
+)
+SELECT (SELECT count(*) FROM doc) + (SELECT count(*) FROM ents) + (SELECT count(*) FROM rels);
+
+-- name: move_links
+-- Re-key the documents' links of renamed or merged rows: entity links from $1 to $2,
+-- relation links from the canonical pairs ($3, $4) to ($5, $6); the old links go
+-- with the old rows (by cascade).
+WITH ents AS (
+    INSERT INTO doc_entities (doc_id, entity_name)
+    SELECT l.doc_id, m.new FROM doc_entities l
+    JOIN unnest($1::text[], $2::text[]) AS m(old, new) ON l.entity_name = m.old
+    ORDER BY 1, 2
+    ON CONFLICT DO NOTHING
+    RETURNING 1
+), rels AS (
+    INSERT INTO doc_relations (doc_id, src, tgt)
+    SELECT l.doc_id, m.new_src, m.new_tgt FROM doc_relations l
+    JOIN unnest($3::text[], $4::text[], $5::text[], $6::text[]) AS m(src, tgt, new_src, new_tgt)
+        ON l.src = m.src AND l.tgt = m.tgt
+    ORDER BY 1, 2, 3
+    ON CONFLICT DO NOTHING
+    RETURNING 1
+)
+SELECT (SELECT count(*) FROM ents) + (SELECT count(*) FROM rels);
+
+-- name: delete_entity
+-- Delete one entity (its relations, vectors, links and fragments go by cascade);
+-- returns its name and how many relations went with it, or nothing if it is unknown.
+WITH gone AS (DELETE FROM entities e WHERE e.name = $1 RETURNING e.name)
+SELECT g.name, (SELECT count(*) FROM relations r WHERE r.src = $1 OR r.tgt = $1) AS relations
+FROM gone g;
+
+-- name: delete_relation
+-- Delete one relation (canonical pair) with its vector, links and fragments;
+-- returns the pair, or nothing if it is unknown.
+DELETE FROM relations r WHERE r.src = $1 AND r.tgt = $2 RETURNING r.src, r.tgt;
+
+-- name: entity_vector
+-- The stored vector of an entity: the text it was computed from and its values.
+SELECT v.content, v.embedding::real[] AS embedding FROM entity_vectors v WHERE v.name = $1;
+
+-- name: relation_vector
+-- The stored vector of a relation (canonical pair); see entity_vector.
+SELECT v.content, v.embedding::real[] AS embedding FROM relation_vectors v
+WHERE v.src = $1 AND v.tgt = $2;

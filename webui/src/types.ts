@@ -1,0 +1,50 @@
+// The server's JSON shapes (LightRAG Server 1.5's).
+
+export type DocStatus = "pending" | "processing" | "preprocessed" | "processed" | "failed";
+
+export type Doc = {
+  id: string;
+  content_summary: string;
+  content_length: number;
+  status: DocStatus;
+  created_at: string;
+  updated_at: string;
+  track_id: string | null;
+  chunks_count: number | null;
+  error_msg: string | null;
+  metadata: Record<string, unknown> | null;
+  file_path: string;
+};
+
+export type DocsPage = {
+  documents: Doc[];
+  pagination: { page: number; page_size: number; total_count: number; total_pages: number };
+  status_counts: Record<string, number>;
+};
+
+export type TrackStatus = { track_id: string; documents: Doc[]; total_count: number };
+
+export type PipelineStatus = { busy: boolean; latest_message?: string; job_name?: string };
+
+export type GraphNode = { id: string; labels: string[]; properties: Record<string, unknown> };
+export type GraphEdge = {
+  id: string;
+  type: string;
+  source: string;
+  target: string;
+  properties: Record<string, unknown>;
+};
+export type KnowledgeGraph = { nodes: GraphNode[]; edges: GraphEdge[]; is_truncated: boolean };
+
+export type Reference = { reference_id: string; file_path: string; content?: string[] };
+
+export type QueryData = {
+  status: string;
+  message: string;
+  data: {
+    entities: Record<string, unknown>[];
+    relationships: Record<string, unknown>[];
+    chunks: Record<string, unknown>[];
+    references: Reference[];
+  };
+};

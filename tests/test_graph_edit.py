@@ -17,6 +17,7 @@ import pytest
 import pytest_asyncio
 
 from lightrag_pg import GraphItemExists, GraphItemNotFound, InvalidInput, LightRAG
+from lightrag_pg.db.doctor import check
 from lightrag_pg.db.workspace import drop_workspace, workspace_exists
 from lightrag_pg.testing import StatementCounter, hashed_embedding_func, scripted_llm
 from tests.test_deletion import NO_SUMMARY, insert, snapshot
@@ -65,6 +66,15 @@ async def mirror_matches(rag: LightRAG) -> None:
     vectors = {v[0]: v[1] for v in snap["entity_vectors"]}
     for name, _, description, *_ in snap["entities"]:
         assert vectors[name] == f"{name}\n{description}"
+    rel_vectors = {(v[0], v[1]): v[2] for v in snap["relation_vectors"]}
+    for src, tgt, keywords, description, *_ in snap["relations"]:
+        assert rel_vectors[(src, tgt)] == f"{keywords}\t{src}\n{tgt}\n{description}"
+    conn = await asyncpg.connect(rag.dsn)
+    try:
+        report = await check(conn, rag.workspace)
+    finally:
+        await conn.close()
+    assert report.ok, report.summary()
 
 
 async def test_create_edit_and_delete_entity(graphs: Callable[..., Any]) -> None:

@@ -17,9 +17,10 @@ import pytest
 import pytest_asyncio
 
 from lightrag_pg import GraphItemExists, GraphItemNotFound, InvalidInput, LightRAG
+from lightrag_pg.db.doctor import check
 from lightrag_pg.db.workspace import drop_workspace, workspace_exists
 from lightrag_pg.testing import StatementCounter, hashed_embedding_func, scripted_llm
-from tests.test_deletion import NO_SUMMARY, insert, snapshot
+from tests.test_deletion import NO_SUMMARY, SUMMARIES, CountingLLM, insert, snapshot
 
 
 @pytest_asyncio.fixture
@@ -27,11 +28,11 @@ async def graphs(dsn: str, conn: asyncpg.Connection) -> AsyncIterator[Callable[.
     """Initialized LightRAGs (scripted LLM); the same workspace when ``workspace`` is given."""
     made: list[LightRAG] = []
 
-    async def factory(workspace: str | None = None, **settings: Any) -> LightRAG:
+    async def factory(workspace: str | None = None, llm: Any = scripted_llm, **settings: Any) -> LightRAG:
         rag = LightRAG(
             dsn=dsn,
             workspace=workspace or f"edit_{uuid.uuid4().hex[:10]}",
-            llm_model_func=scripted_llm,
+            llm_model_func=llm,
             embedding_func=hashed_embedding_func(),
             **{**NO_SUMMARY, **settings},
         )
@@ -65,6 +66,15 @@ async def mirror_matches(rag: LightRAG) -> None:
     vectors = {v[0]: v[1] for v in snap["entity_vectors"]}
     for name, _, description, *_ in snap["entities"]:
         assert vectors[name] == f"{name}\n{description}"
+    rel_vectors = {(v[0], v[1]): v[2] for v in snap["relation_vectors"]}
+    for src, tgt, keywords, description, *_ in snap["relations"]:
+        assert rel_vectors[(src, tgt)] == f"{keywords}\t{src}\n{tgt}\n{description}"
+    conn = await asyncpg.connect(rag.dsn)
+    try:
+        report = await check(conn, rag.workspace)
+    finally:
+        await conn.close()
+    assert report.ok, report.summary()
 
 
 async def test_create_edit_and_delete_entity(graphs: Callable[..., Any]) -> None:
@@ -402,3 +412,19 @@ async def test_a_merge_racing_a_document_insert_keeps_the_new_contributions(
     assert ("Alice", "Globex") in {(r[0], r[1]) for r in snap["relations"]}
     assert {f[3] for f in snap["entity_fragments"] if f[0] == "Alice"} == {"d0", "d1"}
     await mirror_matches(first)
+
+
+async def test_rename_keeps_moved_relation_descriptions_without_a_model_call(
+    graphs: Callable[..., Any],
+) -> None:
+    llm = CountingLLM()
+    rag = await graphs(llm=llm, **SUMMARIES)
+    await insert(rag, ["d0", "d1", "d3", "d5"])
+    before = await rag.aget_relation_info("Alice", "Bob")
+    assert len(before["contributions"]) == 2 and before["graph_data"]["description"].startswith("Summary")
+    llm.calls.clear()
+    await rag.aedit_entity("Bob", {"entity_name": "Robert"})
+    assert llm.calls["summary"] == 1  # Robert's own description; none for the moved relations
+    after = await rag.aget_relation_info("Alice", "Robert")
+    assert after["graph_data"]["description"] == before["graph_data"]["description"]
+    await mirror_matches(rag)

@@ -405,9 +405,9 @@ class GraphEditor:
         edit.entity_vectors = await self.entity_vectors([row], {target: current.vector_content})
         edit.drop_entities = source_rows
         edit.entity_links = [(n, target) for n in sources]
-        descriptions = self._plan_redirect(edit, sources, target, touched, r_frags)
+        to_describe = self._plan_redirect(edit, sources, target, touched, r_frags)
         if edit.put_relations:
-            await self.describe_relations(edit.put_relations, descriptions)
+            await self.describe_relations([r for r, _ in to_describe], [f for _, f in to_describe])
             stored = {t.row.pair: t.vector_content for t in touched}
             edit.relation_vectors = await self.relation_vectors(edit.put_relations, stored)
         return edit
@@ -419,15 +419,20 @@ class GraphEditor:
         target: str,
         touched: list[TouchedRow[RelationRow]],
         r_frags: dict[Pair, list[RelationFragmentRow]],
-    ) -> list[list[str]]:
+    ) -> list[tuple[RelationRow, list[str]]]:
         """Relations of ``sources`` moved onto ``target`` (self-loops dropped, pairs merged)
-        into ``edit``; the description fragments of the relations it puts."""
+        into ``edit``; the relations whose description must be made, with its fragments.
+
+        A relation only moved (one old pair onto a new one, nothing merged) keeps its
+        description, so renaming a hub calls no model for its edges.
+        """
         if not sources:
             return []
         gone = set(sources)
         rename = {n: target for n in sources}
         by_pair = {t.row.pair: t.row for t in touched}
         incoming: dict[Pair, list[RelationFragmentRow]] = defaultdict(list)
+        feeders: dict[Pair, list[Pair]] = defaultdict(list)
         for t in touched:
             edit.relations[t.row.pair] = t.row.version
             if not (gone & set(t.row.pair)):
@@ -437,9 +442,10 @@ class GraphEditor:
                 continue  # a self-loop after the merge: dropped with its source
             new_pair = canonical_pair(a, b)
             incoming[new_pair].extend(r_frags.get(t.row.pair, []))
+            feeders[new_pair].append(t.row.pair)
             edit.relation_links.append((t.row.pair, new_pair))
         rows: list[RelationRow] = []
-        descriptions: list[list[str]] = []
+        to_describe: list[tuple[RelationRow, list[str]]] = []
         for pair in sorted(incoming):
             existing = by_pair.get(pair)
             kept = r_frags.get(pair, []) if existing is not None else []
@@ -448,10 +454,13 @@ class GraphEditor:
                 pair, kept + moved, self.settings, existing.version if existing else 0
             )
             rows.append(row)
-            descriptions.append(frags)
+            if existing is None and len(feeders[pair]) == 1:
+                row.description = by_pair[feeders[pair][0]].description
+            else:
+                to_describe.append((row, frags))
             edit.relation_fragments.extend(moved)
         edit.put_relations = rows
-        return descriptions
+        return to_describe
 
     # ------------------------------------------------------------ relations
 

@@ -1,0 +1,83 @@
+"""Graph edits on a generated workspace: edit, rename and merge the busiest entities.
+
+Builds the workspace from the generated corpus (instant scripted LLM, hashed
+embeddings, as :mod:`bench.delete`), then times each call and counts its
+statements on the client: they include the two reads of the info the call
+returns and the LLM-cache look-ups of the summaries it needs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from collections.abc import Awaitable
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.corpus import CorpusLLM, documents, vocabulary
+from bench.ingest import database, table_count, workspace_name
+from lightrag_pg import LightRAG
+from lightrag_pg.testing import StatementCounter, hashed_embedding_func
+
+
+async def timed(label: str, call: Awaitable[Any], degree: int) -> None:
+    """Run ``call``; print its seconds and statements."""
+    with StatementCounter() as counter:
+        started = time.perf_counter()
+        await call
+        seconds = time.perf_counter() - started
+    print(f"{label:<40} degree {degree:>5}: {seconds:6.3f} s, {counter.statements} statements")
+
+
+async def run(args: argparse.Namespace, dsn: str) -> None:
+    """Build the workspace, time the edits, drop the workspace."""
+    vocab = vocabulary(seed=args.seed)
+    texts = documents(args.docs, args.words, args.seed, vocab)
+    rag = LightRAG(
+        dsn=dsn,
+        workspace=workspace_name("bench_edit"),
+        llm_model_func=CorpusLLM(vocab),
+        embedding_func=hashed_embedding_func(64),
+    )
+    await rag.initialize()
+    try:
+        await rag.ainsert(texts, ids=[f"doc-{i:04d}" for i in range(len(texts))])
+        print(
+            f"{args.docs} docs: {await table_count(rag, 'entities')} entities, "
+            f"{await table_count(rag, 'relations')} relations"
+        )
+        hubs = await rag.aget_popular_labels(4)
+        degrees = {h: (await rag.aget_entity_info(h))["graph_data"]["degree"] for h in hubs}
+        a, b, c, d = hubs
+        await timed(f"edit {a!r}", rag.aedit_entity(a, {"description": "Edited."}), degrees[a])
+        await timed(f"rename {b!r}", rag.aedit_entity(b, {"entity_name": f"{b} renamed"}), degrees[b])
+        await timed(f"merge {c!r} into {a!r}", rag.amerge_entities([c], a), degrees[a] + degrees[c])
+        await timed("create entity 'Bench New'", rag.acreate_entity("Bench New", {"description": "x"}), 0)
+        await timed(
+            f"create relation {a!r} - 'Bench New'",
+            rag.acreate_relation(a, "Bench New", {"description": "x"}),
+            1,
+        )
+        await timed(f"delete entity {d!r}", rag.adelete_by_entity(d), degrees[d])
+    finally:
+        await rag.drop_workspace()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--docs", type=int, default=200, help="documents in the workspace")
+    parser.add_argument("--words", type=int, default=1500, help="words per document")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--dsn", default=None, help="PostgreSQL DSN (default: embedded server)")
+    args = parser.parse_args()
+    with database(args.dsn) as dsn:
+        asyncio.run(run(args, dsn))
+
+
+if __name__ == "__main__":
+    main()

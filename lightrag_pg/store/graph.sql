@@ -147,9 +147,12 @@ LEFT JOIN doc_relations d ON d.doc_id = $3 AND d.src = p.src AND d.tgt = p.tgt;
 -- their endpoints in order of first appearance. Each side's lists are merged
 -- round-robin (local first, the first occurrence wins), then a running sum of the
 -- stored context_tokens keeps the longest prefix within $5 (entities) and $6
--- (relations) tokens. A NULL vector switches its side off. Degrees are counted
--- inline with index look-ups. Rows: kind ('entity' or 'relation'), their rank,
--- and found, the number of merged rows before the cut.
+-- (relations) tokens. A NULL vector switches its side off. Rows: kind ('entity'
+-- or 'relation'), their rank, and found, the number of merged rows before the cut.
+-- Cost: each relations row around the query is read once (edges by one scan of
+-- both indexes); degrees are counted inline in one grouped pass over the two
+-- relation indexes for all endpoints at once (index-only where the visibility
+-- map allows); full rows are fetched only for what is kept.
 WITH local_hits AS MATERIALIZED (
     SELECT name, embedding <=> $1::vector AS distance
     FROM entity_vectors
@@ -157,14 +160,20 @@ WITH local_hits AS MATERIALIZED (
     ORDER BY embedding <=> $1::vector
     LIMIT $4
 ),
-local_entities AS (
+local_entities AS MATERIALIZED (
     SELECT row_number() OVER (ORDER BY h.distance, h.name) AS idx, h.name, 1 - h.distance AS similarity
     FROM local_hits h JOIN entities e ON e.name = h.name
 ),
-local_edges AS (
-    SELECT r.src, r.tgt FROM relations r JOIN local_entities n ON r.src = n.name
-    UNION
-    SELECT r.src, r.tgt FROM relations r JOIN local_entities n ON r.tgt = n.name
+local_names AS MATERIALIZED (
+    SELECT ARRAY(SELECT name FROM local_entities) AS names
+),
+local_edges AS MATERIALIZED (
+    SELECT r.src, r.tgt, r.weight,
+           coalesce(r.context_tokens,
+                    (octet_length(r.src) + octet_length(r.tgt) + octet_length(r.description)) / 4 + 12)
+               AS tokens
+    FROM relations r, local_names l
+    WHERE r.src = ANY (l.names) OR r.tgt = ANY (l.names)
 ),
 global_hits AS MATERIALIZED (
     SELECT src, tgt, embedding <=> $2::vector AS distance
@@ -173,9 +182,12 @@ global_hits AS MATERIALIZED (
     ORDER BY embedding <=> $2::vector
     LIMIT $4
 ),
-global_relations AS (
+global_relations AS MATERIALIZED (
     SELECT row_number() OVER (ORDER BY h.distance, h.src, h.tgt) AS idx, h.src, h.tgt,
-           1 - h.distance AS similarity
+           1 - h.distance AS similarity,
+           coalesce(r.context_tokens,
+                    (octet_length(r.src) + octet_length(r.tgt) + octet_length(r.description)) / 4 + 12)
+               AS tokens
     FROM global_hits h JOIN relations r USING (src, tgt)
 ),
 global_entities AS (
@@ -188,28 +200,28 @@ global_entities AS (
     JOIN entities e ON e.name = ends.name
     GROUP BY ends.name
 ),
-ends AS (
-    SELECT name FROM local_entities
-    UNION SELECT name FROM global_entities
-    UNION SELECT src FROM local_edges
-    UNION SELECT tgt FROM local_edges
-    UNION SELECT src FROM global_relations
-    UNION SELECT tgt FROM global_relations
+ends AS MATERIALIZED (
+    SELECT ARRAY(
+        SELECT src FROM local_edges UNION SELECT tgt FROM local_edges
+        UNION SELECT src FROM global_relations UNION SELECT tgt FROM global_relations
+    ) AS names
 ),
-degrees AS (
-    SELECT n.name,
-           (SELECT count(*) FROM relations x WHERE x.src = n.name)
-         + (SELECT count(*) FROM relations x WHERE x.tgt = n.name) AS degree
-    FROM ends n
+degrees AS MATERIALIZED (
+    SELECT name, count(*) AS degree
+    FROM (
+        SELECT r.src AS name FROM relations r, ends WHERE r.src = ANY (ends.names)
+        UNION ALL
+        SELECT r.tgt FROM relations r, ends WHERE r.tgt = ANY (ends.names)
+    ) touching
+    GROUP BY name
 ),
-local_relations AS (
+local_relations AS MATERIALIZED (
     SELECT row_number() OVER (
-               ORDER BY ds.degree + dt.degree DESC, r.weight DESC, r.src, r.tgt
-           ) AS idx, r.src, r.tgt
+               ORDER BY ds.degree + dt.degree DESC, l.weight DESC, l.src, l.tgt
+           ) AS idx, l.src, l.tgt, l.tokens, ds.degree + dt.degree AS degree
     FROM local_edges l
-    JOIN relations r USING (src, tgt)
-    JOIN degrees ds ON ds.name = r.src
-    JOIN degrees dt ON dt.name = r.tgt
+    JOIN degrees ds ON ds.name = l.src
+    JOIN degrees dt ON dt.name = l.tgt
 ),
 entity_merged AS (
     SELECT DISTINCT ON (name) name, idx, side, similarity
@@ -221,16 +233,22 @@ entity_merged AS (
     ORDER BY name, idx, side
 ),
 relation_merged AS (
-    SELECT DISTINCT ON (src, tgt) src, tgt, idx, side, similarity
-    FROM (
-        SELECT src, tgt, idx, 0 AS side, NULL::float8 AS similarity FROM local_relations
-        UNION ALL
-        SELECT src, tgt, idx, 1, similarity FROM global_relations
-    ) both_sides
-    ORDER BY src, tgt, idx, side
+    SELECT l.src, l.tgt, l.idx, 0 AS side, NULL::float8 AS similarity, l.tokens, l.degree
+    FROM local_relations l
+    WHERE NOT EXISTS (
+        SELECT 1 FROM global_relations g WHERE g.src = l.src AND g.tgt = l.tgt AND g.idx < l.idx
+    )
+    UNION ALL
+    SELECT g.src, g.tgt, g.idx, 1, g.similarity, g.tokens, ds.degree + dt.degree
+    FROM global_relations g
+    JOIN degrees ds ON ds.name = g.src
+    JOIN degrees dt ON dt.name = g.tgt
+    WHERE NOT EXISTS (
+        SELECT 1 FROM local_relations l WHERE l.src = g.src AND l.tgt = g.tgt AND l.idx <= g.idx
+    )
 ),
 entity_cut AS (
-    SELECT m.idx, m.side, m.similarity, e.*, d.degree,
+    SELECT m.idx, m.side, m.similarity, e.*, coalesce(d.degree, 0) AS degree,
            sum(coalesce(e.context_tokens,
                         (octet_length(e.name) + octet_length(e.entity_type)
                          + octet_length(e.description)) / 4 + 12))
@@ -239,20 +257,14 @@ entity_cut AS (
            count(*) OVER () AS found
     FROM entity_merged m
     JOIN entities e ON e.name = m.name
-    JOIN degrees d ON d.name = m.name
+    LEFT JOIN degrees d ON d.name = m.name
 ),
 relation_cut AS (
-    SELECT m.idx, m.side, m.similarity, r.*, ds.degree + dt.degree AS degree,
-           sum(coalesce(r.context_tokens,
-                        (octet_length(r.src) + octet_length(r.tgt)
-                         + octet_length(r.description)) / 4 + 12))
-               OVER (ORDER BY m.idx, m.side ROWS UNBOUNDED PRECEDING) AS used,
-           row_number() OVER (ORDER BY m.idx, m.side) AS rank,
+    SELECT src, tgt, similarity, degree,
+           sum(tokens) OVER (ORDER BY idx, side ROWS UNBOUNDED PRECEDING) AS used,
+           row_number() OVER (ORDER BY idx, side) AS rank,
            count(*) OVER () AS found
-    FROM relation_merged m
-    JOIN relations r USING (src, tgt)
-    JOIN degrees ds ON ds.name = m.src
-    JOIN degrees dt ON dt.name = m.tgt
+    FROM relation_merged
 )
 SELECT 'entity' AS kind, rank, found, name, NULL::text AS tgt, entity_type, NULL::text AS keywords,
        description, NULL::float8 AS weight, source_ids, file_paths, version, created_at, updated_at,
@@ -260,8 +272,10 @@ SELECT 'entity' AS kind, rank, found, name, NULL::text AS tgt, entity_type, NULL
 FROM entity_cut
 WHERE used <= $5 AND $5 > 0
 UNION ALL
-SELECT 'relation', rank, found, src, tgt, NULL, keywords, description, weight, source_ids, file_paths,
-       version, created_at, updated_at, degree, similarity, context_tokens
-FROM relation_cut
-WHERE used <= $6 AND $6 > 0
+SELECT 'relation', c.rank, c.found, r.src, r.tgt, NULL, r.keywords, r.description, r.weight,
+       r.source_ids, r.file_paths, r.version, r.created_at, r.updated_at, c.degree, c.similarity,
+       r.context_tokens
+FROM relation_cut c
+JOIN relations r ON r.src = c.src AND r.tgt = c.tgt
+WHERE c.used <= $6 AND $6 > 0
 ORDER BY kind, rank;

@@ -140,34 +140,30 @@ async def test_sql_ranking_and_budget_cut_match_the_python_reference(rag: LightR
             want_e, want_r, found_e, found_r, want_c, merged = await reference(
                 s, vectors, param, local, global_, rag.tokenizer
             )
-            ranked = await s.graph.ranked_context(
+            got = await s.retrieval.context(
                 vectors[0] if local else None,
                 vectors[1] if global_ else None,
+                vectors[2],
                 threshold=float(param.cosine_threshold),  # type: ignore[arg-type]
                 top_k=param.top_k,
                 max_entity_tokens=param.max_entity_tokens,
                 max_relation_tokens=param.max_relation_tokens,
-            )
-            picked = await s.chunks.picked(
-                vectors[2],
-                threshold=float(param.cosine_threshold),  # type: ignore[arg-type]
                 vector_top_k=param.chunk_top_k,
-                entity_sources=[e.source_ids for e in ranked.entities],
-                relation_sources=[r.source_ids for r in ranked.relations],
                 related_chunks=param.related_chunk_number or 5,
-                limit=param.chunk_top_k,
+                chunk_limit=param.chunk_top_k,
             )
-        assert [(e.name, e.degree) for e in ranked.entities] == [(e.name, e.degree) for e in want_e]
-        assert [(r.pair, r.degree) for r in ranked.relations] == [(r.pair, r.degree) for r in want_r]
+        assert [(e.name, e.degree) for e in got.entities] == [(e.name, e.degree) for e in want_e]
+        assert [(r.pair, r.degree) for r in got.relations] == [(r.pair, r.degree) for r in want_r]
         if want_e:
-            assert ranked.found_entities == found_e
+            assert got.found_entities == found_e
         if want_r:
-            assert ranked.found_relations == found_r
+            assert got.found_relations == found_r
         cuts += len(want_e) < found_e or len(want_r) < found_r
-        if not picked.needs_weight:
+        if not got.needs_weight:
             compared_chunks += bool(want_c)
-            assert [c.id for c in picked.chunks] == [c.id for c in want_c]
-            assert picked.merged_count == merged
+            assert [c.id for c in got.chunks] == [c.id for c in want_c]
+            assert [c.similarity for c in got.chunks] == pytest.approx([c.similarity for c in want_c])
+            assert got.merged_chunks == merged
     assert cuts >= 5 and compared_chunks >= 15, "the random cases exercise the cuts and the chunk pick"
 
 

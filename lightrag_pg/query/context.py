@@ -1,7 +1,7 @@
 """Building the LLM context under the token budget (upstream stages 2 and 4).
 
 Pipeline order, as upstream: search, then cut entities and relations to their
-token budgets (in SQL, by :meth:`~lightrag_pg.store.graph.GraphStore.ranked_context`;
+token budgets (in SQL, by :meth:`~lightrag_pg.store.retrieval.RetrievalStore.context`;
 :func:`~lightrag_pg.query.ranking.truncate_kg` is the reference rule), then pick and
 fetch chunks for the *kept* entities/relations, merge chunks, then
 :func:`build_context`, which takes the entities and relations as given (they are

@@ -16,10 +16,10 @@
 -- VECTOR pick of the chunks behind the kept entities and relations (each one's
 -- source ids in order), merged round-robin (vector, entity, relation; the
 -- first occurrence wins) and cut to the first $10 (NULL: all). Each side's
--- candidates: blank ids dropped, a chunk kept under the first item listing it,
--- ordered by item, then by how many items list it (desc), then position;
--- relations skip the chunks picked for entities and count only items left with
--- a chunk. Of the candidates that exist and have a vector, the
+-- candidates: blank ids dropped, a chunk kept under the first item listing it
+-- (items and positions grow together: its least item and position), ordered
+-- by item, then by how many items list it (desc), then position; relations skip
+-- the chunks picked for entities and count only items left with a chunk. Of the candidates that exist and have a vector, the
 -- floor($9 * items / 2) most similar to $7 are picked (ties in candidate order).
 -- Rows: kind 'entity', 'relation' or 'chunk' with its rank and found (the rows
 -- merged before the cut), and one 'flags' row whose needs_weight is true when a
@@ -167,18 +167,18 @@ vector_chunks AS (
     FROM vector_hits h JOIN text_chunks c ON c.id = h.chunk_id
 ),
 entity_listed AS (
-    SELECT u.item, u.id, u.pos,
-           count(*) OVER (PARTITION BY u.id) AS listed,
-           row_number() OVER (PARTITION BY u.id ORDER BY u.pos) AS occurrence
-    FROM entity_sources u
-    WHERE btrim(u.id, E' \t\n\r\f\v') <> ''
+    SELECT item, id, pos FROM entity_sources WHERE btrim(id, E' \t\n\r\f\v') <> ''
+),
+entity_first AS (
+    SELECT id, min(item) AS item, min(pos) AS pos, count(*) AS listed
+    FROM entity_listed
+    GROUP BY id
 ),
 entity_candidates AS (
     SELECT l.item, l.id, l.pos, l.listed, 1 - (v.embedding <=> $7::vector) AS similarity
-    FROM entity_listed l
+    FROM entity_first l
     JOIN text_chunks c ON c.id = l.id
     LEFT JOIN chunk_vectors v ON v.chunk_id = l.id
-    WHERE l.occurrence = 1
 ),
 entity_picks AS (
     SELECT id, idx FROM (
@@ -187,26 +187,24 @@ entity_picks AS (
     ) ranked
     WHERE idx <= ($9 * (SELECT count(DISTINCT item) FROM entity_listed)) / 2
 ),
-relation_listed AS (
-    SELECT u.item, u.id, u.pos,
-           count(*) OVER (PARTITION BY u.id) AS listed,
-           row_number() OVER (PARTITION BY u.id ORDER BY u.pos) AS occurrence
-    FROM relation_sources u
-    WHERE btrim(u.id, E' \t\n\r\f\v') <> '' AND u.id NOT IN (SELECT id FROM entity_picks)
+relation_first AS (
+    SELECT id, min(item) AS item, min(pos) AS pos, count(*) AS listed
+    FROM relation_sources
+    WHERE btrim(id, E' \t\n\r\f\v') <> '' AND id NOT IN (SELECT id FROM entity_picks)
+    GROUP BY id
 ),
 relation_candidates AS (
     SELECT l.item, l.id, l.pos, l.listed, 1 - (v.embedding <=> $7::vector) AS similarity
-    FROM relation_listed l
+    FROM relation_first l
     JOIN text_chunks c ON c.id = l.id
     LEFT JOIN chunk_vectors v ON v.chunk_id = l.id
-    WHERE l.occurrence = 1
 ),
 relation_picks AS (
     SELECT id, idx FROM (
         SELECT id, row_number() OVER (ORDER BY similarity DESC, item, listed DESC, pos) AS idx
         FROM relation_candidates WHERE similarity IS NOT NULL
     ) ranked
-    WHERE idx <= ($9 * (SELECT count(DISTINCT item) FROM relation_listed WHERE occurrence = 1)) / 2
+    WHERE idx <= ($9 * (SELECT count(DISTINCT item) FROM relation_first)) / 2
 ),
 merged AS (
     SELECT DISTINCT ON (id) id, idx, side

@@ -125,24 +125,34 @@ def report(results: Sequence[ModeResult], select_one_ms: float, search_ms: float
     print(f"baseline entity_vectors top-k search:   median {search_ms:.3f} ms")
 
 
+async def processed_documents(rag: LightRAG) -> int:
+    """How many documents of the workspace are processed."""
+    async with rag.pool.acquire() as conn:
+        return int(await conn.fetchval("SELECT count(*) FROM doc_status WHERE status = 'processed'"))
+
+
 async def run(args: argparse.Namespace, dsn: str) -> None:
-    """Build the workspace, warm up, time every mode, report, drop the workspace."""
+    """Build the workspace (or reuse a named one that holds the corpus), warm up, time
+    every mode, report, and drop the workspace unless it is named or ``--keep`` is given."""
     vocab = vocabulary(seed=args.seed)
     texts = documents(args.docs, args.words, args.seed, vocab)
     embedding = choose_embedding(args.embedding)
     rag = LightRAG(
         dsn=dsn,
-        workspace=workspace_name("bench_query"),
+        workspace=args.workspace or workspace_name("bench_query"),
         llm_model_func=CorpusLLM(vocab),
         embedding_func=embedding,
     )
     await rag.initialize()
     try:
-        seconds = await build(rag, texts)
-        print(
-            f"built {args.docs} docs x ~{args.words} words in {seconds:.1f} s "
-            f"(embedding {embedding.model_name}); {args.queries} queries per mode"
-        )
+        if args.workspace and await processed_documents(rag) == args.docs:
+            print(f"reusing workspace {args.workspace} ({args.docs} docs); {args.queries} queries per mode")
+        else:
+            seconds = await build(rag, texts)
+            print(
+                f"built {args.docs} docs x ~{args.words} words in {seconds:.1f} s "
+                f"(embedding {embedding.model_name}); {args.queries} queries per mode"
+            )
         warm = questions(args.queries, texts, vocab, seed=args.seed + 1)
         timed = questions(args.queries, texts, vocab, seed=args.seed + 2)
         for mode in MODES:
@@ -152,7 +162,8 @@ async def run(args: argparse.Namespace, dsn: str) -> None:
         select_one_ms, search_ms = await baselines(rag, timed)
         report(results, select_one_ms, search_ms)
     finally:
-        await rag.drop_workspace()
+        if not (args.workspace or args.keep):
+            await rag.drop_workspace()
 
 
 def main() -> None:
@@ -167,6 +178,13 @@ def main() -> None:
     parser.add_argument(
         "--dsn", default=None, help=f"PostgreSQL DSN (default ${DSN_ENV}, else an embedded server)"
     )
+    parser.add_argument(
+        "--workspace",
+        default=None,
+        help="a named workspace, kept afterwards and reused when it already holds the corpus "
+        f"(needs --dsn or ${DSN_ENV}: the embedded server of a run is temporary)",
+    )
+    parser.add_argument("--keep", action="store_true", help="keep the generated workspace")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     with database(args.dsn) as dsn:

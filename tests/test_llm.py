@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import asyncpg
 import numpy as np
@@ -21,7 +21,7 @@ from lightrag_pg.errors import (
     LLMError,
     LLMTimeout,
 )
-from lightrag_pg.llm.cached import CachedLLM
+from lightrag_pg.llm.cached import CachedAnswer, CachedLLM
 from lightrag_pg.llm.embedding_func import EmbeddingFunc
 from lightrag_pg.llm.openai_client import (
     OpenAIChat,
@@ -435,6 +435,82 @@ class DictCache:
 
     async def put(self, key: str, response: str, **fields: object) -> None:
         self.answers[key] = response
+
+    async def get_many(self, keys: Sequence[str]) -> dict[str, str]:
+        return {k: self.answers[k] for k in keys if k in self.answers}
+
+    async def put_many(self, answers: Sequence[CachedAnswer]) -> None:
+        self.answers.update({a.key: a.response for a in answers})
+
+
+class CountingCache(DictCache):
+    """A :class:`DictCache` that records every round trip it would make."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.trips: list[tuple[str, int]] = []
+
+    async def get(self, key: str) -> str | None:
+        self.trips.append(("get", 1))
+        return await super().get(key)
+
+    async def put(self, key: str, response: str, **fields: object) -> None:
+        self.trips.append(("put", 1))
+        await super().put(key, response, **fields)
+
+    async def get_many(self, keys: Sequence[str]) -> dict[str, str]:
+        self.trips.append(("get_many", len(keys)))
+        await asyncio.sleep(0)
+        return await super().get_many(keys)
+
+    async def put_many(self, answers: Sequence[CachedAnswer]) -> None:
+        self.trips.append(("put_many", len(answers)))
+        await super().put_many(answers)
+
+
+async def test_batched_calls_share_one_lookup_and_one_write() -> None:
+    asked: list[str] = []
+
+    async def llm(prompt: str, **kwargs: object) -> str:
+        asked.append(prompt)
+        await asyncio.sleep(0)
+        return f"answer to {prompt}"
+
+    cache = CountingCache()
+    cached = CachedLLM(llm, cache)
+    await cached("p0", cache_type="extract")
+    cache.trips.clear()
+    async with cached.batched():
+        answers = await asyncio.gather(*(cached(f"p{i}", cache_type="extract") for i in range(5)))
+        assert cache.trips == [("get_many", 5)]
+        assert await cached("p3", cache_type="extract") == "answer to p3"  # kept by the block
+        follow_up = await asyncio.gather(*(cached(f"q{i}", cache_type="summary") for i in range(3)))
+        assert cache.trips == [("get_many", 5), ("get_many", 3)]
+        assert len(cache.answers) == 1  # nothing written before the block ends
+    assert answers == [f"answer to p{i}" for i in range(5)]
+    assert follow_up == [f"answer to q{i}" for i in range(3)]
+    assert asked == ["p0", "p1", "p2", "p3", "p4", "q0", "q1", "q2"]
+    assert cache.trips[-1] == ("put_many", 7)
+    assert len(cache.answers) == 8
+    cache.trips.clear()
+    assert await cached("p4", cache_type="extract") == "answer to p4"
+    assert cache.trips == [("get", 1)]  # outside a block: one look-up per call, as before
+
+
+async def test_a_failing_batched_block_still_writes_the_answers_it_got() -> None:
+    async def llm(prompt: str, **kwargs: object) -> str:
+        if prompt == "bad":
+            raise RuntimeError("model down")
+        return prompt.upper()
+
+    cache = CountingCache()
+    cached = CachedLLM(llm, cache)
+    with pytest.raises(RuntimeError, match="model down"):
+        async with cached.batched():
+            assert await cached("good", cache_type="extract") == "GOOD"
+            await cached("bad", cache_type="extract")
+    assert cache.trips == [("get_many", 1), ("get_many", 1), ("put_many", 1)]
+    assert list(cache.answers.values()) == ["GOOD"]
 
 
 async def test_cached_llm_cleans_answers_and_caches_only_accepted_ones() -> None:

@@ -23,6 +23,7 @@ from lightrag_pg import LightRAG, QueryParam
 from lightrag_pg.db.workspace import create_workspace, drop_workspace, migrate_all
 from lightrag_pg.index.merge import count_context_tokens
 from lightrag_pg.llm.tokenizer import get_tokenizer
+from lightrag_pg.query.keyword_plan import resolve_keywords
 from lightrag_pg.query.ranking import (
     endpoint_names,
     merge_entities,
@@ -30,7 +31,7 @@ from lightrag_pg.query.ranking import (
     rank_local_relations,
     truncate_kg,
 )
-from lightrag_pg.query.retrieve import graph_chunks
+from lightrag_pg.query.retrieve import graph_chunks, retrieve_all
 from lightrag_pg.store.rows import ChunkRow, DocumentRow, EntityRow, RelationRow
 from lightrag_pg.store.uow import Stores
 
@@ -140,35 +141,62 @@ async def test_sql_ranking_and_budget_cut_match_the_python_reference(rag: LightR
             want_e, want_r, found_e, found_r, want_c, merged = await reference(
                 s, vectors, param, local, global_, rag.tokenizer
             )
-            ranked = await s.graph.ranked_context(
+            got = await s.retrieval.context(
                 vectors[0] if local else None,
                 vectors[1] if global_ else None,
+                vectors[2],
                 threshold=float(param.cosine_threshold),  # type: ignore[arg-type]
                 top_k=param.top_k,
                 max_entity_tokens=param.max_entity_tokens,
                 max_relation_tokens=param.max_relation_tokens,
-            )
-            picked = await s.chunks.picked(
-                vectors[2],
-                threshold=float(param.cosine_threshold),  # type: ignore[arg-type]
                 vector_top_k=param.chunk_top_k,
-                entity_sources=[e.source_ids for e in ranked.entities],
-                relation_sources=[r.source_ids for r in ranked.relations],
                 related_chunks=param.related_chunk_number or 5,
-                limit=param.chunk_top_k,
+                chunk_limit=param.chunk_top_k,
             )
-        assert [(e.name, e.degree) for e in ranked.entities] == [(e.name, e.degree) for e in want_e]
-        assert [(r.pair, r.degree) for r in ranked.relations] == [(r.pair, r.degree) for r in want_r]
+        assert [(e.name, e.degree) for e in got.entities] == [(e.name, e.degree) for e in want_e]
+        assert [(r.pair, r.degree) for r in got.relations] == [(r.pair, r.degree) for r in want_r]
         if want_e:
-            assert ranked.found_entities == found_e
+            assert got.found_entities == found_e
         if want_r:
-            assert ranked.found_relations == found_r
+            assert got.found_relations == found_r
         cuts += len(want_e) < found_e or len(want_r) < found_r
-        if not picked.needs_weight:
+        if not got.needs_weight:
             compared_chunks += bool(want_c)
-            assert [c.id for c in picked.chunks] == [c.id for c in want_c]
-            assert picked.merged_count == merged
+            assert [c.id for c in got.chunks] == [c.id for c in want_c]
+            assert [c.similarity for c in got.chunks] == pytest.approx([c.similarity for c in want_c])
+            assert got.merged_chunks == merged
     assert cuts >= 5 and compared_chunks >= 15, "the random cases exercise the cuts and the chunk pick"
+
+
+@pytest.mark.parametrize("case", ["weight method", "no chunk vectors"])
+async def test_the_weight_pick_paths_match_the_python_reference(rag: LightRAG, case: str) -> None:
+    rng = random.Random(11)
+    await seed_graph(rag, rng, n_entities=40, n_relations=120)
+    if case == "no chunk vectors":  # the VECTOR pick finds nothing: the WEIGHT pick takes over
+        async with rag.session() as s:
+            await s.conn.execute("DELETE FROM chunk_vectors")
+    method = "WEIGHT" if case == "weight method" else "VECTOR"
+    dim = rag.embedding_func.embedding_dim  # type: ignore[union-attr]
+    vec = np.random.default_rng(11)
+    plan = resolve_keywords(["hl"], ["ll"], mode="mix", query="q")
+    compared = 0
+    for _ in range(10):
+        param = QueryParam(
+            mode="mix", top_k=rng.randint(5, 40), chunk_top_k=rng.randint(1, 20), cosine_threshold=-1.0,
+            kg_chunk_pick_method=method,
+        ).resolved(rag.settings)  # fmt: skip
+        vectors = vec.normal(size=(3, dim)).astype(np.float32)
+        async with rag.session() as s:
+            want_e, want_r, _, _, want_c, merged = await reference(
+                s, vectors, param, True, True, rag.tokenizer
+            )
+            got = await retrieve_all(s, plan, vectors, param, -1.0)
+        assert [e.name for e in got.entities] == [e.name for e in want_e]
+        assert [r.pair for r in got.relations] == [r.pair for r in want_r]
+        assert [c.id for c in got.chunks] == [c.id for c in want_c]
+        assert got.merged_chunks == merged
+        compared += bool(want_c)
+    assert compared >= 5
 
 
 async def test_stored_token_counts_are_those_of_the_context_lines(

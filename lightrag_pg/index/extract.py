@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any, Protocol
 
 from ..config import Settings
@@ -23,6 +24,11 @@ class Extractor(Protocol):
 
     async def extract(self, chunk_id: str, text: str, file_path: str) -> Extraction: ...
 
+    def batched(self) -> AbstractAsyncContextManager[None]:
+        """A block whose cache traffic (the extractions of one document and the
+        summaries of its merge) is batched: see :meth:`CachedLLM.batched`."""
+        ...
+
 
 class LLMExtractor:
     """LightRAG's extraction: one LLM call per chunk plus gleaning passes, cached."""
@@ -32,6 +38,10 @@ class LLMExtractor:
     def __init__(self, llm: CachedLLM, settings: Settings) -> None:
         self.llm = llm
         self.settings = settings
+
+    def batched(self) -> AbstractAsyncContextManager[None]:
+        """Batch the cache look-ups and writes of the block (one document)."""
+        return self.llm.batched()
 
     def _parse(self, output: str, chunk_id: str, file_path: str) -> Extraction:
         result = parse_extraction(
@@ -100,6 +110,10 @@ class NLPExtractor:
         self._impl = SpacyExtractor(
             entity_types=settings.entity_types, max_name_length=settings.max_entity_name_length
         )
+
+    def batched(self) -> AbstractAsyncContextManager[None]:
+        """Nothing to batch: offline extraction uses no cache."""
+        return nullcontext()
 
     async def extract(self, chunk_id: str, text: str, file_path: str) -> Extraction:
         return await asyncio.to_thread(self._impl.extract, text, chunk_id=chunk_id, file_path=file_path)

@@ -141,17 +141,18 @@ class Pipeline:
         ]
         state.chunks_total += len(chunks)
         progress(state)
-        chunk_vectors = asyncio.ensure_future(self.embed([c.content for c in chunks]))
-        try:
-            extractions = await self._extract_all(chunks, state, progress)
-            vectors = await chunk_vectors
-        finally:
-            if not chunk_vectors.done():
-                chunk_vectors.cancel()
-                await asyncio.gather(chunk_vectors, return_exceptions=True)
-        entities = [e for x in extractions for e in x.entities]
-        relations = [r for x in extractions for r in x.relations]
-        stats = await self.writer.merge(doc_id, entities, relations)
+        async with self.extractor.batched():  # one cache look-up per batch of calls, one write
+            chunk_vectors = asyncio.ensure_future(self.embed([c.content for c in chunks]))
+            try:
+                extractions = await self._extract_all(chunks, state, progress)
+                vectors = await chunk_vectors
+            finally:
+                if not chunk_vectors.done():
+                    chunk_vectors.cancel()
+                    await asyncio.gather(chunk_vectors, return_exceptions=True)
+            entities = [e for x in extractions for e in x.entities]
+            relations = [r for x in extractions for r in x.relations]
+            stats = await self.writer.merge(doc_id, entities, relations)
         state.entities += stats.entities
         state.relations += stats.relations
         details = {

@@ -3,15 +3,29 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import hashlib
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..errors import LLMTimeout
 from ..textclean import scrub_text
 from .wrap import LLMFunc, describe_llm
+
+
+@dataclass(frozen=True, slots=True)
+class CachedAnswer:
+    """One answer to store: its key, the answer and the fields kept with it."""
+
+    key: str
+    response: str
+    cache_type: str
+    mode: str
+    prompt: str
+    chunk_id: str | None = None
 
 
 class AnswerCache(Protocol):
@@ -26,6 +40,69 @@ class AnswerCache(Protocol):
     ) -> None:
         """Store ``response`` under ``key`` (replacing an older one)."""
         ...
+
+    async def get_many(self, keys: Sequence[str]) -> dict[str, str]:
+        """The answers stored under any of ``keys``, by key, in one round trip."""
+        ...
+
+    async def put_many(self, answers: Sequence[CachedAnswer]) -> None:
+        """Store ``answers`` (distinct keys) in one round trip."""
+        ...
+
+
+class _Batch:
+    """The cache traffic of one :meth:`CachedLLM.batched` block.
+
+    Look-ups made in the same turn of the event loop wait for one ``get_many``;
+    answers are kept and written by one ``put_many`` when the block ends.
+    """
+
+    def __init__(self, cache: AnswerCache) -> None:
+        self.cache = cache
+        self.writes: dict[str, CachedAnswer] = {}
+        self._waiting: dict[str, list[asyncio.Future[str | None]]] = {}
+        self._fetches: set[asyncio.Task[None]] = set()
+
+    async def get(self, key: str) -> str | None:
+        if key in self.writes:
+            return self.writes[key].response
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[str | None] = loop.create_future()
+        if not self._waiting:
+            loop.call_soon(self._fetch_waiting)
+        self._waiting.setdefault(key, []).append(future)
+        return await future
+
+    def _fetch_waiting(self) -> None:
+        waiting, self._waiting = self._waiting, {}
+        task = asyncio.ensure_future(self._fetch(waiting))
+        self._fetches.add(task)
+        task.add_done_callback(self._fetches.discard)
+
+    async def _fetch(self, waiting: dict[str, list[asyncio.Future[str | None]]]) -> None:
+        try:
+            found = await self.cache.get_many(list(waiting))
+        except BaseException as exc:  # handed to every waiter, who raises it
+            for futures in waiting.values():
+                for future in futures:
+                    if not future.done():
+                        future.set_exception(exc)
+            return
+        for key, futures in waiting.items():
+            for future in futures:
+                if not future.done():
+                    future.set_result(found.get(key))
+
+    async def close(self) -> None:
+        """Stop look-ups still running (the block failed) and write the kept answers."""
+        for task in list(self._fetches):
+            task.cancel()
+        await asyncio.gather(*self._fetches, return_exceptions=True)
+        if self.writes:
+            await self.cache.put_many(list(self.writes.values()))
+
+
+_BATCH: contextvars.ContextVar[_Batch | None] = contextvars.ContextVar("llm_cache_batch", default=None)
 
 
 def cache_key(cache_type: str, mode: str, *parts: str) -> str:
@@ -136,10 +213,38 @@ class CachedLLM:
             cache_type, mode, system_prompt or "", json.dumps(list(history), sort_keys=True), prompt
         )
 
+    @asynccontextmanager
+    async def batched(self) -> AsyncIterator[None]:
+        """Batch the cache traffic of the block (and of the tasks it starts).
+
+        Look-ups made together (in one turn of the event loop, as concurrent
+        calls do) are sent as one statement; answers are kept and written in
+        one statement when the block ends, also when it fails, so a retry does
+        not pay for them again. A look-up of a key answered earlier in the block
+        is served from what the block keeps. Without a cache this does nothing.
+        """
+        if self.cache is None or self._batch() is not None:
+            yield
+            return
+        batch = _Batch(self.cache)
+        token = _BATCH.set(batch)
+        try:
+            yield
+        finally:
+            _BATCH.reset(token)
+            await batch.close()
+
+    def _batch(self) -> _Batch | None:
+        batch = _BATCH.get()
+        return batch if batch is not None and batch.cache is self.cache else None
+
     async def lookup(self, key: str) -> str | None:
         """The cached answer for ``key`` (None when absent or caching is off)."""
         if self.cache is None:
             return None
+        batch = self._batch()
+        if batch is not None:
+            return await batch.get(key)
         return await self.cache.get(key)
 
     async def store(
@@ -152,8 +257,12 @@ class CachedLLM:
         prompt: str,
         chunk_id: str | None = None,
     ) -> None:
-        """Cache ``answer`` under ``key`` (no-op when caching is off)."""
-        if self.cache is not None:
+        """Cache ``answer`` under ``key`` (no-op when caching is off); inside
+        :meth:`batched`, when the block ends."""
+        batch = self._batch()
+        if batch is not None:
+            batch.writes[key] = CachedAnswer(key, answer, cache_type, mode, prompt, chunk_id)
+        elif self.cache is not None:
             await self.cache.put(
                 key, answer, cache_type=cache_type, mode=mode, prompt=prompt, chunk_id=chunk_id
             )

@@ -1,7 +1,7 @@
 """Building the LLM context under the token budget (upstream stages 2 and 4).
 
 Pipeline order, as upstream: search, then cut entities and relations to their
-token budgets (in SQL, by :meth:`~lightrag_pg.store.graph.GraphStore.ranked_context`;
+token budgets (in SQL, by :meth:`~lightrag_pg.store.retrieval.RetrievalStore.context`;
 :func:`~lightrag_pg.query.ranking.truncate_kg` is the reference rule), then pick and
 fetch chunks for the *kept* entities/relations, merge chunks, then
 :func:`build_context`, which takes the entities and relations as given (they are
@@ -32,7 +32,6 @@ from .ranking import (
     generate_references,
     json_line,
     relation_row,
-    truncate_by_tokens,
 )
 
 BUFFER_TOKENS = 200
@@ -41,7 +40,13 @@ BUFFER_TOKENS = 200
 
 @dataclass(frozen=True, slots=True)
 class ContextTokens:
-    """Token accounting of one context (all counts from the query tokenizer)."""
+    """Token accounting of one context (all counts from the query tokenizer).
+
+    ``chunks`` counts the kept chunks in the form the chunk budget measures them
+    (content, file path and id, as upstream truncates merged chunks), so
+    ``chunks <= chunk_budget``; ``total`` is the exact count of the final
+    system prompt plus the query.
+    """
 
     system_prompt: int
     entities: int
@@ -109,22 +114,20 @@ def build_context(
     kept_entities, kept_relations = list(entities), list(relations)
     count = _counter(tokenizer)
 
-    entities_str = "\n".join(json_line(entity_row(e)) for e in kept_entities)
-    relations_str = "\n".join(json_line(relation_row(r)) for r in kept_relations)
-    kg_tokens = 0 if naive else count(_render(False, entities_str, relations_str, "", ""))
+    entity_lines = [json_line(entity_row(e)) for e in kept_entities]
+    relation_lines = [json_line(relation_row(r)) for r in kept_relations]
+    kg_tokens = (
+        0 if naive else count(_render(False, "\n".join(entity_lines), "\n".join(relation_lines), "", ""))
+    )
     sys_tokens = count(_system_prompt(template, "", param))
     query_tokens = count(query)
     budget = param.max_total_tokens - (sys_tokens + kg_tokens + query_tokens + BUFFER_TOKENS)
-    kept_chunks = truncate_by_tokens(
-        list(chunks)[: param.chunk_top_k],
-        tokenizer,
-        budget,
-        lambda c: json_line(chunk_budget_row(c)),
-    )
+    chunk_tokens = _fitting_counts(list(chunks)[: param.chunk_top_k], budget, count)
+    kept_chunks = list(chunks)[: len(chunk_tokens)]
 
     while True:
         references, ref_ids = generate_references(kept_chunks)
-        text = _context_text(naive, kept_entities, kept_relations, kept_chunks, references, ref_ids)
+        text = _context_text(naive, entity_lines, relation_lines, kept_chunks, references, ref_ids)
         system_prompt = _system_prompt(template, text, param)
         total = count(system_prompt) + query_tokens
         if total <= param.max_total_tokens or not (kept_chunks or kept_relations or kept_entities):
@@ -132,16 +135,20 @@ def build_context(
         kept_chunks, kept_relations, kept_entities = _shed(
             total - param.max_total_tokens, kept_chunks, kept_relations, kept_entities, count
         )
+        entity_lines, relation_lines = (
+            entity_lines[: len(kept_entities)],
+            relation_lines[: len(kept_relations)],
+        )
 
     tokens = ContextTokens(
         system_prompt=sys_tokens,
-        entities=sum(count(json_line(entity_row(e))) for e in kept_entities),
-        relations=sum(count(json_line(relation_row(r))) for r in kept_relations),
+        entities=sum(count(line) for line in entity_lines),
+        relations=sum(count(line) for line in relation_lines),
         kg_context=kg_tokens,
         query=query_tokens,
         buffer=BUFFER_TOKENS,
         chunk_budget=budget,
-        chunks=sum(count(json_line(row)) for row in _chunk_rows(kept_chunks, ref_ids)),
+        chunks=sum(chunk_tokens[: len(kept_chunks)]),
         total=total,
     )
     return QueryContext(
@@ -242,20 +249,34 @@ def _chunk_rows(chunks: Sequence[ChunkRow], ref_ids: Sequence[str]) -> list[dict
     return [{"reference_id": ref, "content": c.content} for c, ref in zip(chunks, ref_ids, strict=True)]
 
 
+def _fitting_counts(chunks: Sequence[ChunkRow], budget: int, count: Callable[[str], int]) -> list[int]:
+    """Token counts of the longest prefix of ``chunks`` (measured as upstream measures a merged
+    chunk) that fits ``budget``, one per kept chunk; like :func:`.ranking.truncate_by_tokens`."""
+    counts: list[int] = []
+    used = 0
+    for chunk in chunks if budget > 0 else ():
+        tokens = count(json_line(chunk_budget_row(chunk)))
+        used += tokens
+        if used > budget:
+            break
+        counts.append(tokens)
+    return counts
+
+
 def _context_text(
     naive: bool,
-    entities: Sequence[EntityRow],
-    relations: Sequence[RelationRow],
+    entity_lines: Sequence[str],
+    relation_lines: Sequence[str],
     chunks: Sequence[ChunkRow],
     references: Sequence[dict[str, str]],
     ref_ids: Sequence[str],
 ) -> str:
-    if not (entities or relations or chunks):
+    if not (entity_lines or relation_lines or chunks):
         return ""
     return _render(
         naive,
-        "\n".join(json_line(entity_row(e)) for e in entities),
-        "\n".join(json_line(relation_row(r)) for r in relations),
+        "\n".join(entity_lines),
+        "\n".join(relation_lines),
         "\n".join(json_line(row) for row in _chunk_rows(chunks, ref_ids)),
         "\n".join(f"[{ref['reference_id']}] {ref['file_path']}" for ref in references),
     )

@@ -1,12 +1,12 @@
-"""Retrieval: the graph stage and the chunk stage, one statement each, on one connection.
+"""Retrieval: one statement for a graph query, on one connection.
 
-:meth:`~lightrag_pg.store.graph.GraphStore.ranked_context` searches both sides of
-the graph, merges, ranks and cuts the entities and relations to their token
-budgets in SQL; :meth:`~lightrag_pg.store.chunks.ChunkStore.picked` then runs the
-vector search and the VECTOR pick of the kept rows' chunks and merges them, so
-only the chunks that can be used leave the database. The WEIGHT method (asked
-for, or the VECTOR pick finding no chunk with a vector) takes the Python pick of
-:mod:`.chunk_pick` over every candidate chunk: one statement more.
+:meth:`~lightrag_pg.store.retrieval.RetrievalStore.context` searches both sides
+of the graph, merges, ranks and cuts the entities and relations to their token
+budgets, then runs the chunk vector search and the VECTOR pick of the kept
+rows' chunks and merges them, so only the rows that can be used leave the
+database. The WEIGHT method (asked for, or the VECTOR pick finding no chunk
+with a vector) takes the Python pick of :mod:`.chunk_pick` over every candidate
+chunk: up to two statements more.
 """
 
 from __future__ import annotations
@@ -48,33 +48,28 @@ async def retrieve_all(
     rerank: bool = False,
 ) -> Retrieved:
     """Run the searches of ``plan`` (``vectors``: low-level, high-level and query
-    embeddings) on one connection: one statement in naive mode, two otherwise."""
+    embeddings) on one connection: one statement (more for the WEIGHT chunk pick)."""
     if param.mode == "naive":
         chunks = await s.chunks.search(vectors[2], threshold, param.chunk_top_k)
         return Retrieved(chunks=chunks, merged_chunks=len(chunks))
-    ranked = await s.graph.ranked_context(
+    vector_top_k = param.chunk_top_k if plan.use_vector else 0
+    by_weight = param.kg_chunk_pick_method == "WEIGHT"
+    got = await s.retrieval.context(
         vectors[0] if plan.use_local else None,
         vectors[1] if plan.use_global else None,
+        vectors[2],
         threshold=threshold,
         top_k=param.top_k,
         max_entity_tokens=param.max_entity_tokens,
         max_relation_tokens=param.max_relation_tokens,
+        vector_top_k=0 if by_weight else vector_top_k,
+        related_chunks=param.related_chunk_number or 5,
+        chunk_limit=None if rerank else param.chunk_top_k,
     )
-    found = Retrieved(ranked.entities, ranked.relations, [], ranked.found_entities, ranked.found_relations)
-    vector_top_k = param.chunk_top_k if plan.use_vector else 0
-    if param.kg_chunk_pick_method != "WEIGHT":
-        picked = await s.chunks.picked(
-            vectors[2],
-            threshold=threshold,
-            vector_top_k=vector_top_k,
-            entity_sources=[e.source_ids for e in found.entities],
-            relation_sources=[r.source_ids for r in found.relations],
-            related_chunks=param.related_chunk_number or 5,
-            limit=None if rerank else param.chunk_top_k,
-        )
-        if not picked.needs_weight:
-            found.chunks, found.merged_chunks = picked.chunks, picked.merged_count
-            return found
+    found = Retrieved(got.entities, got.relations, [], got.found_entities, got.found_relations)
+    if not (by_weight or got.needs_weight):
+        found.chunks, found.merged_chunks = got.chunks, got.merged_chunks
+        return found
     vector_chunks = await s.chunks.search(vectors[2], threshold, vector_top_k) if vector_top_k else []
     merged = await graph_chunks(s, found.entities, found.relations, vector_chunks, vectors[2], param)
     found.chunks = merged if rerank else merged[: param.chunk_top_k]

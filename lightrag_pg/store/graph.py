@@ -6,10 +6,8 @@ Every method is one SQL statement for the whole batch, whatever its size.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import asyncpg
-import numpy as np
 
 from ..db.sqlfile import load_queries
 from ..db.translate import translating
@@ -26,51 +24,6 @@ from .rows import (
 )
 
 SQL = load_queries(__package__, "graph.sql")
-
-
-@dataclass(frozen=True, slots=True)
-class RankedContext:
-    """The entities and relations of a query after the token-budget cut, best first,
-    and how many of each were found (merged) before the cut."""
-
-    entities: list[EntityRow]
-    relations: list[RelationRow]
-    found_entities: int = 0
-    found_relations: int = 0
-
-
-def _ranked_entity(r: asyncpg.Record) -> EntityRow:
-    return EntityRow(
-        name=r["name"],
-        entity_type=r["entity_type"],
-        description=r["description"],
-        source_ids=list(r["source_ids"]),
-        file_paths=list(r["file_paths"]),
-        version=r["version"],
-        degree=r["degree"],
-        created_at=r["created_at"],
-        updated_at=r["updated_at"],
-        similarity=r["similarity"],
-        context_tokens=r["context_tokens"],
-    )
-
-
-def _ranked_relation(r: asyncpg.Record) -> RelationRow:
-    return RelationRow(
-        src=r["name"],
-        tgt=r["tgt"],
-        keywords=r["keywords"],
-        description=r["description"],
-        weight=r["weight"],
-        source_ids=list(r["source_ids"]),
-        file_paths=list(r["file_paths"]),
-        version=r["version"],
-        degree=r["degree"],
-        created_at=r["created_at"],
-        updated_at=r["updated_at"],
-        similarity=r["similarity"],
-        context_tokens=r["context_tokens"],
-    )
 
 
 class GraphStore:
@@ -90,37 +43,6 @@ class GraphStore:
         """Every relation touching any of ``names``, with edge degrees."""
         rows = await self.conn.fetch(SQL["edges_of"], list(names))
         return [RelationRow.from_record(r) for r in rows]
-
-    @translating
-    async def ranked_context(
-        self,
-        local_query: np.ndarray | None,
-        global_query: np.ndarray | None,
-        *,
-        threshold: float,
-        top_k: int,
-        max_entity_tokens: int,
-        max_relation_tokens: int,
-    ) -> RankedContext:
-        """Local and global graph search, merged, ranked and cut to the token budgets,
-        in one statement; ``None`` for a query vector switches that side off."""
-        rows = await self.conn.fetch(
-            SQL["ranked_context"],
-            None if local_query is None else np.asarray(local_query, np.float32),
-            None if global_query is None else np.asarray(global_query, np.float32),
-            threshold,
-            top_k,
-            max_entity_tokens,
-            max_relation_tokens,
-        )
-        entities = [_ranked_entity(r) for r in rows if r["kind"] == "entity"]
-        relations = [_ranked_relation(r) for r in rows if r["kind"] == "relation"]
-        return RankedContext(
-            entities,
-            relations,
-            rows[0]["found"] if entities else 0,
-            next((r["found"] for r in rows if r["kind"] == "relation"), 0),
-        )
 
     @translating
     async def upsert_entities_if_unchanged(self, rows: Sequence[EntityRow]) -> set[str]:

@@ -12,6 +12,7 @@ from .cache import CacheStore
 from .chunks import ChunkStore
 from .documents import DocumentStore
 from .graph import GraphStore
+from .retrieval import RetrievalStore
 from .vectors import VectorStore
 
 
@@ -25,6 +26,7 @@ class Stores:
         self.chunks = ChunkStore(conn)
         self.vectors = VectorStore(conn)
         self.cache = CacheStore(conn)
+        self.retrieval = RetrievalStore(conn)
 
 
 @asynccontextmanager

@@ -1,0 +1,133 @@
+"""Retrieval: the entities, relations and chunks of a graph query, in one statement."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import asyncpg
+import numpy as np
+
+from ..db.sqlfile import load_queries
+from ..db.translate import translating
+from .rows import ChunkRow, EntityRow, RelationRow
+
+SQL = load_queries(__package__, "retrieval.sql")
+
+
+@dataclass(frozen=True, slots=True)
+class Retrieval:
+    """What a graph query keeps, best first: entities and relations after the token-budget
+    cut, the merged chunks after the ``chunk_top_k`` cut; how many of each were merged
+    before the cuts; and whether a side needs the WEIGHT chunk pick instead."""
+
+    entities: list[EntityRow]
+    relations: list[RelationRow]
+    chunks: list[ChunkRow]
+    found_entities: int
+    found_relations: int
+    merged_chunks: int
+    needs_weight: bool
+
+
+def _entity(r: asyncpg.Record) -> EntityRow:
+    return EntityRow(
+        name=r["name"],
+        entity_type=r["entity_type"],
+        description=r["description"],
+        source_ids=list(r["source_ids"]),
+        file_paths=list(r["file_paths"]),
+        version=r["version"],
+        degree=r["degree"],
+        created_at=r["created_at"],
+        updated_at=r["updated_at"],
+        similarity=r["similarity"],
+        context_tokens=r["context_tokens"],
+    )
+
+
+def _relation(r: asyncpg.Record) -> RelationRow:
+    return RelationRow(
+        src=r["name"],
+        tgt=r["tgt"],
+        keywords=r["keywords"],
+        description=r["description"],
+        weight=r["weight"],
+        source_ids=list(r["source_ids"]),
+        file_paths=list(r["file_paths"]),
+        version=r["version"],
+        degree=r["degree"],
+        created_at=r["created_at"],
+        updated_at=r["updated_at"],
+        similarity=r["similarity"],
+        context_tokens=r["context_tokens"],
+    )
+
+
+def _chunk(r: asyncpg.Record) -> ChunkRow:
+    return ChunkRow(
+        id=r["name"],
+        doc_id=r["doc_id"],
+        chunk_order_index=r["chunk_order_index"],
+        tokens=r["tokens"],
+        content=r["description"],
+        file_path=r["file_path"],
+        created_at=r["created_at"],
+        similarity=r["similarity"],
+    )
+
+
+def _vector(v: np.ndarray | None) -> np.ndarray | None:
+    return None if v is None else np.asarray(v, np.float32)
+
+
+class RetrievalStore:
+    """The read statement of a graph query, on one connection."""
+
+    def __init__(self, conn: asyncpg.Connection) -> None:
+        self.conn = conn
+
+    @translating
+    async def context(
+        self,
+        local_query: np.ndarray | None,
+        global_query: np.ndarray | None,
+        chunk_query: np.ndarray,
+        *,
+        threshold: float,
+        top_k: int,
+        max_entity_tokens: int,
+        max_relation_tokens: int,
+        vector_top_k: int,
+        related_chunks: int,
+        chunk_limit: int | None,
+    ) -> Retrieval:
+        """Local and global graph search merged, ranked and cut to the token budgets, and the
+        chunks nearest to ``chunk_query`` merged with the VECTOR pick of the kept rows' chunks,
+        cut to ``chunk_limit`` (None: all); ``None`` for a graph vector switches that side off."""
+        rows = await self.conn.fetch(
+            SQL["context"],
+            _vector(local_query),
+            _vector(global_query),
+            threshold,
+            top_k,
+            max_entity_tokens,
+            max_relation_tokens,
+            _vector(chunk_query),
+            vector_top_k,
+            related_chunks,
+            chunk_limit,
+        )
+        by_kind: dict[str, list[asyncpg.Record]] = {"entity": [], "relation": [], "chunk": [], "flags": []}
+        for r in rows:
+            by_kind[r["kind"]].append(r)
+        entities, relations = by_kind["entity"], by_kind["relation"]
+        (flags,) = by_kind["flags"]
+        return Retrieval(
+            entities=[_entity(r) for r in entities],
+            relations=[_relation(r) for r in relations],
+            chunks=[_chunk(r) for r in by_kind["chunk"]],
+            found_entities=entities[0]["found"] if entities else 0,
+            found_relations=relations[0]["found"] if relations else 0,
+            merged_chunks=flags["found"],
+            needs_weight=bool(flags["needs_weight"]),
+        )

@@ -1,0 +1,251 @@
+-- SQL of retrieval: the one read statement of a graph query.
+
+-- name: context
+-- The entities, relations and chunks of a query, ranked and cut in one statement.
+-- Graph: entities nearest to $1 (the low-level keywords) and every edge touching
+-- them, edges ranked by (edge degree, weight) desc, then (src, tgt); relations
+-- nearest to $2 (the high-level keywords) and their endpoints in order of first
+-- appearance; each side's lists merged round-robin (local first, the first
+-- occurrence wins), then a running sum of the stored context_tokens keeps the
+-- longest prefix within $5 (entities) and $6 (relations) tokens. A NULL vector
+-- switches its side off; $3 is the cosine threshold, $4 top_k. Edges are read
+-- by one scan of both relation indexes; degrees are counted inline, in one
+-- grouped pass over the two relation indexes for every endpoint at once; full
+-- rows are fetched only for what is kept.
+-- Chunks: the chunks nearest to $7 (at most $8, similarity >= $3), then the
+-- VECTOR pick of the chunks behind the kept entities and relations (each one's
+-- source ids in order), merged round-robin (vector, entity, relation; the
+-- first occurrence wins) and cut to the first $10 (NULL: all). Each side's
+-- candidates: blank ids dropped, a chunk kept under the first item listing it
+-- (items and positions grow together: its least item and position), ordered
+-- by item, then by how many items list it (desc), then position; relations skip
+-- the chunks picked for entities and count only items left with a chunk. Of the candidates that exist and have a vector, the
+-- floor($9 * items / 2) most similar to $7 are picked (ties in candidate order).
+-- Rows: kind 'entity', 'relation' or 'chunk' with its rank and found (the rows
+-- merged before the cut), and one 'flags' row whose needs_weight is true when a
+-- side had chunk candidates but the VECTOR pick chose none (the caller then
+-- picks by WEIGHT) and whose found is the number of merged chunks.
+WITH local_hits AS MATERIALIZED (
+    SELECT name, embedding <=> $1::vector AS distance
+    FROM entity_vectors
+    WHERE embedding <=> $1::vector <= 1 - $3::float8
+    ORDER BY embedding <=> $1::vector
+    LIMIT $4
+),
+local_entities AS MATERIALIZED (
+    SELECT row_number() OVER (ORDER BY h.distance, h.name) AS idx, h.name, 1 - h.distance AS similarity
+    FROM local_hits h JOIN entities e ON e.name = h.name
+),
+local_names AS MATERIALIZED (
+    SELECT ARRAY(SELECT name FROM local_entities) AS names
+),
+local_edges AS MATERIALIZED (
+    SELECT r.src, r.tgt, r.weight,
+           coalesce(r.context_tokens,
+                    (octet_length(r.src) + octet_length(r.tgt) + octet_length(r.description)) / 4 + 12)
+               AS tokens
+    FROM relations r, local_names l
+    WHERE r.src = ANY (l.names) OR r.tgt = ANY (l.names)
+),
+global_hits AS MATERIALIZED (
+    SELECT src, tgt, embedding <=> $2::vector AS distance
+    FROM relation_vectors
+    WHERE embedding <=> $2::vector <= 1 - $3::float8
+    ORDER BY embedding <=> $2::vector
+    LIMIT $4
+),
+global_relations AS MATERIALIZED (
+    SELECT row_number() OVER (ORDER BY h.distance, h.src, h.tgt) AS idx, h.src, h.tgt,
+           1 - h.distance AS similarity,
+           coalesce(r.context_tokens,
+                    (octet_length(r.src) + octet_length(r.tgt) + octet_length(r.description)) / 4 + 12)
+               AS tokens
+    FROM global_hits h JOIN relations r USING (src, tgt)
+),
+global_entities AS (
+    SELECT row_number() OVER (ORDER BY min(ends.pos)) AS idx, ends.name
+    FROM (
+        SELECT src AS name, 2 * idx AS pos FROM global_relations
+        UNION ALL
+        SELECT tgt, 2 * idx + 1 FROM global_relations
+    ) ends
+    JOIN entities e ON e.name = ends.name
+    GROUP BY ends.name
+),
+ends AS MATERIALIZED (
+    SELECT ARRAY(
+        SELECT src FROM local_edges UNION SELECT tgt FROM local_edges
+        UNION SELECT src FROM global_relations UNION SELECT tgt FROM global_relations
+    ) AS names
+),
+degrees AS MATERIALIZED (
+    SELECT name, count(*) AS degree
+    FROM (
+        SELECT r.src AS name FROM relations r, ends WHERE r.src = ANY (ends.names)
+        UNION ALL
+        SELECT r.tgt FROM relations r, ends WHERE r.tgt = ANY (ends.names)
+    ) touching
+    GROUP BY name
+),
+local_relations AS MATERIALIZED (
+    SELECT row_number() OVER (
+               ORDER BY ds.degree + dt.degree DESC, l.weight DESC, l.src, l.tgt
+           ) AS idx, l.src, l.tgt, l.tokens, ds.degree + dt.degree AS degree
+    FROM local_edges l
+    JOIN degrees ds ON ds.name = l.src
+    JOIN degrees dt ON dt.name = l.tgt
+),
+entity_merged AS (
+    SELECT DISTINCT ON (name) name, idx, side, similarity
+    FROM (
+        SELECT name, idx, 0 AS side, similarity FROM local_entities
+        UNION ALL
+        SELECT name, idx, 1, NULL::float8 FROM global_entities
+    ) both_sides
+    ORDER BY name, idx, side
+),
+relation_merged AS (
+    SELECT l.src, l.tgt, l.idx, 0 AS side, NULL::float8 AS similarity, l.tokens, l.degree
+    FROM local_relations l
+    WHERE NOT EXISTS (
+        SELECT 1 FROM global_relations g WHERE g.src = l.src AND g.tgt = l.tgt AND g.idx < l.idx
+    )
+    UNION ALL
+    SELECT g.src, g.tgt, g.idx, 1, g.similarity, g.tokens, ds.degree + dt.degree
+    FROM global_relations g
+    JOIN degrees ds ON ds.name = g.src
+    JOIN degrees dt ON dt.name = g.tgt
+    WHERE NOT EXISTS (
+        SELECT 1 FROM local_relations l WHERE l.src = g.src AND l.tgt = g.tgt AND l.idx <= g.idx
+    )
+),
+entity_cut AS (
+    SELECT m.idx, m.side, m.similarity, e.*, coalesce(d.degree, 0) AS degree,
+           sum(coalesce(e.context_tokens,
+                        (octet_length(e.name) + octet_length(e.entity_type)
+                         + octet_length(e.description)) / 4 + 12))
+               OVER (ORDER BY m.idx, m.side ROWS UNBOUNDED PRECEDING) AS used,
+           row_number() OVER (ORDER BY m.idx, m.side) AS rank,
+           count(*) OVER () AS found
+    FROM entity_merged m
+    JOIN entities e ON e.name = m.name
+    LEFT JOIN degrees d ON d.name = m.name
+),
+relation_cut AS (
+    SELECT src, tgt, similarity, degree,
+           sum(tokens) OVER (ORDER BY idx, side ROWS UNBOUNDED PRECEDING) AS used,
+           row_number() OVER (ORDER BY idx, side) AS rank,
+           count(*) OVER () AS found
+    FROM relation_merged
+),
+kept_entities AS MATERIALIZED (
+    SELECT * FROM entity_cut WHERE used <= $5 AND $5 > 0
+),
+kept_relations AS MATERIALIZED (
+    SELECT c.rank, c.found, c.degree, c.similarity, r.*
+    FROM relation_cut c
+    JOIN relations r ON r.src = c.src AND r.tgt = c.tgt
+    WHERE c.used <= $6 AND $6 > 0
+),
+entity_sources AS (
+    SELECT k.rank AS item, s.id, row_number() OVER (ORDER BY k.rank, s.n) AS pos
+    FROM kept_entities k, unnest(k.source_ids) WITH ORDINALITY AS s(id, n)
+),
+relation_sources AS (
+    SELECT k.rank AS item, s.id, row_number() OVER (ORDER BY k.rank, s.n) AS pos
+    FROM kept_relations k, unnest(k.source_ids) WITH ORDINALITY AS s(id, n)
+),
+vector_hits AS MATERIALIZED (
+    SELECT chunk_id, embedding <=> $7::vector AS distance
+    FROM chunk_vectors
+    WHERE embedding <=> $7::vector <= 1 - $3::float8
+    ORDER BY embedding <=> $7::vector
+    LIMIT $8
+),
+vector_chunks AS (
+    SELECT row_number() OVER (ORDER BY h.distance, c.id) AS idx, c.id, 1 - h.distance AS similarity
+    FROM vector_hits h JOIN text_chunks c ON c.id = h.chunk_id
+),
+entity_listed AS (
+    SELECT item, id, pos FROM entity_sources WHERE btrim(id, E' \t\n\r\f\v') <> ''
+),
+entity_first AS (
+    SELECT id, min(item) AS item, min(pos) AS pos, count(*) AS listed
+    FROM entity_listed
+    GROUP BY id
+),
+entity_candidates AS (
+    SELECT l.item, l.id, l.pos, l.listed, 1 - (v.embedding <=> $7::vector) AS similarity
+    FROM entity_first l
+    JOIN text_chunks c ON c.id = l.id
+    LEFT JOIN chunk_vectors v ON v.chunk_id = l.id
+),
+entity_picks AS (
+    SELECT id, idx FROM (
+        SELECT id, row_number() OVER (ORDER BY similarity DESC, item, listed DESC, pos) AS idx
+        FROM entity_candidates WHERE similarity IS NOT NULL
+    ) ranked
+    WHERE idx <= ($9 * (SELECT count(DISTINCT item) FROM entity_listed)) / 2
+),
+relation_first AS (
+    SELECT id, min(item) AS item, min(pos) AS pos, count(*) AS listed
+    FROM relation_sources
+    WHERE btrim(id, E' \t\n\r\f\v') <> '' AND id NOT IN (SELECT id FROM entity_picks)
+    GROUP BY id
+),
+relation_candidates AS (
+    SELECT l.item, l.id, l.pos, l.listed, 1 - (v.embedding <=> $7::vector) AS similarity
+    FROM relation_first l
+    JOIN text_chunks c ON c.id = l.id
+    LEFT JOIN chunk_vectors v ON v.chunk_id = l.id
+),
+relation_picks AS (
+    SELECT id, idx FROM (
+        SELECT id, row_number() OVER (ORDER BY similarity DESC, item, listed DESC, pos) AS idx
+        FROM relation_candidates WHERE similarity IS NOT NULL
+    ) ranked
+    WHERE idx <= ($9 * (SELECT count(DISTINCT item) FROM relation_first)) / 2
+),
+merged AS (
+    SELECT DISTINCT ON (id) id, idx, side
+    FROM (
+        SELECT id, idx, 0 AS side FROM vector_chunks
+        UNION ALL
+        SELECT id, idx, 1 FROM entity_picks
+        UNION ALL
+        SELECT id, idx, 2 FROM relation_picks
+    ) lists
+    ORDER BY id, idx, side
+),
+ranked AS (
+    SELECT id, row_number() OVER (ORDER BY idx, side) AS rank, count(*) OVER () AS merged_count
+    FROM merged
+    ORDER BY idx, side
+    LIMIT $10
+),
+flags AS (
+    SELECT (EXISTS (SELECT 1 FROM entity_candidates) AND NOT EXISTS (SELECT 1 FROM entity_picks))
+        OR (EXISTS (SELECT 1 FROM relation_candidates) AND NOT EXISTS (SELECT 1 FROM relation_picks))
+        AS needs_weight
+)
+SELECT 'entity' AS kind, rank, found, name, NULL::text AS tgt, entity_type, NULL::text AS keywords,
+       description, NULL::float8 AS weight, source_ids, file_paths, version, created_at, updated_at,
+       degree, similarity, context_tokens, NULL::text AS doc_id, NULL::int AS chunk_order_index,
+       NULL::int AS tokens, NULL::text AS file_path, NULL::bool AS needs_weight
+FROM kept_entities
+UNION ALL
+SELECT 'relation', rank, found, src, tgt, NULL, keywords, description, weight, source_ids, file_paths,
+       version, created_at, updated_at, degree, similarity, context_tokens, NULL, NULL, NULL, NULL, NULL
+FROM kept_relations
+UNION ALL
+SELECT 'chunk', r.rank, r.merged_count, c.id, NULL, NULL, NULL, c.content, NULL, NULL, NULL, NULL,
+       c.created_at, NULL, NULL, 1 - (v.embedding <=> $7::vector), NULL, c.doc_id, c.chunk_order_index,
+       c.tokens, c.file_path, NULL
+FROM ranked r
+JOIN text_chunks c ON c.id = r.id
+LEFT JOIN chunk_vectors v ON v.chunk_id = r.id
+UNION ALL
+SELECT 'flags', 0, coalesce((SELECT max(merged_count) FROM ranked), 0), NULL, NULL, NULL, NULL, NULL,
+       NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, needs_weight
+FROM flags
+ORDER BY kind, rank;

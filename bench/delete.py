@@ -17,7 +17,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.corpus import CorpusLLM, documents, vocabulary
-from bench.ingest import database, table_count, workspace_name
+from bench.ingest import database, table_count, workspace_arguments, workspace_name
 from lightrag_pg import LightRAG
 from lightrag_pg.testing import StatementCounter, hashed_embedding_func
 
@@ -65,11 +65,7 @@ async def run(args: argparse.Namespace, dsn: str) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--docs", type=int, default=200, help="documents in the workspace")
-    parser.add_argument("--words", type=int, default=1500, help="words per document")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--dsn", default=None, help="PostgreSQL DSN (default: embedded server)")
+    parser = workspace_arguments(__doc__.split("\n")[0])
     args = parser.parse_args()
     with database(args.dsn) as dsn:
         asyncio.run(run(args, dsn))

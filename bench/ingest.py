@@ -39,6 +39,18 @@ from lightrag_pg.testing import StatementCounter, hashed_embedding_func
 HASHED_DIM = 64
 
 
+def workspace_arguments(description: str, docs: int = 200) -> argparse.ArgumentParser:
+    """A parser with the options of every benchmark that builds a generated workspace."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--docs", type=int, default=docs, help="documents in the workspace")
+    parser.add_argument("--words", type=int, default=1500, help="words per document")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--dsn", default=None, help=f"PostgreSQL DSN (default ${DSN_ENV}, else an embedded server)"
+    )
+    return parser
+
+
 @contextmanager
 def database(dsn: str | None) -> Iterator[str]:
     """``dsn``, else ``$LIGHTRAG_PG_DSN``, else an embedded server in a temporary directory."""

@@ -21,10 +21,9 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.corpus import CorpusLLM, documents, vocabulary
-from bench.ingest import choose_embedding, database, table_count, workspace_name
+from bench.ingest import choose_embedding, database, table_count, workspace_arguments, workspace_name
 from bench.query import build, median, p95
 from lightrag_pg import LightRAG
-from lightrag_pg.db.embedded import DSN_ENV
 from lightrag_pg.testing import StatementCounter
 
 
@@ -86,15 +85,9 @@ async def run(args: argparse.Namespace, dsn: str) -> None:
 
 def main() -> None:
     """Entry point."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--docs", type=int, default=200, help="documents in the workspace")
-    parser.add_argument("--words", type=int, default=1500, help="words per document")
+    parser = workspace_arguments(__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=30, help="timed calls per figure")
     parser.add_argument("--max-nodes", type=int, default=1000, help="node cap of each subgraph")
-    parser.add_argument(
-        "--dsn", default=None, help=f"PostgreSQL DSN (default ${DSN_ENV}, else an embedded server)"
-    )
-    parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     with database(args.dsn) as dsn:
         asyncio.run(run(args, dsn))

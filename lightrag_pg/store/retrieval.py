@@ -29,22 +29,6 @@ class Retrieval:
     needs_weight: bool
 
 
-def _entity(r: asyncpg.Record) -> EntityRow:
-    return EntityRow(
-        name=r["name"],
-        entity_type=r["entity_type"],
-        description=r["description"],
-        source_ids=list(r["source_ids"]),
-        file_paths=list(r["file_paths"]),
-        version=r["version"],
-        degree=r["degree"],
-        created_at=r["created_at"],
-        updated_at=r["updated_at"],
-        similarity=r["similarity"],
-        context_tokens=r["context_tokens"],
-    )
-
-
 def _relation(r: asyncpg.Record) -> RelationRow:
     return RelationRow(
         src=r["name"],
@@ -123,7 +107,7 @@ class RetrievalStore:
         entities, relations = by_kind["entity"], by_kind["relation"]
         (flags,) = by_kind["flags"]
         return Retrieval(
-            entities=[_entity(r) for r in entities],
+            entities=[EntityRow.from_record(r) for r in entities],
             relations=[_relation(r) for r in relations],
             chunks=[_chunk(r) for r in by_kind["chunk"]],
             found_entities=entities[0]["found"] if entities else 0,

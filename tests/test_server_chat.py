@@ -12,7 +12,6 @@ import ollama
 import pytest
 import pytest_asyncio
 
-from lightrag_pg import LightRAG
 from lightrag_pg.db.workspace import drop_workspace, workspace_exists
 from lightrag_pg.server import ServerSettings
 from lightrag_pg.server.ollama import parse_prefix
@@ -142,61 +141,6 @@ async def test_entity_exists(indexed: Served) -> None:
         response = await indexed.client.get("/graph/entity/exists", params={"name": name})
         assert response.json() == {"exists": exists}
     assert (await indexed.client.get("/graph/entity/exists")).status_code == 422
-
-
-GRAPH_CALLS = [
-    ("GET", "/graph/label/list", None, None, "aget_graph_labels"),
-    ("GET", "/graph/label/popular", {"limit": 5}, None, "aget_popular_labels"),
-    ("GET", "/graph/label/search", {"q": "Ali"}, None, "asearch_labels"),
-    ("GET", "/graphs", {"label": "Alice"}, None, "aget_knowledge_graph"),
-    ("POST", "/graph/entity/edit", None, {"entity_name": "Alice", "updated_data": {}}, "aedit_entity"),
-    (
-        "POST",
-        "/graph/relation/edit",
-        None,
-        {"source_id": "Alice", "target_id": "Acme", "updated_data": {}},
-        "aedit_relation",
-    ),
-    ("POST", "/graph/entity/create", None, {"entity_name": "Dan", "entity_data": {}}, "acreate_entity"),
-    (
-        "POST",
-        "/graph/relation/create",
-        None,
-        {"source_entity": "Alice", "target_entity": "Bob", "relation_data": {}},
-        "acreate_relation",
-    ),
-    (
-        "POST",
-        "/graph/entities/merge",
-        None,
-        {"entities_to_change": ["Bob"], "entity_to_change_into": "Alice"},
-        "amerge_entities",
-    ),
-    ("DELETE", "/graph/entity/delete", None, {"entity_name": "Bob"}, "adelete_by_entity"),
-    (
-        "DELETE",
-        "/graph/relation/delete",
-        None,
-        {"source_entity": "Alice", "target_entity": "Acme"},
-        "adelete_by_relation",
-    ),
-]
-
-
-@pytest.mark.parametrize(("method", "path", "params", "body", "library_method"), GRAPH_CALLS)
-async def test_graph_routes_need_the_library_calls(
-    indexed: Served,
-    method: str,
-    path: str,
-    params: dict[str, object] | None,
-    body: dict[str, object] | None,
-    library_method: str,
-) -> None:
-    response = await indexed.client.request(method, path, params=params, json=body)
-    if hasattr(LightRAG, library_method):
-        assert response.status_code != 501, response.text
-    else:
-        assert response.status_code == 501 and library_method in response.json()["detail"]
 
 
 @pytest.mark.parametrize(

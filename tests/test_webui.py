@@ -252,12 +252,6 @@ def test_searching_a_label_draws_the_graph_and_the_panel_renames_the_entity(
     panel.get_by_role("button", name="Rename").click()
     panel.get_by_label("New name").fill("Alice Smith")
     panel.get_by_role("button", name="Rename").click()
-    rename = server.client.post(
-        "/graph/entity/edit", json={"entity_name": "Nobody", "updated_data": {}, "allow_rename": True}
-    )
-    if rename.status_code == 501:
-        expect(panel.get_by_role("alert")).to_contain_text("not implemented")
-        return
     expect(page.locator(".notice")).to_contain_text("Renamed")
     page.wait_for_function("() => window.lightragGraph.cy.getElementById('Alice Smith').nonempty()")
     assert server.client.get("/graph/entity/exists", params={"name": "Alice Smith"}).json()["exists"]

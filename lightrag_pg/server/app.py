@@ -25,7 +25,6 @@ from . import documents, graph, ollama, query, service
 from .auth import AuthFailure, Guard, LoginThrottled
 from .deps import ServerState, require_auth
 from .files import NameConflict, Throttled, TooLarge
-from .library import NotAvailable
 from .limits import BodyLimit
 from .registry import RagFactory, ServerBusy, WorkspaceRegistry
 from .settings import ServerSettings
@@ -46,12 +45,13 @@ STATUS_OF: dict[type[Exception], int] = {
     errors.DocumentNotFound: 404,
     errors.DocumentBusy: 409,
     errors.ProvenanceMissing: 409,
+    errors.GraphItemNotFound: 404,
+    errors.GraphItemExists: 409,
     errors.InvalidWorkspaceName: 400,
     errors.InvalidInput: 400,
     errors.WorkspaceNotFound: 404,
     errors.WorkspaceConflict: 409,
     Throttled: 429,
-    NotAvailable: 501,
     ServerBusy: 503,
     errors.ConnectFailed: 503,
     errors.ConnectionLost: 503,

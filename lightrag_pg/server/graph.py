@@ -2,8 +2,9 @@
 
 Subgraphs and labels come from the library's calls; ``/graph/entity/exists``
 reads the entity table. The editing routes call the library's graph-management
-methods (upstream's names); where this version of the library lacks one, the
-route answers 501 naming it.
+methods with upstream's bodies and answer in upstream's shapes; the library's
+errors become 404 (unknown entity or relation), 409 (a name that exists) or
+400 (bad data), and nothing is written then.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from fastapi import APIRouter, Query
 from pydantic import AfterValidator, BaseModel, Field
 
 from .deps import Workspace
-from .library import library_call
 
 router = APIRouter(tags=["graph"])
 
@@ -70,6 +70,11 @@ def _done(message: str, data: Any) -> dict[str, Any]:
     return {"status": "success", "message": message, "data": data}
 
 
+def _deleted(message: str) -> dict[str, Any]:
+    """Upstream's ``DeletionResult`` of a successful graph deletion."""
+    return {"status": "success", "doc_id": "", "message": message, "status_code": 200, "file_path": None}
+
+
 @router.get("/graph/label/list")
 async def graph_labels(runtime: Workspace) -> list[str]:
     """Every entity name (label) of the graph."""
@@ -113,32 +118,48 @@ async def entity_exists(runtime: Workspace, name: str = Query(..., min_length=1)
 
 @router.post("/graph/entity/edit")
 async def edit_entity(request: EntityUpdateRequest, runtime: Workspace) -> dict[str, Any]:
-    result = await library_call(runtime.rag, "aedit_entity")(
+    """Edit an entity's type or description, or rename it (``updated_data.entity_name``,
+    with ``allow_rename``); onto an existing name only with ``allow_merge``."""
+    new_name = str(request.updated_data.get("entity_name", request.entity_name)).strip()
+    renamed = new_name != request.entity_name
+    merged = False
+    if renamed and request.allow_rename and request.allow_merge:
+        async with runtime.rag.session() as s:
+            merged = bool(await s.graph.get_entities([new_name]))
+    result = await runtime.rag.aedit_entity(
         request.entity_name,
         request.updated_data,
         allow_rename=request.allow_rename,
         allow_merge=request.allow_merge,
     )
-    return _done("Entity updated successfully", result)
+    summary = {
+        "merged": merged,
+        "merge_status": "success" if merged else "not_attempted",
+        "merge_error": None,
+        "operation_status": "success",
+        "target_entity": new_name if renamed else None,
+        "final_entity": result["entity_name"],
+        "renamed": renamed,
+    }
+    message = f"Entity merged successfully into '{new_name}'" if merged else "Entity updated successfully"
+    return {**_done(message, result), "operation_summary": summary}
 
 
 @router.post("/graph/relation/edit")
 async def edit_relation(request: RelationUpdateRequest, runtime: Workspace) -> dict[str, Any]:
-    result = await library_call(runtime.rag, "aedit_relation")(
-        request.source_id, request.target_id, request.updated_data
-    )
+    result = await runtime.rag.aedit_relation(request.source_id, request.target_id, request.updated_data)
     return _done("Relation updated successfully", result)
 
 
 @router.post("/graph/entity/create")
 async def create_entity(request: EntityCreateRequest, runtime: Workspace) -> dict[str, Any]:
-    result = await library_call(runtime.rag, "acreate_entity")(request.entity_name, request.entity_data)
+    result = await runtime.rag.acreate_entity(request.entity_name, request.entity_data)
     return _done(f"Entity '{request.entity_name}' created successfully", result)
 
 
 @router.post("/graph/relation/create")
 async def create_relation(request: RelationCreateRequest, runtime: Workspace) -> dict[str, Any]:
-    result = await library_call(runtime.rag, "acreate_relation")(
+    result = await runtime.rag.acreate_relation(
         request.source_entity, request.target_entity, request.relation_data
     )
     return _done(
@@ -149,7 +170,7 @@ async def create_relation(request: RelationCreateRequest, runtime: Workspace) ->
 
 @router.post("/graph/entities/merge")
 async def merge_entities(request: EntityMergeRequest, runtime: Workspace) -> dict[str, Any]:
-    result = await library_call(runtime.rag, "amerge_entities")(
+    result = await runtime.rag.amerge_entities(
         source_entities=request.entities_to_change, target_entity=request.entity_to_change_into
     )
     return _done(
@@ -161,13 +182,11 @@ async def merge_entities(request: EntityMergeRequest, runtime: Workspace) -> dic
 
 @router.delete("/graph/entity/delete")
 async def delete_entity(request: DeleteEntityRequest, runtime: Workspace) -> dict[str, Any]:
-    result = await library_call(runtime.rag, "adelete_by_entity")(request.entity_name)
-    return _done(f"Entity '{request.entity_name}' deleted", result)
+    result = await runtime.rag.adelete_by_entity(request.entity_name)
+    return _deleted(result["message"])
 
 
 @router.delete("/graph/relation/delete")
 async def delete_relation(request: DeleteRelationRequest, runtime: Workspace) -> dict[str, Any]:
-    result = await library_call(runtime.rag, "adelete_by_relation")(
-        request.source_entity, request.target_entity
-    )
-    return _done(f"Relation between '{request.source_entity}' and '{request.target_entity}' deleted", result)
+    result = await runtime.rag.adelete_by_relation(request.source_entity, request.target_entity)
+    return _deleted(result["message"])

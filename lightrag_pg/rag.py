@@ -12,13 +12,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, TypeVar
 
-import asyncpg
-
 from .config import Settings
 from .db.connect import connect, split_connect_timeout
 from .db.embedded import resolve_dsn
 from .db.identifiers import validate_workspace
-from .db.pool import create_pool
+from .db.pool import WorkspacePool, create_pool
 from .db.translate import translated
 from .db.workspace import WorkspaceInfo, create_workspace, drop_workspace, list_workspaces, read_info
 from .defaults import choose_extractor, default_embedding, default_llm
@@ -120,7 +118,7 @@ class LightRAG:
         self.llm_model_func = llm_model_func
         self.embedding_func = embedding_func
         self.info: WorkspaceInfo | None = None
-        self._pool: asyncpg.Pool | None = None
+        self._pool: WorkspacePool | None = None
         self._llm: CachedLLM | None = None
         self._embed: EmbeddingFunc | None = None
         self._pipeline_instance: Pipeline | None = None
@@ -155,6 +153,7 @@ class LightRAG:
         self._pool = await create_pool(
             self._dsn,
             self.workspace,
+            embedding_dim=self.info.embedding_dim,
             min_size=self.settings.pool_min_size,
             max_size=self.settings.pool_max_size,
             statement_timeout_ms=self.settings.statement_timeout_ms,
@@ -357,7 +356,7 @@ class LightRAG:
         return self._dsn
 
     @property
-    def pool(self) -> asyncpg.Pool:
+    def pool(self) -> WorkspacePool:
         """The workspace's connection pool."""
         if self._pool is None:
             raise LightRAGError("LightRAG is not initialized: call `await rag.initialize()` first")
@@ -546,7 +545,10 @@ class LightRAG:
         self._engine_instance = None
         self.embedding_func, self._embed = embedding_func, embed
         async with self.pool.acquire() as conn:
-            self.info = await read_info(conn, self.workspace)
+            info = await read_info(conn, self.workspace)
+        self.info = info
+        if info is not None:
+            self.pool.embedding_dim = info.embedding_dim
         return result
 
     # ------------------------------------------------------------ graph editing

@@ -73,7 +73,14 @@ async def run(args: argparse.Namespace) -> int:
     async with connected(args) as (conn, db):
         await require_workspace(conn, name)
         info = await open_workspace(conn, db.dsn, name)
-    pool = await create_pool(db.dsn, name, min_size=1, max_size=2, connect_timeout=db.connect_timeout)
+    pool = await create_pool(
+        db.dsn,
+        name,
+        embedding_dim=info.embedding_dim,
+        min_size=1,
+        max_size=2,
+        connect_timeout=db.connect_timeout,
+    )
     try:
         if args.abort:
             state = await discard_reembed(pool, db.dsn, name, db.connect_timeout)

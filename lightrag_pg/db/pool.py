@@ -72,9 +72,11 @@ class WorkspacePool(asyncpg.Pool):
     :class:`~lightrag_pg.errors.PoolExhausted` instead of hanging: the usual
     cause is a caller holding every connection (a ``rag.session()`` or
     ``rag.unit_of_work()`` block) while calling the same LightRAG.
+    ``embedding_dim`` is the workspace's vector width, which the stores on its
+    connections write their vector searches for.
     """
 
-    __slots__ = ("acquire_timeout", "workspace")
+    __slots__ = ("acquire_timeout", "embedding_dim", "workspace")
 
     def acquire(self, *, timeout: float | None = None) -> _BoundedAcquire:  # type: ignore[override]
         """Like :meth:`asyncpg.Pool.acquire`, with the pool's timeout by default."""
@@ -109,13 +111,15 @@ async def create_pool(
     dsn: str,
     workspace: str,
     *,
+    embedding_dim: int,
     min_size: int = 1,
     max_size: int = 8,
     statement_timeout_ms: int = 0,
     connect_timeout: float = 10.0,
     acquire_timeout: float = 30.0,
 ) -> WorkspacePool:
-    """Open a pool whose connections all have ``workspace`` first on search_path."""
+    """Open a pool whose connections all have ``workspace`` (of ``embedding_dim``
+    dimensions) first on search_path."""
     pool = WorkspacePool(
         dsn,
         min_size=min_size,
@@ -132,6 +136,7 @@ async def create_pool(
     )
     pool.acquire_timeout = acquire_timeout
     pool.workspace = workspace
+    pool.embedding_dim = embedding_dim
     try:
         return await pool
     except CONNECT_ERRORS as exc:

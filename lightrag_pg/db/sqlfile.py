@@ -2,8 +2,9 @@
 
 A file holds blocks introduced by a ``-- name: NAME`` line; comment lines
 that follow the name line document the block and are kept in the SQL text.
-A block that needs a schema or graph name writes it as a ``{placeholder}``;
-:func:`render` is the one place such placeholders are filled.
+A block that needs a schema or graph name, or a vector search's index cast,
+writes it as a ``{placeholder}``; :func:`render` is the one place such
+placeholders are filled.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
+from .dimensions import HalfvecCast
 from .identifiers import Identifier
 
 _HEADER = re.compile(r"^-- name: (\w+)\s*$", re.MULTILINE)
@@ -43,22 +45,33 @@ def load_queries_at(path: Path) -> dict[str, str]:
     return parse_queries(path.read_text(encoding="utf-8"), path.name)
 
 
-def render(sql: str, **values: Identifier | int) -> str:
+@cache
+def load_vector_queries(package: str, filename: str, halfvec: HalfvecCast) -> dict[str, str]:
+    """Like :func:`load_queries`, with every ``{halfvec}`` filled for one embedding width."""
+    return {name: render(sql, halfvec=halfvec) for name, sql in load_queries(package, filename).items()}
+
+
+def render(sql: str, **values: Identifier | int | HalfvecCast) -> str:
     """Fill the ``{name}`` placeholders of ``sql``.
 
     Identifiers come in quoted (an :class:`Identifier` only exists for a
-    validated name); integers (such as AGE label ids) as literals; any other
-    value is a programming error. Braces that name no given value (an array
-    literal like ``'{a}'``) are left alone.
+    validated name); integers (such as AGE label ids) as literals; a
+    :class:`~lightrag_pg.db.dimensions.HalfvecCast` (built from an integer
+    dimension) as its cast; any other value is a programming error. Braces
+    that name no given value (an array literal like ``'{a}'``) are left alone.
     """
     for key, value in values.items():
-        if type(value) is not int and not isinstance(value, Identifier):
-            raise TypeError(f"{key}: only identifiers and integers go into SQL text, got {type(value)}")
+        if type(value) is not int and not isinstance(value, Identifier | HalfvecCast):
+            raise TypeError(
+                f"{key}: only identifiers, integers and halfvec casts go into SQL text, got {type(value)}"
+            )
 
     def fill(match: re.Match[str]) -> str:
         value = values.get(match.group(1))
         if value is None:
             return match.group(0)
-        return value.quoted if isinstance(value, Identifier) else str(value)
+        if isinstance(value, Identifier):
+            return value.quoted
+        return value.sql if isinstance(value, HalfvecCast) else str(value)
 
     return _PLACEHOLDER.sub(fill, sql)

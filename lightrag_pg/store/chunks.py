@@ -7,18 +7,18 @@ from collections.abc import Sequence
 import asyncpg
 import numpy as np
 
-from ..db.sqlfile import load_queries
+from ..db.dimensions import HalfvecCast
+from ..db.sqlfile import load_vector_queries
 from ..db.translate import translating
 from .rows import ChunkRow, columns, vectors
-
-SQL = load_queries(__package__, "chunks.sql")
 
 
 class ChunkStore:
     """Chunks and their vectors, on one connection."""
 
-    def __init__(self, conn: asyncpg.Connection) -> None:
+    def __init__(self, conn: asyncpg.Connection, halfvec: HalfvecCast) -> None:
         self.conn = conn
+        self.sql = load_vector_queries(__package__, "chunks.sql", halfvec)
 
     @translating
     async def upsert(self, chunks: Sequence[ChunkRow], embeddings: np.ndarray) -> None:
@@ -26,22 +26,26 @@ class ChunkStore:
         if not chunks:
             return
         await self.conn.execute(
-            SQL["upsert_chunks"], *columns((c.values() for c in chunks), 6), vectors(embeddings)
+            self.sql["upsert_chunks"], *columns((c.values() for c in chunks), 6), vectors(embeddings)
         )
 
     @translating
     async def get(self, ids: Sequence[str]) -> list[ChunkRow]:
         """Chunks in the order given; unknown ids are skipped."""
-        return [ChunkRow.from_record(r) for r in await self.conn.fetch(SQL["chunks_by_ids"], list(ids))]
+        return [ChunkRow.from_record(r) for r in await self.conn.fetch(self.sql["chunks_by_ids"], list(ids))]
 
     @translating
     async def with_similarity(self, ids: Sequence[str], query: np.ndarray) -> list[ChunkRow]:
         """Chunks by id (any order) with their cosine similarity to ``query``."""
-        rows = await self.conn.fetch(SQL["chunks_with_similarity"], list(ids), np.asarray(query, np.float32))
+        rows = await self.conn.fetch(self.sql["chunks_with_similarity"], list(ids), _query(query))
         return [ChunkRow.from_record(r) for r in rows]
 
     @translating
     async def search(self, query: np.ndarray, threshold: float, top_k: int) -> list[ChunkRow]:
         """Chunks nearest to ``query`` with similarity >= ``threshold``, best first."""
-        rows = await self.conn.fetch(SQL["search_chunks"], np.asarray(query, np.float32), threshold, top_k)
+        rows = await self.conn.fetch(self.sql["search_chunks"], _query(query), threshold, top_k)
         return [ChunkRow.from_record(r) for r in rows]
+
+
+def _query(query: np.ndarray) -> np.ndarray:
+    return np.asarray(query, np.float32)

@@ -1,4 +1,6 @@
 -- SQL of the chunk store: text_chunks and chunk_vectors.
+-- {halfvec}: the cast that matches the HNSW index (empty up to 2,000 dimensions,
+-- ::halfvec(dim) above), filled per workspace by sqlfile.load_vector_queries.
 
 -- name: upsert_chunks
 -- Insert or replace chunks with their vectors; the arrays are parallel.
@@ -28,10 +30,10 @@ ORDER BY i.ord;
 -- name: search_chunks
 -- Nearest chunks to a query vector above a cosine threshold, best first.
 WITH hits AS MATERIALIZED (
-    SELECT chunk_id, embedding <=> $1::vector AS distance
+    SELECT chunk_id, embedding{halfvec} <=> $1::vector{halfvec} AS distance
     FROM chunk_vectors
-    WHERE embedding <=> $1::vector <= 1 - $2::float8
-    ORDER BY embedding <=> $1::vector
+    WHERE embedding{halfvec} <=> $1::vector{halfvec} <= 1 - $2::float8
+    ORDER BY embedding{halfvec} <=> $1::vector{halfvec}
     LIMIT $3
 )
 SELECT c.id, c.doc_id, c.chunk_order_index, c.tokens, c.content, c.file_path, c.created_at,
@@ -42,7 +44,7 @@ ORDER BY h.distance, c.id;
 -- name: chunks_with_similarity
 -- Chunks by id with their cosine similarity to a query vector (NULL without a vector).
 SELECT c.id, c.doc_id, c.chunk_order_index, c.tokens, c.content, c.file_path, c.created_at,
-       1 - (v.embedding <=> $2::vector) AS similarity
+       1 - (v.embedding{halfvec} <=> $2::vector{halfvec}) AS similarity
 FROM text_chunks c
 LEFT JOIN chunk_vectors v ON v.chunk_id = c.id
 WHERE c.id = ANY($1::text[]);

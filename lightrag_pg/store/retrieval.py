@@ -7,11 +7,10 @@ from dataclasses import dataclass
 import asyncpg
 import numpy as np
 
-from ..db.sqlfile import load_queries
+from ..db.dimensions import HalfvecCast
+from ..db.sqlfile import load_vector_queries
 from ..db.translate import translating
 from .rows import ChunkRow, EntityRow, RelationRow
-
-SQL = load_queries(__package__, "retrieval.sql")
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,8 +66,9 @@ def _vector(v: np.ndarray | None) -> np.ndarray | None:
 class RetrievalStore:
     """The read statement of a graph query, on one connection."""
 
-    def __init__(self, conn: asyncpg.Connection) -> None:
+    def __init__(self, conn: asyncpg.Connection, halfvec: HalfvecCast) -> None:
         self.conn = conn
+        self.sql = load_vector_queries(__package__, "retrieval.sql", halfvec)
 
     @translating
     async def context(
@@ -89,7 +89,7 @@ class RetrievalStore:
         chunks nearest to ``chunk_query`` merged with the VECTOR pick of the kept rows' chunks,
         cut to ``chunk_limit`` (None: all); ``None`` for a graph vector switches that side off."""
         rows = await self.conn.fetch(
-            SQL["context"],
+            self.sql["context"],
             _vector(local_query),
             _vector(global_query),
             threshold,

@@ -1,4 +1,6 @@
 -- SQL of retrieval: the one read statement of a graph query.
+-- {halfvec}: the cast that matches the HNSW index (empty up to 2,000 dimensions,
+-- ::halfvec(dim) above), filled per workspace by sqlfile.load_vector_queries.
 
 -- name: context
 -- The entities, relations and chunks of a query, ranked and cut in one statement.
@@ -26,10 +28,10 @@
 -- side had chunk candidates but the VECTOR pick chose none (the caller then
 -- picks by WEIGHT) and whose found is the number of merged chunks.
 WITH local_hits AS MATERIALIZED (
-    SELECT name, embedding <=> $1::vector AS distance
+    SELECT name, embedding{halfvec} <=> $1::vector{halfvec} AS distance
     FROM entity_vectors
-    WHERE embedding <=> $1::vector <= 1 - $3::float8
-    ORDER BY embedding <=> $1::vector
+    WHERE embedding{halfvec} <=> $1::vector{halfvec} <= 1 - $3::float8
+    ORDER BY embedding{halfvec} <=> $1::vector{halfvec}
     LIMIT $4
 ),
 local_entities AS MATERIALIZED (
@@ -48,10 +50,10 @@ local_edges AS MATERIALIZED (
     WHERE r.src = ANY (l.names) OR r.tgt = ANY (l.names)
 ),
 global_hits AS MATERIALIZED (
-    SELECT src, tgt, embedding <=> $2::vector AS distance
+    SELECT src, tgt, embedding{halfvec} <=> $2::vector{halfvec} AS distance
     FROM relation_vectors
-    WHERE embedding <=> $2::vector <= 1 - $3::float8
-    ORDER BY embedding <=> $2::vector
+    WHERE embedding{halfvec} <=> $2::vector{halfvec} <= 1 - $3::float8
+    ORDER BY embedding{halfvec} <=> $2::vector{halfvec}
     LIMIT $4
 ),
 global_relations AS MATERIALIZED (
@@ -156,10 +158,10 @@ relation_sources AS (
     FROM kept_relations k, unnest(k.source_ids) WITH ORDINALITY AS s(id, n)
 ),
 vector_hits AS MATERIALIZED (
-    SELECT chunk_id, embedding <=> $7::vector AS distance
+    SELECT chunk_id, embedding{halfvec} <=> $7::vector{halfvec} AS distance
     FROM chunk_vectors
-    WHERE embedding <=> $7::vector <= 1 - $3::float8
-    ORDER BY embedding <=> $7::vector
+    WHERE embedding{halfvec} <=> $7::vector{halfvec} <= 1 - $3::float8
+    ORDER BY embedding{halfvec} <=> $7::vector{halfvec}
     LIMIT $8
 ),
 vector_chunks AS (
@@ -175,7 +177,7 @@ entity_first AS (
     GROUP BY id
 ),
 entity_candidates AS (
-    SELECT l.item, l.id, l.pos, l.listed, 1 - (v.embedding <=> $7::vector) AS similarity
+    SELECT l.item, l.id, l.pos, l.listed, 1 - (v.embedding{halfvec} <=> $7::vector{halfvec}) AS similarity
     FROM entity_first l
     JOIN text_chunks c ON c.id = l.id
     LEFT JOIN chunk_vectors v ON v.chunk_id = l.id
@@ -194,7 +196,7 @@ relation_first AS (
     GROUP BY id
 ),
 relation_candidates AS (
-    SELECT l.item, l.id, l.pos, l.listed, 1 - (v.embedding <=> $7::vector) AS similarity
+    SELECT l.item, l.id, l.pos, l.listed, 1 - (v.embedding{halfvec} <=> $7::vector{halfvec}) AS similarity
     FROM relation_first l
     JOIN text_chunks c ON c.id = l.id
     LEFT JOIN chunk_vectors v ON v.chunk_id = l.id
@@ -239,7 +241,7 @@ SELECT 'relation', rank, found, src, tgt, NULL, keywords, description, weight, s
 FROM kept_relations
 UNION ALL
 SELECT 'chunk', r.rank, r.merged_count, c.id, NULL, NULL, NULL, c.content, NULL, NULL, NULL, NULL,
-       c.created_at, NULL, NULL, 1 - (v.embedding <=> $7::vector), NULL, c.doc_id, c.chunk_order_index,
+       c.created_at, NULL, NULL, 1 - (v.embedding{halfvec} <=> $7::vector{halfvec}), NULL, c.doc_id, c.chunk_order_index,
        c.tokens, c.file_path, NULL
 FROM ranked r
 JOIN text_chunks c ON c.id = r.id

@@ -7,6 +7,8 @@ from contextlib import asynccontextmanager
 
 import asyncpg
 
+from ..db.dimensions import HalfvecCast
+from ..db.pool import WorkspacePool
 from ..db.translate import translated
 from .cache import CacheStore
 from .chunks import ChunkStore
@@ -17,31 +19,33 @@ from .vectors import VectorStore
 
 
 class Stores:
-    """Every store of a workspace, bound to one connection."""
+    """Every store of a workspace, bound to one connection; vector searches are written
+    for the workspace's ``embedding_dim`` so that they use its HNSW indexes."""
 
-    def __init__(self, conn: asyncpg.Connection) -> None:
+    def __init__(self, conn: asyncpg.Connection, embedding_dim: int) -> None:
+        halfvec = HalfvecCast(embedding_dim)
         self.conn = conn
         self.graph = GraphStore(conn)
         self.docs = DocumentStore(conn)
-        self.chunks = ChunkStore(conn)
-        self.vectors = VectorStore(conn)
+        self.chunks = ChunkStore(conn, halfvec)
+        self.vectors = VectorStore(conn, halfvec)
         self.cache = CacheStore(conn)
-        self.retrieval = RetrievalStore(conn)
+        self.retrieval = RetrievalStore(conn, halfvec)
 
 
 @asynccontextmanager
-async def unit_of_work(pool: asyncpg.Pool) -> AsyncIterator[Stores]:
+async def unit_of_work(pool: WorkspacePool) -> AsyncIterator[Stores]:
     """Acquire one connection and run the block in one transaction.
 
     Commits when the block succeeds and rolls back when it raises; driver
     errors surface as :class:`~lightrag_pg.errors.StorageError` subclasses.
     """
     async with translated(), pool.acquire() as conn, conn.transaction():
-        yield Stores(conn)
+        yield Stores(conn, pool.embedding_dim)
 
 
 @asynccontextmanager
-async def session(pool: asyncpg.Pool) -> AsyncIterator[Stores]:
+async def session(pool: WorkspacePool) -> AsyncIterator[Stores]:
     """Acquire one connection for reads, each statement in its own transaction."""
     async with translated(), pool.acquire() as conn:
-        yield Stores(conn)
+        yield Stores(conn, pool.embedding_dim)

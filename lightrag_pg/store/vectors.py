@@ -7,18 +7,18 @@ from collections.abc import Sequence
 import asyncpg
 import numpy as np
 
-from ..db.sqlfile import load_queries
+from ..db.dimensions import HalfvecCast
+from ..db.sqlfile import load_vector_queries
 from ..db.translate import translating
 from .rows import EntityRow, RelationRow, pair_columns, vectors
-
-SQL = load_queries(__package__, "vectors.sql")
 
 
 class VectorStore:
     """``entity_vectors`` and ``relation_vectors``, on one connection."""
 
-    def __init__(self, conn: asyncpg.Connection) -> None:
+    def __init__(self, conn: asyncpg.Connection, halfvec: HalfvecCast) -> None:
         self.conn = conn
+        self.sql = load_vector_queries(__package__, "vectors.sql", halfvec)
 
     @translating
     async def upsert_entities(
@@ -27,7 +27,7 @@ class VectorStore:
         """Store one vector per entity (the entities must exist)."""
         if names:
             await self.conn.execute(
-                SQL["upsert_entity_vectors"], list(names), list(contents), vectors(embeddings)
+                self.sql["upsert_entity_vectors"], list(names), list(contents), vectors(embeddings)
             )
 
     @translating
@@ -37,19 +37,23 @@ class VectorStore:
         """Store one vector per relation (the relations must exist)."""
         if pairs:
             await self.conn.execute(
-                SQL["upsert_relation_vectors"], *pair_columns(pairs), list(contents), vectors(embeddings)
+                self.sql["upsert_relation_vectors"], *pair_columns(pairs), list(contents), vectors(embeddings)
             )
 
     @translating
     async def search_entities(self, query: np.ndarray, threshold: float, top_k: int) -> list[EntityRow]:
         """Entities nearest to ``query`` (similarity >= threshold), with degrees and
         similarities, best first."""
-        rows = await self.conn.fetch(SQL["search_entities"], np.asarray(query, np.float32), threshold, top_k)
+        rows = await self.conn.fetch(self.sql["search_entities"], _query(query), threshold, top_k)
         return [EntityRow.from_record(r) for r in rows]
 
     @translating
     async def search_relations(self, query: np.ndarray, threshold: float, top_k: int) -> list[RelationRow]:
         """Relations nearest to ``query`` (similarity >= threshold), with edge degrees and
         similarities, best first."""
-        rows = await self.conn.fetch(SQL["search_relations"], np.asarray(query, np.float32), threshold, top_k)
+        rows = await self.conn.fetch(self.sql["search_relations"], _query(query), threshold, top_k)
         return [RelationRow.from_record(r) for r in rows]
+
+
+def _query(query: np.ndarray) -> np.ndarray:
+    return np.asarray(query, np.float32)

@@ -1,4 +1,6 @@
 -- SQL of the entity and relation vector tables.
+-- {halfvec}: the cast that matches the HNSW index (empty up to 2,000 dimensions,
+-- ::halfvec(dim) above), filled per workspace by sqlfile.load_vector_queries.
 
 -- name: upsert_entity_vectors
 -- Insert or replace entity vectors (parallel arrays); the entities must exist.
@@ -21,10 +23,10 @@ ON CONFLICT (src, tgt) DO UPDATE SET content = EXCLUDED.content, embedding = EXC
 -- name: search_entities
 -- Nearest entities to a query vector above a cosine threshold, with degrees, best first.
 WITH hits AS MATERIALIZED (
-    SELECT name, embedding <=> $1::vector AS distance
+    SELECT name, embedding{halfvec} <=> $1::vector{halfvec} AS distance
     FROM entity_vectors
-    WHERE embedding <=> $1::vector <= 1 - $2::float8
-    ORDER BY embedding <=> $1::vector
+    WHERE embedding{halfvec} <=> $1::vector{halfvec} <= 1 - $2::float8
+    ORDER BY embedding{halfvec} <=> $1::vector{halfvec}
     LIMIT $3
 )
 SELECT e.name, e.entity_type, e.description, e.source_ids, e.file_paths, e.version,
@@ -35,10 +37,10 @@ ORDER BY h.distance, e.name;
 -- name: search_relations
 -- Nearest relations to a query vector above a cosine threshold, with edge degrees, best first.
 WITH hits AS MATERIALIZED (
-    SELECT src, tgt, embedding <=> $1::vector AS distance
+    SELECT src, tgt, embedding{halfvec} <=> $1::vector{halfvec} AS distance
     FROM relation_vectors
-    WHERE embedding <=> $1::vector <= 1 - $2::float8
-    ORDER BY embedding <=> $1::vector
+    WHERE embedding{halfvec} <=> $1::vector{halfvec} <= 1 - $2::float8
+    ORDER BY embedding{halfvec} <=> $1::vector{halfvec}
     LIMIT $3
 )
 SELECT r.src, r.tgt, r.keywords, r.description, r.weight, r.source_ids, r.file_paths,

@@ -96,6 +96,10 @@ class ConcurrentUpdate(StorageError):
     """A transaction was aborted by a serialization failure or deadlock; retry it."""
 
 
+class ReferenceGone(StorageError):
+    """A row refers to one that another transaction deleted (a foreign-key violation)."""
+
+
 class LLMError(LightRAGError):
     """The language model or embedding endpoint failed after all retries."""
 

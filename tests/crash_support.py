@@ -101,7 +101,7 @@ def crowd_responder(messages: list[dict[str, Any]], body: dict[str, Any]) -> str
 
 
 class Worker:
-    """One ``tests.insert_worker`` subprocess, its output going to files."""
+    """One worker subprocess (``tests.insert_worker`` unless told), its output going to files."""
 
     def __init__(self, proc: asyncio.subprocess.Process, out: Path, err: Path) -> None:
         self.proc = proc
@@ -109,13 +109,15 @@ class Worker:
         self.err = err
 
     @classmethod
-    async def start(cls, tmp_path: Path, name: str, spec: dict[str, Any]) -> Worker:
+    async def start(
+        cls, tmp_path: Path, name: str, spec: dict[str, Any], module: str = "tests.insert_worker"
+    ) -> Worker:
         out, err = tmp_path / f"{name}.out", tmp_path / f"{name}.err"
         with out.open("wb") as o, err.open("wb") as e:
             proc = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
-                "tests.insert_worker",
+                module,
                 json.dumps(spec),
                 cwd=ROOT,
                 stdin=asyncio.subprocess.DEVNULL,

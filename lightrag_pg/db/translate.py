@@ -9,7 +9,7 @@ from typing import ParamSpec, TypeVar
 
 import asyncpg
 
-from ..errors import ConcurrentUpdate, ConnectionLost, LightRAGError, StorageError
+from ..errors import ConcurrentUpdate, ConnectionLost, LightRAGError, ReferenceGone, StorageError
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -19,6 +19,8 @@ def translate(exc: BaseException) -> LightRAGError:
     """Map a driver exception onto the matching :class:`StorageError`."""
     if isinstance(exc, (asyncpg.SerializationError, asyncpg.DeadlockDetectedError)):
         return ConcurrentUpdate(str(exc))
+    if isinstance(exc, asyncpg.ForeignKeyViolationError):
+        return ReferenceGone(str(exc))
     if isinstance(
         exc,
         (

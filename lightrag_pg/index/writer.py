@@ -34,7 +34,7 @@ import asyncpg
 import numpy as np
 
 from ..config import Settings
-from ..errors import ConcurrentUpdate
+from ..errors import ConcurrentUpdate, ReferenceGone
 from ..llm.embedding_func import EmbeddingFunc
 from ..store.rows import EntityFragmentRow, EntityRow, MergeState, RelationFragmentRow, RelationRow
 from ..store.uow import Stores, session, unit_of_work
@@ -138,7 +138,9 @@ class GraphWriter:
         """Run ``optimistic`` rounds, then ``locked`` ones, until every key of ``pending``
         is done (a round returns the keys it finished); return how many were done.
 
-        A round rolled back by a deadlock or serialization failure finishes nothing.
+        A round rolled back by a deadlock or serialization failure finishes nothing,
+        as does one whose relation lost an endpoint that a graph edit removed after
+        the round read it (the next round reads it missing and creates it again).
         """
         written = 0
         for attempt in range(OPTIMISTIC_ROUNDS + LOCKED_ROUNDS):
@@ -150,7 +152,7 @@ class GraphWriter:
                 stats.locked_rounds += 1
             try:
                 done = await round_fn(doc_id, pending, due)
-            except ConcurrentUpdate:  # a deadlock or serialization failure rolled the round back
+            except (ConcurrentUpdate, ReferenceGone):  # the round was rolled back
                 done = set()
             written += len(done)
             pending = {k: v for k, v in pending.items() if k not in done}

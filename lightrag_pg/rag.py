@@ -419,7 +419,9 @@ class LightRAG:
         sort_direction: str = "desc",
     ) -> dict[str, Any]:
         """One page of documents with status ``status`` (a list: any of them; ``None``: all), in upstream's
-        ``/documents/paginated`` shape: ``documents``, ``pagination``, ``status_counts``.
+        ``/documents/paginated`` shape: ``documents``, ``pagination``, ``status_counts``. Each
+        document also carries ``entities_count`` and ``relations_count``: how many entities and
+        relations it contributed to the graph.
 
         ``sort_field`` is one of ``created_at``, ``updated_at``, ``id``, ``file_path``;
         ``sort_direction`` ``asc`` or ``desc``; ties are broken by id. One statement.

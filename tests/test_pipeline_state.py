@@ -69,6 +69,8 @@ async def test_pages_sorted_and_filtered_in_upstream_shape(rag: LightRAG, conn: 
         "updated_at",
         "track_id",
         "chunks_count",
+        "entities_count",
+        "relations_count",
         "error_msg",
         "metadata",
         "file_path",
@@ -76,6 +78,7 @@ async def test_pages_sorted_and_filtered_in_upstream_shape(rag: LightRAG, conn: 
     assert doc["status"] == "pending" and doc["track_id"] == "track-2" and doc["file_path"] == "g.txt"
     assert doc["content_summary"] == "text of doc-g" and doc["content_length"] == len("text of doc-g")
     assert doc["updated_at"].startswith("2030-01-01")
+    assert doc["entities_count"] == 0 and doc["relations_count"] == 0
 
     last = await rag.aget_docs_paginated(page=3, page_size=3)
     assert ids(last) == ["doc-a"] and last["pagination"]["has_next"] is False
@@ -116,6 +119,25 @@ async def test_each_listing_is_one_statement(rag: LightRAG, conn: asyncpg.Connec
         with StatementCounter() as counter:
             await call()
         assert counter.statements == 1, counter.by_method
+
+
+async def test_each_row_counts_what_its_document_contributed(
+    llm_rag: LightRAG, conn: asyncpg.Connection
+) -> None:
+    paris = await llm_rag.ainsert("Alice met Bob in Paris.", ids=["doc-paris"])
+    carol = await llm_rag.ainsert("Alice hired Carol.", ids=["doc-carol"])
+    assert paris.progress.docs_done == carol.progress.docs_done == 1
+    ws = llm_rag.workspace
+    assert await conn.fetchval(f"SELECT count(*) FROM {ws}.entities") == 4
+    with StatementCounter() as counter:
+        page = await llm_rag.aget_docs_paginated(sort_field="id", sort_direction="asc")
+    assert counter.statements == 1, counter.by_method
+    counts = {d["id"]: (d["entities_count"], d["relations_count"]) for d in page["documents"]}
+    # Alice is shared: each document counts it once, the workspace holds it once.
+    assert counts == {"doc-carol": (2, 1), "doc-paris": (3, 3)}
+    one = await llm_rag.aget_docs_paginated(page=2, page_size=1, sort_field="id", sort_direction="asc")
+    (only,) = one["documents"]
+    assert (only["id"], only["entities_count"], only["relations_count"]) == ("doc-paris", 3, 3)
 
 
 @pytest.mark.parametrize(

@@ -71,6 +71,16 @@ async def test_text_is_indexed_in_the_background_and_tracked(served: Served) -> 
     assert page["status_counts"]["processed"] == 1
 
 
+async def test_the_document_page_counts_entities_and_relations_per_document(served: Served) -> None:
+    texts = ["Alice met Bob in Paris.", "Alice hired Carol."]
+    body = {"texts": texts, "file_sources": ["paris.txt", "carol.txt"]}
+    inserted = await served.client.post("/documents/texts", json=body)
+    await served.track(inserted.json()["track_id"], count=2)
+    page = (await served.client.post("/documents/paginated", json={"sort_field": "file_path"})).json()
+    rows = [(d["file_path"], d["entities_count"], d["relations_count"]) for d in page["documents"]]
+    assert rows == [("paris.txt", 3, 3), ("carol.txt", 2, 1)]
+
+
 async def test_texts_insert_reports_partial_success_and_conflicts(served: Served) -> None:
     first = await served.client.post("/documents/texts", json={"texts": ["Alice met Bob.", "Carol met Bob."]})
     assert first.json()["status"] == "success"

@@ -193,6 +193,15 @@ def test_dropping_two_files_shows_them_reach_processed(page: Page, server: Serve
         row = page.locator("tr[data-status]").filter(has_text=name)
         expect(row).to_have_attribute("data-status", "processed")
     expect(page.get_by_role("button", name="processed")).to_contain_text("3")
+    listed = server.client.post("/documents/paginated", json={}).json()["documents"]
+    dropped = [d for d in listed if d["file_path"] in ("quantum.md", "rivals.md")]
+    assert len(dropped) == 2, listed
+    for doc in dropped:
+        assert doc["entities_count"] > 0, doc
+        counts = page.locator(f'tr[data-doc-id="{doc["id"]}"] .counts')
+        expect(counts).to_have_text(f"· {doc['entities_count']}/{doc['relations_count']}")
+        label = f"{doc['entities_count']} entities, {doc['relations_count']} relations"
+        expect(counts).to_have_attribute("aria-label", label)
     page.get_by_role("button", name="File", exact=True).click()
     expect(page.locator("tr[data-status] .name").first).to_have_text("seed.md")
     page.screenshot(path=shots / "webui-documents.png", full_page=True)

@@ -3,7 +3,8 @@
 Each method is one statement. Listings come back in the JSON shapes of
 upstream LightRAG's ``/documents`` API (``documents``, ``pagination``,
 ``status_counts``; ``track_id``, ``total_count``, ``status_summary``), with
-timestamps as ISO 8601 strings.
+timestamps as ISO 8601 strings; a page's documents also carry ``entities_count``
+and ``relations_count`` (what each contributed to the graph).
 """
 
 from __future__ import annotations
@@ -48,6 +49,15 @@ def doc_status_dict(row: StatusRow) -> dict[str, Any]:
         "error_msg": row.error_msg,
         "metadata": row.metadata,
         "file_path": row.file_path,
+    }
+
+
+def _counted(record: asyncpg.Record) -> dict[str, Any]:
+    """A page row: its status, plus how many entities and relations the document contributed."""
+    return {
+        **doc_status_dict(StatusRow.from_record(record)),
+        "entities_count": int(record["entities_count"]),
+        "relations_count": int(record["relations_count"]),
     }
 
 
@@ -125,7 +135,7 @@ class PipelineStateStore:
         total = int(rows[0]["total"])
         pages = math.ceil(total / page_size)
         return {
-            "documents": [doc_status_dict(StatusRow.from_record(r)) for r in rows if r["id"] is not None],
+            "documents": [_counted(r) for r in rows if r["id"] is not None],
             "pagination": {
                 "page": page,
                 "page_size": page_size,

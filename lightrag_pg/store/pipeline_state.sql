@@ -6,14 +6,16 @@
 -- (created_at, updated_at, id or file_path) in direction $3 (asc or desc), ties by
 -- id; $4 rows from row $5. Every row also carries `total` (rows with those statuses)
 -- and `counts` (rows per status, as JSON); when the page is empty one row comes
--- back with only those two, so the totals are known whatever the page.
+-- back with only those two, so the totals are known whatever the page. Each document
+-- row also carries `entities_count` and `relations_count`: how many entities and
+-- relations it contributed (doc_entities, doc_relations), counted for the page's rows only.
 WITH summary AS (
     SELECT
         (SELECT count(*) FROM doc_status WHERE $1::text[] IS NULL OR status = ANY($1::text[])) AS total,
         (SELECT coalesce(jsonb_object_agg(c.status, c.n), '{}'::jsonb)
          FROM (SELECT status, count(*) AS n FROM doc_status GROUP BY status) c) AS counts
 )
-SELECT s.total, s.counts, p.*
+SELECT s.total, s.counts, p.*, e.n AS entities_count, r.n AS relations_count
 FROM summary s
 LEFT JOIN LATERAL (
     SELECT d.*, row_number() OVER (
@@ -32,6 +34,8 @@ LEFT JOIN LATERAL (
     ORDER BY position
     LIMIT $4 OFFSET $5
 ) p ON true
+LEFT JOIN LATERAL (SELECT count(*) AS n FROM doc_entities de WHERE de.doc_id = p.id) e ON p.id IS NOT NULL
+LEFT JOIN LATERAL (SELECT count(*) AS n FROM doc_relations dr WHERE dr.doc_id = p.id) r ON p.id IS NOT NULL
 ORDER BY p.position;
 
 -- name: by_track

@@ -290,9 +290,7 @@ function SortHeader({
 }
 
 function DocRow({ doc, onDelete }: { doc: Doc; onDelete: () => void }) {
-  const meta = doc.metadata ?? {};
-  const entities = meta.entities_count ?? meta.entity_count;
-  const relations = meta.relations_count ?? meta.relation_count;
+  const { entities_count: entities, relations_count: relations } = doc;
   return (
     <tr data-doc-id={doc.id} data-status={doc.status}>
       <td class="file">
@@ -307,9 +305,13 @@ function DocRow({ doc, onDelete }: { doc: Doc; onDelete: () => void }) {
       <td class="num">
         {doc.chunks_count ?? "—"}
         {entities !== undefined && (
-          <span class="muted small" title="entities / relations">
+          <span
+            class="muted small counts"
+            title="entities / relations"
+            aria-label={`${entities} entities, ${relations ?? 0} relations`}
+          >
             {" "}
-            · {String(entities)}/{String(relations ?? "—")}
+            · {entities}/{relations ?? "—"}
           </span>
         )}
       </td>

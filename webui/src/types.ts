@@ -11,6 +11,9 @@ export type Doc = {
   updated_at: string;
   track_id: string | null;
   chunks_count: number | null;
+  /** On /documents/paginated rows: how many entities and relations the document contributed. */
+  entities_count?: number;
+  relations_count?: number;
   error_msg: string | null;
   metadata: Record<string, unknown> | null;
   file_path: string;

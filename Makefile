@@ -19,4 +19,4 @@ bench: install
 
 # Rebuild the web UI into lightrag_pg/server/static/webui (needs node and npm; commit the result).
 webui:
-	cd webui && npm ci --no-audit --no-fund && npm run build
+	cd webui && npm install --no-save --no-audit --no-fund && npm run build

@@ -11,7 +11,7 @@ import asyncpg
 import pytest
 import pytest_asyncio
 
-from lightrag_pg.db.workspace import drop_workspace, workspace_exists
+from lightrag_pg.db.workspace import create_workspace, drop_workspace, workspace_exists
 from lightrag_pg.server import ServerSettings
 
 from .server_files import SAMPLES
@@ -299,6 +299,21 @@ async def test_health_and_openapi(served: Served) -> None:
     assert body["configuration"]["workspace"] == served.workspace
     assert body["pipeline"]["job_name"]
     assert body["auth_mode"] == "disabled"
+    assert served.workspace in body["configuration"]["workspaces"]
     spec = (await served.client.get("/openapi.json")).json()
     assert {"/documents/upload", "/query/stream", "/api/chat", "/graphs", "/health"} <= set(spec["paths"])
     assert (await served.client.get("/docs")).status_code == 200
+
+
+async def test_health_lists_every_workspace_for_the_ui_selector(
+    served: Served, dsn: str, conn: asyncpg.Connection, workspace_name: str
+) -> None:
+    other = f"{workspace_name}_closed"
+    await create_workspace(conn, dsn, other, 64, "fake-embedding")
+    try:
+        config = (await served.client.get("/health")).json()["configuration"]
+        assert other not in config["open_workspaces"]
+        assert other in config["workspaces"] and served.workspace in config["workspaces"]
+        assert config["workspaces"] == sorted(config["workspaces"])
+    finally:
+        await drop_workspace(conn, other)

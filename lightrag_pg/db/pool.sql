@@ -7,3 +7,7 @@ SELECT count(*) FROM pg_extension WHERE extname = 'age';
 -- name: load_age
 -- Load AGE's library into the session so cypher() works; needs the privilege to LOAD.
 LOAD 'age';
+
+-- name: ping
+-- The cheapest round trip: whether the server answers at all.
+SELECT 1

@@ -20,6 +20,7 @@ from contextlib import asynccontextmanager
 import asyncpg
 
 from ..db.identifiers import validate_workspace
+from ..db.pool import SQL as POOL_SQL
 from ..db.translate import translated
 from ..db.workspace import list_workspaces, read_info
 from ..errors import LightRAGError, WorkspaceNotFound
@@ -72,10 +73,15 @@ class WorkspaceRegistry:
     async def database_reachable(self, timeout: float = 5.0) -> bool:
         try:
             async with translated(), self.admin.acquire(timeout=timeout) as conn:
-                await conn.fetchval("SELECT 1", timeout=timeout)
+                await conn.fetchval(POOL_SQL["ping"], timeout=timeout)
         except (LightRAGError, OSError, asyncio.TimeoutError):
             return False
         return True
+
+    async def workspace_names(self) -> list[str]:
+        """Every lightrag_pg workspace of the database (for the web UI's selector)."""
+        async with translated(), self.admin.acquire() as conn:
+            return await list_workspaces(conn)
 
     @asynccontextmanager
     async def use(self, name: str) -> AsyncIterator[WorkspaceRuntime]:

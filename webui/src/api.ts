@@ -162,5 +162,5 @@ export type AuthStatus = {
 
 export type Health = {
   status: string;
-  configuration?: { workspace: string; request_workspace: string; open_workspaces: string[] };
+  configuration?: { workspace: string; request_workspace: string; open_workspaces: string[]; workspaces?: string[] };
 };

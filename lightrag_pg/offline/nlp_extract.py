@@ -1,32 +1,27 @@
 """LLM-free entity and relation extraction with spaCy's English pipeline.
 
-Entities are spaCy's named entities plus salient noun phrases; relations are
-sentence-level co-occurrences. Rules:
+Mentions (names and terms, with type evidence) come from
+:mod:`lightrag_pg.offline.nlp_mentions`. This module merges them into entities
+and pairs the entities of each sentence into relations:
 
-* Named-entity labels map onto entity types (``LABEL_TYPES``): PERSON -> Person;
-  ORG, NORP -> Organization; GPE, LOC, FAC -> Location; EVENT -> Event;
-  WORK_OF_ART -> Content; PRODUCT -> Artifact; LAW, LANGUAGE -> Concept.
-  Numeric and temporal labels (DATE, TIME, MONEY, PERCENT, QUANTITY, CARDINAL,
-  ORDINAL) are skipped.
-* A type not among the configured ``entity_types`` falls back to "Concept" when
-  that is configured, else to the first configured type.
-* A noun chunk that overlaps no kept named entity becomes a Concept, once
-  leading determiners, pronouns, numbers and stop words are stripped, when it
-  has a proper noun (named as written), or two or more common nouns (a
-  compound, named from its first noun on, head lemmatised: "knowledge
-  graph"), or a head noun that heads two or more chunks of the text (named by
-  that noun's lemma: "document").
-* Names are whitespace-collapsed, lose edge punctuation and a leading
-  "the"/"a"/"an", and are cut to ``max_name_length``. Mentions merge
-  case-insensitively under their most frequent surface form; a one-word person
-  ("Curie") joins the latest earlier full name ending with it, else the only
-  such full name in the text.
+* Mentions merge under a key: lower case, no possessive, hyphens and
+  underscores read as spaces, the last word singular ("HNSW indexes" = "HNSW
+  index", "ATARIs" = "ATARI"). An acronym joins the name it abbreviates when
+  that name is in the text ("FSF" joins "Free Software Foundation"); a one-word
+  person ("Curie") joins the latest earlier full name ending with it, else the
+  only such full name in the text.
+* An entity is named by its most frequent surface form (the longer on ties)
+  and typed by the type with the most evidence over its mentions (Concept when
+  there is none), resolved against the configured ``entity_types``: a type not
+  among them falls back to "Concept" when configured, else to the first type.
 * Descriptions are the first two sentences mentioning the entity (<= 500 chars).
 * Each unordered pair of distinct entities among the first
   ``max_entities_per_sentence`` of a sentence gives one relation per text:
   weight = number of sentences the pair shares, description = the first of
-  them, keywords = the first shared sentence's main verb and noun-phrase
-  lemmas (at most five, the pair itself excluded).
+  them, keywords = the lemmas of the content words between the two mentions in
+  that sentence (verbs other than light ones like "be" or "have", and nouns
+  that are not part of a mention), else the sentence's main verb, at most
+  five, else "related".
 
 Output is deterministic: entities by first mention, relations by first co-occurrence.
 """
@@ -41,30 +36,23 @@ from typing import Any
 
 from ..errors import ConfigurationError, ExtractionError
 from ..types import UNKNOWN_SOURCE, ExtractedEntity, ExtractedRelation, Extraction
-from ._spacy_text import (
-    LABEL_TYPES,
-    SKIPPED_LABELS,
-    collapse,
-    concept_name,
-    load_spacy,
-    normalize_name,
-    phrase_lemmas,
-    resolve_type,
-    trim_span,
-)
+from ._spacy_text import collapse, load_spacy, normalize_name, resolve_type
+from .nlp_lexicon import GENERIC_NOUNS, LIGHT_VERBS
+from .nlp_mentions import Mention, find_mentions
+
+__all__ = ["SpacyExtractor", "load_spacy", "merge_key", "resolve_type"]
 
 MAX_DESCRIPTION_CHARS = 500
 MAX_RELATION_SENTENCES = 1
 MAX_KEYWORDS = 5
-
-# (first token index, name, entity type, spaCy label or "np")
-_Mention = tuple[int, str, str, str]
+_TYPE_ORDER = ("Person", "Organization", "Location", "Event", "Artifact", "Method", "Data", "Content", "Concept")
 
 
 @dataclass
 class _Entity:
     surfaces: Counter[str] = field(default_factory=Counter)
-    types: Counter[str] = field(default_factory=Counter)
+    own: Counter[str] = field(default_factory=Counter)
+    context: Counter[str] = field(default_factory=Counter)
     sentences: list[str] = field(default_factory=list)
 
 
@@ -75,6 +63,23 @@ class _Pair:
     keywords: str
     sentences: list[str] = field(default_factory=list)
     count: int = 0
+
+
+_SEPARATORS = re.compile(r"[\s\-_]+")
+_POSSESSIVE = re.compile(r"['’]s\b|(?<=s)['’](?=\s|$)")
+
+
+def merge_key(name: str) -> str:
+    """The key under which two mentions are one entity (see the module docstring)."""
+    key = _SEPARATORS.sub(" ", _POSSESSIVE.sub("", name.lower())).strip()
+    head, _, last = key.rpartition(" ")
+    if len(last) > 3 and last.endswith("ies"):
+        last = last[:-3] + "y"
+    elif len(last) > 3 and last.endswith(("sses", "xes", "ches", "shes")):
+        last = last[:-2]
+    elif len(last) > 3 and last.endswith("s") and not last.endswith(("ss", "us", "is", "ics")):
+        last = last[:-1]
+    return f"{head} {last}".strip()
 
 
 class SpacyExtractor:
@@ -98,7 +103,6 @@ class SpacyExtractor:
         self.entity_types = tuple(entity_types)
         self.max_name_length = max_name_length
         self.max_entities_per_sentence = max_entities_per_sentence
-        self._concept = resolve_type("Concept", self.entity_types)
 
     def extract(self, text: str, *, chunk_id: str, file_path: str = UNKNOWN_SOURCE) -> Extraction:
         """Entities and relations found in one chunk of ``text``."""
@@ -121,88 +125,46 @@ class SpacyExtractor:
         docs = nlp.pipe([_prepare(t, nlp) for t in texts], batch_size=batch_size)
         return [self._from_doc(doc, cid, fp) for doc, cid, fp in zip(docs, chunk_ids, paths, strict=True)]
 
-    def _mentions(self, doc: Any) -> list[_Mention]:
-        found: list[_Mention] = []
-        covered: set[int] = set()
-        for ent in doc.ents:
-            label_type = LABEL_TYPES.get(ent.label_)
-            if label_type is None:
-                continue
-            covered.update(range(ent.start, ent.end))
-            span = trim_span(ent, named=True)
-            name = normalize_name(span.text, self.max_name_length) if len(span) else ""
-            if name:
-                found.append(
-                    (
-                        span.start,
-                        name,
-                        resolve_type(label_type, self.entity_types),
-                        ent.label_,
-                    )
-                )
-        chunks = [trim_span(c) for c in doc.noun_chunks]
-        chunks = [
-            c
-            for c in chunks
-            if len(c)
-            and c.root.pos_ in ("NOUN", "PROPN")
-            and c.root.ent_type_ not in SKIPPED_LABELS
-            and not covered.intersection(range(c.start, c.end))
-        ]
-        heads = Counter(c.root.lemma_.lower() for c in chunks)
-        for chunk in chunks:
-            name = normalize_name(concept_name(chunk, heads), self.max_name_length)
-            if name:
-                found.append((chunk.start, name, self._concept, "np"))
-        found.sort(key=lambda m: m[0])
-        return found
-
-    @staticmethod
-    def _mention_keys(mentions: list[_Mention]) -> list[str]:
-        """Merge key of each mention (see the module docstring for one-word persons)."""
-        full = [m[1].lower() for m in mentions if m[3] == "PERSON" and " " in m[1]]
-        latest: dict[str, str] = {}
-        keys: list[str] = []
-        for _, name, _, label in mentions:
-            key = name.lower()
-            if label == "PERSON" and " " in key:
-                latest[key.rsplit(" ", 1)[1]] = key
-            elif label == "PERSON":
-                owners = sorted({f for f in full if f.endswith(" " + key)})
-                key = latest.get(key) or (owners[0] if len(owners) == 1 else key)
-            keys.append(key)
-        return keys
+    def entity_type(self, evidence: Counter[str]) -> str:
+        """The configured type with the most evidence (Concept when none is positive)."""
+        best = max(_TYPE_ORDER, key=lambda t: (evidence.get(t, 0.0), -_TYPE_ORDER.index(t)))
+        return resolve_type(best if evidence.get(best, 0.0) > 0 else "Concept", self.entity_types)
 
     def _from_doc(self, doc: Any, chunk_id: str, file_path: str) -> Extraction:
-        mentions = self._mentions(doc)
+        mentions = [m for m in find_mentions(doc) if normalize_name(m.name, self.max_name_length)]
+        keys = mention_keys(mentions)
         sentences = list(doc.sents)
         sentence_of = [0] * len(doc)
         for index, sent in enumerate(sentences):
             sentence_of[sent.start : sent.end] = [index] * len(sent)
         entities: dict[str, _Entity] = {}
-        per_sentence: dict[int, list[str]] = {}
-        for (start, name, etype, label), key in zip(mentions, self._mention_keys(mentions), strict=True):
+        per_sentence: dict[int, list[tuple[str, Mention]]] = {}
+        for mention, key in zip(mentions, keys, strict=True):
             ent = entities.setdefault(key, _Entity())
-            ent.surfaces[name] += 1
-            ent.types[etype] += 1 if label == "np" else 2
-            index = sentence_of[start]
-            keys = per_sentence.setdefault(index, [])
-            if key not in keys:
-                keys.append(key)
+            ent.surfaces[normalize_name(mention.name, self.max_name_length)] += 1
+            ent.own.update(mention.own)
+            ent.context.update(mention.context)
+            index = sentence_of[mention.start]
+            members = per_sentence.setdefault(index, [])
+            if all(k != key for k, _ in members):
+                members.append((key, mention))
             text = collapse(sentences[index].text)
             if len(ent.sentences) < 2 and text not in ent.sentences:
                 ent.sentences.append(text)
-        names = {key: _surface(e, key) for key, e in entities.items()}
+        names = {key: _surface(e) for key, e in entities.items()}
         out_entities = tuple(
             ExtractedEntity(
                 name=names[key],
-                entity_type=e.types.most_common(1)[0][0],
+                entity_type=self.entity_type(_evidence(e)),
                 description=" ".join(e.sentences)[:MAX_DESCRIPTION_CHARS].rstrip(),
                 chunk_id=chunk_id,
                 file_path=file_path,
             )
             for key, e in entities.items()
         )
+        taken = [False] * len(doc)
+        for m in mentions:
+            taken[m.start : m.end] = [True] * (m.end - m.start)
         out_relations = tuple(
             ExtractedRelation(
                 src=p.src,
@@ -213,36 +175,62 @@ class SpacyExtractor:
                 chunk_id=chunk_id,
                 file_path=file_path,
             )
-            for p in self._pairs(per_sentence, sentences, sentence_of, names)
+            for p in self._pairs(per_sentence, sentences, names, doc, taken)
         )
         return Extraction(entities=out_entities, relations=out_relations)
 
     def _pairs(
         self,
-        per_sentence: dict[int, list[str]],
+        per_sentence: dict[int, list[tuple[str, Mention]]],
         sentences: list[Any],
-        sentence_of: list[int],
         names: dict[str, str],
+        doc: Any,
+        taken: list[bool],
     ) -> list[_Pair]:
         """One record per unordered entity pair sharing a sentence, in first-seen order."""
-        topics = _sentence_topics(sentences, sentence_of)
         pairs: dict[tuple[str, str], _Pair] = {}
         for index in sorted(per_sentence):
-            keys = per_sentence[index][: self.max_entities_per_sentence]
+            members = per_sentence[index][: self.max_entities_per_sentence]
             text = collapse(sentences[index].text)
-            for i, a in enumerate(keys):
-                for b in keys[i + 1 :]:
+            for i, (a, first) in enumerate(members):
+                for b, second in members[i + 1 :]:
                     pair = pairs.get((b, a)) or pairs.get((a, b))
                     if pair is None:
+                        words = _between(doc, first.end, second.start, taken) or _main_verb(sentences[index])
                         pair = pairs[(a, b)] = _Pair(
-                            src=names[a],
-                            tgt=names[b],
-                            keywords=_keywords(topics[index], {a, b}),
+                            src=names[a], tgt=names[b], keywords=", ".join(words[:MAX_KEYWORDS]) or "related"
                         )
                     pair.count += 1
                     if len(pair.sentences) < MAX_RELATION_SENTENCES and text not in pair.sentences:
                         pair.sentences.append(text)
         return list(pairs.values())
+
+
+def mention_keys(mentions: list[Mention]) -> list[str]:
+    """The merge key of each mention: :func:`merge_key`, then acronyms and one-word persons joined."""
+    keys = [merge_key(m.name) for m in mentions]
+    initials: dict[str, str] = {}
+    for mention, key in zip(mentions, keys, strict=True):
+        words = [w for w in re.split(r"[\s\-]+", mention.name) if w.lower() not in ("of", "the", "and", "for", "in")]
+        if len(words) >= 2 and all(w[:1].isupper() for w in words):
+            initials.setdefault("".join(w[0] for w in words).lower(), key)
+    full = [k for m, k in zip(mentions, keys, strict=True) if _is_person(m) and " " in k]
+    latest: dict[str, str] = {}
+    out: list[str] = []
+    for mention, key in zip(mentions, keys, strict=True):
+        if mention.name.isupper() and key in initials:
+            key = initials[key]
+        elif _is_person(mention) and " " in key:
+            latest[key.rsplit(" ", 1)[1]] = key
+        elif _is_person(mention):
+            owners = sorted({f for f in full if f.endswith(" " + key)})
+            key = latest.get(key) or (owners[0] if len(owners) == 1 else key)
+        out.append(key)
+    return out
+
+
+def _is_person(mention: Mention) -> bool:
+    return mention.label == "PERSON"
 
 
 _HEADING = re.compile(r"(?m)^[ \t]{0,3}#{1,6}[ \t]+(.+?)[ \t#]*$")
@@ -257,28 +245,37 @@ def _prepare(text: str, nlp: Any) -> str:
     return _HEADING.sub(r"\1.", text.replace("\x00", " "))
 
 
-def _surface(entity: _Entity, key: str) -> str:
-    """The most frequent surface form spelling ``key`` (first seen on ties)."""
-    forms = [f for f in entity.surfaces if f.lower() == key] or list(entity.surfaces)
-    return max(forms, key=lambda f: entity.surfaces[f])
+def _surface(entity: _Entity) -> str:
+    """The most frequent surface form (the longer, then the first seen, on ties)."""
+    forms = list(entity.surfaces)
+    return max(forms, key=lambda f: (entity.surfaces[f], len(f), -forms.index(f)))
 
 
-def _sentence_topics(sentences: list[Any], sentence_of: list[int]) -> list[list[str]]:
-    """Per sentence: its main verb's lemma (unless a stop word), then its noun-phrase lemmas."""
-    topics: list[list[str]] = []
-    for sentence in sentences:
-        root = sentence.root
-        verb = root.pos_ == "VERB" and not root.is_stop
-        topics.append([root.lemma_.lower()] if verb else [])
-    if sentences:
-        for start, lemma in phrase_lemmas(sentences[0].doc.noun_chunks):
-            words = topics[sentence_of[start]]
-            if lemma not in words:
-                words.append(lemma)
-    return topics
+def _evidence(entity: _Entity) -> Counter[str]:
+    """Own evidence averaged over the entity's mentions, plus all context evidence."""
+    mentions = sum(entity.surfaces.values())
+    total: Counter[str] = Counter()
+    for kind, value in entity.own.items():
+        total[kind] += value / mentions
+    for kind, value in entity.context.items():
+        total[kind] += value
+    return total
 
 
-def _keywords(topics: list[str], exclude: set[str]) -> str:
-    """At most ``MAX_KEYWORDS`` of a sentence's topics, minus ``exclude``, comma-joined."""
-    words = [w for w in topics if w not in exclude][:MAX_KEYWORDS]
-    return ", ".join(words) or "related"
+def _between(doc: Any, start: int, end: int, taken: list[bool]) -> list[str]:
+    """Lemmas of the content words of ``doc[start:end]`` outside mentions (see the module docstring)."""
+    words: list[str] = []
+    for token in doc[start:end]:
+        lemma = token.lemma_.lower()
+        if taken[token.i] or not token.is_alpha or token.is_stop or lemma in words:
+            continue
+        if (token.pos_ == "VERB" and lemma not in LIGHT_VERBS) or (
+            token.pos_ == "NOUN" and lemma not in GENERIC_NOUNS
+        ):
+            words.append(lemma)
+    return words
+
+
+def _main_verb(sentence: Any) -> list[str]:
+    root = sentence.root
+    return [root.lemma_.lower()] if root.pos_ == "VERB" and not root.is_stop else []

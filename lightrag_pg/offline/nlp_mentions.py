@@ -1,0 +1,429 @@
+"""Entity mentions in a spaCy document, each with evidence for its entity type.
+
+Two kinds of mention, never overlapping:
+
+* **Names**: spaCy's named entities (numeric and temporal labels skipped) and
+  runs of capitalised words, joined where they touch ("Debian GNU/Linux") and
+  taking in a following number ("Motorola 680x0"); then code-like or unknown
+  words ("lightrag_pg", "spaCy", "o200k_base", "pgvector": a word with an
+  underscore, a digit, an inner capital or an inner dot between small letters,
+  or a lower-case noun that is neither in the lemmatizer's English word list
+  nor two listed words run together). A sentence's first word alone is a name
+  only if it is not an English word. URLs, e-mail addresses, paths and common
+  abbreviations are never names. A name directly followed by the nouns of its
+  phrase ending in a kind of thing ("LLM cache", "NLP extractor", "GNU
+  project") takes them in, unless it names a person or a place.
+* **Terms**: common-noun phrases, cut back from their head noun over
+  compounding nouns, hyphenated parts and non-generic adjectives ("graphical
+  package manager", "high-level keyword"; not "several packages"). A phrase of
+  two or more words is a term unless its head is vague ("one", "way"); a
+  single noun only when it is not generic (``GENERIC_NOUNS``) and appears at
+  least twice in the text, or is defined there ("A workspace is ..."), or is
+  the subject of the first sentence.
+
+Type evidence comes in two parts. *Own* evidence, which the extractor
+averages over an entity's mentions: the spaCy label (weighted by how reliable
+the small model's label is), the name's head word ("Acme Robotics", "Debian
+Installer"; before "of"/"in": "University of Paris"), its shape (code-like:
+Artifact; an acronym: weakly Artifact; a plural: not a person), the kind noun
+it took in, and for terms their head noun (``HEAD_TYPES``; a gerund: Method).
+*Context* evidence, which the extractor sums: what the text says the entity is
+("APT is the Advanced Package Tool", "its chief executive, Lena Holm"), the
+verb it is the subject of ("Spotify bought"), a title before it ("Dr").
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._spacy_text import SKIPPED_LABELS, collapse, english_words
+from .nlp_lexicon import (
+    ABBREVIATIONS,
+    GENERIC_ADJECTIVES,
+    GENERIC_NOUNS,
+    HEAD_TYPES,
+    NAME_HEADS,
+    NER_TYPES,
+    NER_WEIGHTS,
+    ORG_VERBS,
+    PERSON_TITLES,
+    PERSON_VERBS,
+    VAGUE_HEADS,
+    WORD_PREFIXES,
+)
+
+_KIND_TYPES = frozenset({"Artifact", "Data", "Method", "Content", "Organization"})
+_NO_EXTENSION = frozenset({"PERSON", "GPE", "LOC", "FAC"})
+_NOT_A_NAME = re.compile(r"://|^www\.|@\w+\.\w|^[/~.]|\.(?:html?|txt|gz|deb|php|py|sql|md)\b|[<>=|{}\[\]]")
+_CODE_LIKE = re.compile(r"_|[a-z][A-Z]|[A-Za-z]\d|\d[A-Za-z]|[a-z]\.[a-z]|[A-Za-z]\.\d")
+_SURNAME_PREFIX = re.compile(r"(?:Mc|Mac|O')[A-Z]\w+")
+_NAME_PARTICLES = frozenset({"of", "in", "for"})
+_WORD_EDGE = frozenset('"\'`()[]{},;:!?“”‘’')
+
+
+@dataclass
+class Mention:
+    """One mention: tokens ``start:end`` of the document, its name, kind and type evidence."""
+
+    start: int
+    end: int
+    name: str
+    kind: str
+    label: str = ""
+    own: Counter[str] = field(default_factory=Counter)
+    context: Counter[str] = field(default_factory=Counter)
+
+
+def find_mentions(doc: Any) -> list[Mention]:
+    """The name and term mentions of ``doc``, in text order (see the module docstring)."""
+    finder = _Finder(doc)
+    finder.skip_links()
+    finder.names()
+    finder.code_words()
+    finder.terms()
+    mentions = sorted(finder.found, key=lambda m: m.start)
+    for mention in mentions:
+        if mention.kind == "name":
+            _context_evidence(doc, mention)
+    return mentions
+
+
+def is_plausible_name(name: str) -> bool:
+    """False for URLs, e-mail addresses, paths, formulas, abbreviations and names with < 2 letters."""
+    return (
+        sum(c.isalpha() for c in name) >= 2
+        and not _NOT_A_NAME.search(name)
+        and name.lower() not in ABBREVIATIONS
+    )
+
+
+class _Finder:
+    def __init__(self, doc: Any) -> None:
+        self.doc = doc
+        self.known = english_words()
+        self.taken = [False] * len(doc)
+        self.numeric = [False] * len(doc)
+        self.found: list[Mention] = []
+        self.groups = _word_groups(doc)
+        self.noun_counts = Counter(t.lemma_.lower() for t in doc if t.pos_ in ("NOUN", "PROPN"))
+        self.first_subjects = _first_subjects(doc)
+
+    def is_word(self, text: str) -> bool:
+        """True for an English word, inflected or prefixed ("searches", "unsubscribe")."""
+        if not self.known:
+            return True
+        low = text.lower()
+        forms = {low}
+        for suffix, repl in (("ies", "y"), ("es", ""), ("s", ""), ("ing", ""), ("ing", "e"), ("ed", ""), ("ed", "e")):
+            if low.endswith(suffix) and len(low) > len(suffix) + 2:
+                forms.add(low[: -len(suffix)] + repl)
+        for prefix in WORD_PREFIXES:
+            forms.update(f[len(prefix) :] for f in list(forms) if f.startswith(prefix) and len(f) > len(prefix) + 3)
+        if forms & self.known:
+            return True
+        return any(
+            low[:i] in self.known and (low[i:] in self.known or low[i:].rstrip("s") in self.known)
+            for i in range(3, len(low) - 2)
+        )
+
+    def _free(self, start: int, end: int) -> bool:
+        return start < end and not any(self.taken[start:end])
+
+    def _take(self, start: int, end: int) -> None:
+        self.taken[start:end] = [True] * (end - start)
+
+    def skip_links(self) -> None:
+        """Mark URLs, e-mail addresses and paths, so that no part of them becomes a name."""
+        for start, end in self.groups:
+            text = self.doc[start:end].text
+            slashes = text.count("/")
+            if _NOT_A_NAME.search(text) or (slashes and ("." in text or slashes >= 2 or text.endswith("/"))):
+                self._take(start, end)
+
+    def _add(self, mention: Mention) -> None:
+        self._take(mention.start, mention.end)
+        self.found.append(mention)
+
+    def names(self) -> None:
+        """Named entities and capitalised runs, joined where they touch."""
+        spans: list[tuple[int, int, str]] = []
+        for ent in self.doc.ents:
+            if ent.label_ in SKIPPED_LABELS:
+                self.numeric[ent.start : ent.end] = [True] * len(ent)
+            elif ent.label_ in NER_TYPES and not any(t.text in ",()[]" for t in ent):
+                start, end = _trim_name(self.doc, ent.start, ent.end)
+                if self._free(start, end):
+                    spans.append((start, end, ent.label_))
+        labelled = {i: label for start, end, label in spans for i in range(start, end)}
+        runs = self._capitalised_runs()
+        merged: list[tuple[int, int, str]] = []
+        for start, end in runs:
+            labels = [labelled[i] for i in range(start, end) if i in labelled]
+            inner = [s for s in spans if s[0] >= start and s[1] <= end]
+            if labels and len(inner) > 1 and len({s[2] for s in inner}) > 1:
+                merged.extend(inner)  # two differently labelled entities side by side
+            else:
+                merged.append((start, end, Counter(labels).most_common(1)[0][0] if labels else ""))
+        covered = {i for start, end, _ in merged for i in range(start, end)}
+        merged += [s for s in spans if not covered.intersection(range(s[0], s[1]))]
+        for start, end, label in sorted(merged):
+            self._add_name(start, end, label)
+
+    def _capitalised_runs(self) -> list[tuple[int, int]]:
+        """Runs of touching capitalised words (with named-entity tokens), plus a trailing number."""
+        ents = {i for ent in self.doc.ents if ent.label_ in NER_TYPES for i in range(ent.start, ent.end)}
+        runs: list[list[int]] = []
+        for start, end in self.groups:
+            capital = self._is_capitalised(start, end) or all(i in ents for i in range(start, end))
+            touching = bool(runs) and runs[-1][1] == start and self.doc[start - 1].whitespace_ != ""
+            if capital and not any(self.taken[start:end]):
+                if touching and not self.doc[start].is_sent_start:
+                    runs[-1][1] = end
+                else:
+                    runs.append([start, end])
+            elif touching and any(c.isdigit() for c in self.doc[start:end].text) and not self.taken[start]:
+                runs[-1][1] = end
+        out = []
+        for start, end in runs:
+            first = self.doc[start]
+            lone = end - start == 1 or all(t.text in "-." or t.i == start for t in self.doc[start:end])
+            if lone and first.is_sent_start and self.is_word(first.text) and start not in ents:
+                continue
+            out.append((start, end))
+        return out
+
+    def _is_capitalised(self, start: int, end: int) -> bool:
+        span = self.doc[start:end]
+        first, last = span[0], span[-1]
+        if not first.text[:1].isupper() or (len(span) > 1 and last.pos_ == "ADJ" and last.is_lower):
+            return False  # "Unix-compatible"
+        if len(span) == 1:
+            return first.pos_ in ("PROPN", "X") or (first.pos_ in ("NOUN", "ADJ", "VERB") and not self.is_word(first.text))
+        return True
+
+    def _add_name(self, start: int, end: int, label: str) -> None:
+        start, end = _trim_name(self.doc, start, end)
+        if not self._free(start, end):
+            return
+        kind = ""
+        if label not in _NO_EXTENSION:
+            end, kind = _kind_extension(self.doc, end, self.taken)
+        name = _span_text(self.doc[start:end])
+        if not is_plausible_name(name):
+            return
+        mention = Mention(start, end, name, "name", label)
+        if label:
+            mention.own[NER_TYPES[label]] += NER_WEIGHTS.get(label, 1.0)
+        if kind:
+            mention.own[kind] += 3
+        _name_evidence(self.doc[start:end], mention.own)
+        self._add(mention)
+
+    def code_words(self) -> None:
+        """Code-like and unknown lower-case words."""
+        for start, end in self.groups:
+            if self._free(start, end) and self._is_code_like(start, end):
+                self._add_name(start, end, "")
+
+    def _is_code_like(self, start: int, end: int) -> bool:
+        span = self.doc[start:end]
+        text = span.text
+        if len(span) > 1 and span[-1].pos_ == "ADJ" and span[-1].is_lower:
+            return False
+        if _CODE_LIKE.search(text) and not _SURNAME_PREFIX.fullmatch(text):
+            return any(c.isalpha() for c in text) and not text[:1].isdigit() and not text.isupper()
+        parts = [p for p in text.split("-") if p]
+        if not (self.known and text.islower() and len(text) >= 3 and all(p.isalpha() for p in parts)):
+            return False
+        if span[-1].pos_ not in ("NOUN", "PROPN", "X"):
+            return False
+        return any(not self.is_word(p) and len(p) >= 3 for p in parts)
+
+    def terms(self) -> None:
+        for chunk in self.doc.noun_chunks:
+            root = chunk.root
+            if root.pos_ != "NOUN" or self.taken[root.i] or self.numeric[root.i]:
+                continue
+            start = _term_start(self.doc, chunk.start, root.i, self.taken)
+            span = self.doc[start : root.i + 1]
+            if not self._is_term(span):
+                continue
+            mention = Mention(start, root.i + 1, _term_name(span), "term")
+            head = root.lemma_.lower()
+            if head in HEAD_TYPES:
+                mention.own[HEAD_TYPES[head]] += 2
+            elif root.tag_ == "NN" and root.lower_.endswith("ing"):
+                mention.own["Method"] += 1.5
+            self._add(mention)
+
+    def _is_term(self, span: Any) -> bool:
+        root = span[-1]
+        head = root.lemma_.lower()
+        if head in VAGUE_HEADS or root.lower_ in VAGUE_HEADS or not root.is_alpha:
+            return False
+        if sum(t.is_alpha for t in span) >= 2:
+            return True
+        if head in GENERIC_NOUNS or root.lower_ in GENERIC_NOUNS or root.is_stop or len(head) < 3:
+            return False
+        return self.noun_counts[head] >= 2 or _is_defined(root) or root.i in self.first_subjects
+
+
+def _word_groups(doc: Any) -> list[tuple[int, int]]:
+    """Token ranges of the whitespace-separated words, without edge punctuation or a possessive."""
+    groups: list[tuple[int, int]] = []
+    start = 0
+    for i, token in enumerate(doc):
+        if token.whitespace_ or i == len(doc) - 1:
+            s, e = start, i + 1
+            while s < e and (doc[s].text in _WORD_EDGE or doc[s].is_space):
+                s += 1
+            while e > s and (doc[e - 1].text in _WORD_EDGE or doc[e - 1].tag_ == "POS" or doc[e - 1].is_space):
+                e -= 1
+            while e > s and doc[e - 1].text in (".", "-") and not _is_initials(doc[s:e].text):
+                e -= 1
+            if s < e:
+                groups.append((s, e))
+            start = i + 1
+    return groups
+
+
+def _is_initials(text: str) -> bool:
+    return bool(re.fullmatch(r"(?:[A-Z]\.)+[A-Z]?\.?", text))
+
+
+def _trim_name(doc: Any, start: int, end: int) -> tuple[int, int]:
+    while start < end and (doc[start].pos_ in ("DET", "PUNCT", "SPACE") or doc[start].lower_ in ("the", "a", "an")):
+        start += 1
+    while end > start and (doc[end - 1].pos_ in ("PUNCT", "SPACE", "PART") or doc[end - 1].tag_ == "POS"):
+        if doc[end - 1].text == ")" and any(t.text == "(" for t in doc[start:end]):
+            break
+        if doc[end - 1].text == "." and _is_initials(doc[start:end].text.split()[-1]):
+            break
+        end -= 1
+    return start, end
+
+
+def _kind_extension(doc: Any, end: int, taken: list[bool]) -> tuple[int, str]:
+    """``end`` moved over the common nouns after a name when the last is a kind of thing."""
+    stop = end
+    while stop < len(doc) and not taken[stop] and doc[stop].pos_ == "NOUN" and doc[stop].is_lower:
+        stop += 1
+    if stop == end or not doc[end - 1].whitespace_:
+        return end, ""
+    kind = HEAD_TYPES.get(doc[stop - 1].lemma_.lower(), "")
+    return (stop, kind) if kind in _KIND_TYPES else (end, "")
+
+
+def _span_text(span: Any) -> str:
+    return collapse("".join(t.text + t.whitespace_ for t in span))
+
+
+def _name_evidence(span: Any, evidence: Counter[str]) -> None:
+    """Evidence from the name itself: its head word and its shape."""
+    words = [t for t in span if t.is_alpha or _CODE_LIKE.search(t.text)]
+    if not words:
+        return
+    head = words[-1]
+    for index, token in enumerate(words[1:-1], start=1):
+        if token.lower_ in _NAME_PARTICLES:
+            head = words[index - 1]
+            break
+    low = head.lower_
+    if len(words) >= 2 and low in NAME_HEADS:
+        evidence[NAME_HEADS[low]] += 3
+    elif head.lemma_.lower() in HEAD_TYPES and (len(words) >= 2 or head.text.isupper()):
+        evidence[HEAD_TYPES[head.lemma_.lower()]] += 1.5
+    text = span.text
+    if _CODE_LIKE.search(text) and not _is_initials(text.split()[0]):
+        evidence["Artifact"] += 2.5
+    elif text.islower() and len(words) == 1:
+        evidence["Artifact"] += 2.5
+    elif len(words) == 1 and text.isupper() and 2 <= len(text) <= 5:
+        evidence["Artifact"] += 1.2
+    if span[-1].tag_ == "NNPS" or (len(words) == 1 and text.endswith("s") and text[:-1].isupper()):
+        evidence["Person"] -= 2
+
+
+def _context_evidence(doc: Any, mention: Mention) -> None:
+    """Evidence from the sentence around a name: what it is said to be, what it does."""
+    root = doc[mention.start : mention.end].root
+    evidence = mention.context
+    described = _described_as(root)
+    if described is not None and not (mention.start <= described.i < mention.end):
+        lemma = described.lemma_.lower()
+        kind = HEAD_TYPES.get(lemma) or (NAME_HEADS.get(described.lower_) if described.pos_ == "PROPN" else None)
+        if kind:
+            evidence[kind] += 4
+    if root.dep_ == "nsubj" and root.head.pos_ == "VERB":
+        verb = root.head.lemma_.lower()
+        if verb in ORG_VERBS:
+            evidence["Organization"] += 1.5
+        elif verb in PERSON_VERBS:
+            evidence["Person"] += 1
+    if mention.start > 0 and doc[mention.start - 1].lower_ in PERSON_TITLES:
+        evidence["Person"] += 3
+
+
+def _described_as(token: Any) -> Any:
+    """The noun that the text equates with ``token``: its apposition or the complement of "is"."""
+    if token.dep_ == "appos" and token.head.pos_ in ("NOUN", "PROPN"):
+        return token.head
+    for child in token.children:
+        if child.dep_ == "appos" and child.pos_ in ("NOUN", "PROPN"):
+            return child
+    if token.dep_ == "nsubj" and token.head.lemma_ == "be":
+        for child in token.head.children:
+            if child.dep_ == "attr" and child.pos_ in ("NOUN", "PROPN"):
+                return child
+    return None
+
+
+def _is_defined(token: Any) -> bool:
+    """True for the subject of "X is a/an Y" (a definition)."""
+    return token.dep_ == "nsubj" and _described_as(token) is not None
+
+
+def _first_subjects(doc: Any) -> set[int]:
+    for sent in doc.sents:
+        return {t.i for t in sent if t.dep_ in ("nsubj", "nsubjpass") and t.head == sent.root}
+    return set()
+
+
+def _term_start(doc: Any, floor: int, root: int, taken: list[bool]) -> int:
+    """Where a term headed by ``root`` starts: back over nouns, hyphenated parts and specific adjectives."""
+    start = root
+    while start > floor:
+        prev = doc[start - 1]
+        if taken[prev.i] or prev.is_space or prev.is_stop:
+            break
+        joined = not prev.whitespace_ and (prev.text == "-" or doc[start].text == "-")
+        if joined and (prev.is_alpha or prev.text == "-"):
+            start -= 1
+        elif prev.pos_ in ("NOUN", "PROPN") and prev.is_alpha:
+            start -= 1
+        elif prev.is_alpha and prev.lower_ not in GENERIC_ADJECTIVES and (
+            prev.pos_ == "ADJ" or (prev.tag_ == "VBN" and prev.dep_ == "amod")
+        ):
+            start -= 1
+        else:
+            break
+    while start < root and doc[start].text == "-":
+        start += 1
+    return start
+
+
+def _term_name(span: Any) -> str:
+    """A term as lower-case words (acronyms kept), its last noun singular."""
+    parts = []
+    for token in span[:-1]:
+        text = token.text if token.text.isupper() and len(token.text) > 1 else token.lower_
+        parts.append(text + token.whitespace_)
+    last = span[-1]
+    if last.tag_ == "NNS" and not last.lower_.endswith(("ics", "data", "media", "species", "series", "news")):
+        parts.append(last.lemma_.lower())
+    else:
+        parts.append(last.text if last.text.isupper() and len(last.text) > 1 else last.lower_)
+    return collapse("".join(parts))

@@ -30,7 +30,8 @@ EXPECTED_ENTITIES = [
     ("University of Paris", "Organization"),
     ("polonium", "Concept"),
     ("Pierre Curie", "Person"),
-    ("Nobel Prize in Physics", "Content"),
+    ("physics", "Concept"),
+    ("Nobel Prize in Physics", "Event"),
 ]
 
 EXPECTED_RELATIONS = {
@@ -40,6 +41,9 @@ EXPECTED_RELATIONS = {
     frozenset({"Pierre Curie", "polonium"}): 2.0,
     frozenset({"Pierre Curie", "University of Paris"}): 1.0,
     frozenset({"University of Paris", "polonium"}): 1.0,
+    frozenset({"Pierre Curie", "physics"}): 1.0,
+    frozenset({"University of Paris", "physics"}): 1.0,
+    frozenset({"physics", "polonium"}): 1.0,
     frozenset({"Nobel Prize in Physics", "Marie Curie"}): 1.0,
     frozenset({"Nobel Prize in Physics", "Pierre Curie"}): 1.0,
 }

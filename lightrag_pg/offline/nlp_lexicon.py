@@ -39,7 +39,7 @@ HEAD_TYPES: dict[str, str] = _typed(
     Organization="""company corporation firm organization organisation foundation university college institute
         association society committee council team agency department ministry government party union startup
         vendor publisher manufacturer consortium club school laboratory lab bank distributor retailer
-        charity federation alliance board""",
+        charity federation alliance board project""",
     Person="""person man woman founder author executive scientist physicist chemist engineer researcher professor
         student president ceo director maintainer volunteer programmer writer artist actor politician leader
         king queen chief spokesperson employee teacher doctor""",
@@ -52,7 +52,7 @@ HEAD_TYPES: dict[str, str] = _typed(
         interpreter distribution card processor chip device machine computer robot stick disk cd dvd architecture
         port layer pool cache index mirror proxy repository interface api script binary module plugin extension
         endpoint vehicle car ship aircraft phone camera instrument weapon container image toolkit shell daemon
-        website tracker""",
+        website tracker pipeline""",
     Data="""table column row record field dimension vector id identifier value threshold parameter setting variable
         dataset data log encoding degree weight score count statistic metric history top_k""",
     Method="""method technique algorithm approach search extraction retrieval generation fusion ranking chunking
@@ -98,7 +98,7 @@ GENERIC_NOUNS = _words(
     second other one something everything anything nothing someone everyone anyone lot couple variety range
     deal amount majority meantime whole rest addition instance attempt experience need ability help job task
     option choice decision problem solution feature status name description list file files text value work
-    mail email e-mail
+    mail email e-mail support edition
     thing things sense manner means aspect approach respect regard basis kind course effect end beginning
     line lines group groups system systems process string strings table tables store pass mode version
     many much few several all both each own others location subject state situation condition stage time
@@ -115,7 +115,7 @@ GENERIC_ADJECTIVES = _words(
     major minor recent modern latest greatest best better worse worst high-quality advanced quick fast slow strong
     weak sure clear complete correct right wrong true false general typical standard normal proper present
     complicated difficult hard various numerous separate individual appropriate respective necessary
-    unable able likely unlikely"""
+    unable able likely unlikely powerful useful"""
 )
 """Adjectives that do not make a noun a term ("several packages", "the whole system")."""
 
@@ -126,11 +126,19 @@ LIGHT_VERBS = _words(
 """Verbs too general to be relation keywords on their own."""
 
 VAGUE_HEADS = _words(
-    """one ones way ways thing things lot lots kind kinds sort sorts type types part parts number numbers example
-    examples case cases fact point reason bit piece side rest variety range amount majority couple deal instance
-    something anything everything nothing others other"""
+    """one ones way ways thing things lot lots sort sorts bit bits piece pieces rest variety range amount majority
+    couple deal something anything everything nothing others other"""
 )
 """Nouns that head no term, whatever modifies them ("high-level one", "user friendly way")."""
+
+WEAK_HEADS = GENERIC_NOUNS - HEAD_TYPES.keys()
+"""Generic nouns that head a term only with a noun before them ("entity type", not "several types")."""
+
+CALENDAR_WORDS = _words(
+    """january february march april may june july august september october november december monday tuesday
+    wednesday thursday friday saturday sunday"""
+)
+"""Month and day names: dates, not names."""
 
 ABBREVIATIONS = _words("etc etc. i.e i.e. e.g e.g. vs vs. cf cf. a.k.a a.k.a. approx approx. ca ca. no. nos.")
 """Abbreviations that look like code but are not names."""

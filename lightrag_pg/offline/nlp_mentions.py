@@ -42,6 +42,7 @@ from typing import Any
 from ._spacy_text import SKIPPED_LABELS, collapse, english_words
 from .nlp_lexicon import (
     ABBREVIATIONS,
+    CALENDAR_WORDS,
     GENERIC_ADJECTIVES,
     GENERIC_NOUNS,
     HEAD_TYPES,
@@ -52,6 +53,7 @@ from .nlp_lexicon import (
     PERSON_TITLES,
     PERSON_VERBS,
     VAGUE_HEADS,
+    WEAK_HEADS,
     WORD_PREFIXES,
 )
 
@@ -61,6 +63,8 @@ _NOT_A_NAME = re.compile(r"://|^www\.|@\w+\.\w|^[/~.]|\.(?:html?|txt|gz|deb|php|
 _CODE_LIKE = re.compile(r"_|[a-z][A-Z]|[A-Za-z]\d|\d[A-Za-z]|[a-z]\.[a-z]|[A-Za-z]\.\d")
 _SURNAME_PREFIX = re.compile(r"(?:Mc|Mac|O')[A-Z]\w+")
 _NAME_PARTICLES = frozenset({"of", "in", "for"})
+_ACRONYM = re.compile(r"[A-Z][A-Z0-9]{1,5}(?:-[A-Z0-9]{2,6})?")
+_MAX_TERM_WORDS = 3
 _WORD_EDGE = frozenset('"\'`()[]{},;:!?“”‘’')
 
 
@@ -86,8 +90,7 @@ def find_mentions(doc: Any) -> list[Mention]:
     finder.terms()
     mentions = sorted(finder.found, key=lambda m: m.start)
     for mention in mentions:
-        if mention.kind == "name":
-            _context_evidence(doc, mention)
+        _context_evidence(doc, mention)
     return mentions
 
 
@@ -110,6 +113,7 @@ class _Finder:
         self.groups = _word_groups(doc)
         self.noun_counts = Counter(t.lemma_.lower() for t in doc if t.pos_ in ("NOUN", "PROPN"))
         self.first_subjects = _first_subjects(doc)
+        self.inner_capitals = {t.text for t in doc if t.text[:1].isupper() and not t.is_sent_start}
 
     def is_word(self, text: str) -> bool:
         """True for an English word, inflected or prefixed ("searches", "unsubscribe")."""
@@ -153,12 +157,14 @@ class _Finder:
         for ent in self.doc.ents:
             if ent.label_ in SKIPPED_LABELS:
                 self.numeric[ent.start : ent.end] = [True] * len(ent)
-            elif ent.label_ in NER_TYPES and not any(t.text in ",()[]" for t in ent):
+            elif ent.label_ in NER_TYPES and not any(t.text in ",()[]" or t.pos_ == "CCONJ" for t in ent):
+                if all(t.is_lower and self.is_word(t.text) for t in ent if t.is_alpha):
+                    continue  # "keyword extraction": a term, whatever the label
                 start, end = _trim_name(self.doc, ent.start, ent.end)
                 if self._free(start, end):
                     spans.append((start, end, ent.label_))
         labelled = {i: label for start, end, label in spans for i in range(start, end)}
-        runs = self._capitalised_runs()
+        runs = self._capitalised_runs(set(labelled))
         merged: list[tuple[int, int, str]] = []
         for start, end in runs:
             labels = [labelled[i] for i in range(start, end) if i in labelled]
@@ -172,13 +178,15 @@ class _Finder:
         for start, end, label in sorted(merged):
             self._add_name(start, end, label)
 
-    def _capitalised_runs(self) -> list[tuple[int, int]]:
-        """Runs of touching capitalised words (with named-entity tokens), plus a trailing number."""
-        ents = {i for ent in self.doc.ents if ent.label_ in NER_TYPES for i in range(ent.start, ent.end)}
+    def _capitalised_runs(self, ents: set[int]) -> list[tuple[int, int]]:
+        """Runs of touching capitalised words (or ``ents``' tokens), plus a trailing number."""
         runs: list[list[int]] = []
         for start, end in self.groups:
             capital = self._is_capitalised(start, end) or all(i in ents for i in range(start, end))
-            touching = bool(runs) and runs[-1][1] == start and self.doc[start - 1].whitespace_ != ""
+            touching = bool(runs) and (
+                runs[-1][1] == start
+                or (self.doc[runs[-1][1]].tag_ == "POS" and runs[-1][1] + 1 == start and self._is_name_head(start, end))
+            )
             if capital and not any(self.taken[start:end]):
                 if touching and not self.doc[start].is_sent_start:
                     runs[-1][1] = end
@@ -190,10 +198,20 @@ class _Finder:
         for start, end in runs:
             first = self.doc[start]
             lone = end - start == 1 or all(t.text in "-." or t.i == start for t in self.doc[start:end])
-            if lone and first.is_sent_start and self.is_word(first.text) and start not in ents:
+            if lone and self._sentence_initial_word(first) and start not in ents:
+                continue
+            if lone and first.lower_ in CALENDAR_WORDS:
                 continue
             out.append((start, end))
         return out
+
+    def _is_name_head(self, start: int, end: int) -> bool:
+        """A capitalised word that ends a name after a possessive ("User's Guide")."""
+        return end - start == 1 and self.doc[start].text[:1].isupper() and self.doc[start].lower_ in NAME_HEADS
+
+    def _sentence_initial_word(self, token: Any) -> bool:
+        """A sentence's first word that is an English word and not capitalised elsewhere in the text."""
+        return token.is_sent_start and self.is_word(token.text) and token.text not in self.inner_capitals
 
     def _is_capitalised(self, start: int, end: int) -> bool:
         span = self.doc[start:end]
@@ -210,7 +228,7 @@ class _Finder:
             return
         kind = ""
         if label not in _NO_EXTENSION:
-            end, kind = _kind_extension(self.doc, end, self.taken)
+            end, kind = self._kind_extension(end)
         name = _span_text(self.doc[start:end])
         if not is_plausible_name(name):
             return
@@ -221,6 +239,22 @@ class _Finder:
             mention.own[kind] += 3
         _name_evidence(self.doc[start:end], mention.own)
         self._add(mention)
+
+    def _kind_extension(self, end: int) -> tuple[int, str]:
+        """``end`` moved over the common nouns after a name when the last is a kind of thing."""
+        doc, stop = self.doc, end
+        while (
+            stop < len(doc)
+            and not self.taken[stop]
+            and doc[stop].pos_ == "NOUN"
+            and doc[stop].is_lower
+            and self.is_word(doc[stop].text)
+        ):
+            stop += 1
+        if stop == end or not doc[end - 1].whitespace_:
+            return end, ""
+        kind = HEAD_TYPES.get(doc[stop - 1].lemma_.lower(), "")
+        return (stop, kind) if kind in _KIND_TYPES else (end, "")
 
     def code_words(self) -> None:
         """Code-like and unknown lower-case words."""
@@ -236,16 +270,18 @@ class _Finder:
         if _CODE_LIKE.search(text) and not _SURNAME_PREFIX.fullmatch(text):
             return any(c.isalpha() for c in text) and not text[:1].isdigit() and not text.isupper()
         parts = [p for p in text.split("-") if p]
-        if not (self.known and text.islower() and len(text) >= 3 and all(p.isalpha() for p in parts)):
+        if not (self.known and text.islower() and len(text) >= 4 and all(p.isalpha() for p in parts)):
             return False
-        if span[-1].pos_ not in ("NOUN", "PROPN", "X"):
+        if len(parts) == 1 and (span[0].pos_ not in ("NOUN", "PROPN", "X") or _is_compound_head(span[0])):
             return False
-        return any(not self.is_word(p) and len(p) >= 3 for p in parts)
+        return any(not self.is_word(p) and len(p) >= 4 for p in parts)
 
     def terms(self) -> None:
         for chunk in self.doc.noun_chunks:
             root = chunk.root
-            if root.pos_ != "NOUN" or self.taken[root.i] or self.numeric[root.i]:
+            if root.pos_ not in ("NOUN", "PROPN") or self.taken[root.i] or self.numeric[root.i]:
+                continue
+            if root.pos_ == "PROPN" and not self._sentence_initial_word(root):
                 continue
             start = _term_start(self.doc, chunk.start, root.i, self.taken)
             span = self.doc[start : root.i + 1]
@@ -265,10 +301,18 @@ class _Finder:
         if head in VAGUE_HEADS or root.lower_ in VAGUE_HEADS or not root.is_alpha:
             return False
         if sum(t.is_alpha for t in span) >= 2:
-            return True
+            has_noun = any(t.pos_ in ("NOUN", "PROPN") or t.dep_ == "compound" for t in span[:-1])
+            return has_noun or (head not in WEAK_HEADS and root.lower_ not in WEAK_HEADS)
         if head in GENERIC_NOUNS or root.lower_ in GENERIC_NOUNS or root.is_stop or len(head) < 3:
             return False
+        if root.lower_ in CALENDAR_WORDS:
+            return False
         return self.noun_counts[head] >= 2 or _is_defined(root) or root.i in self.first_subjects
+
+
+def _is_compound_head(token: Any) -> bool:
+    """True for the head noun of a compound ("source chunk ids"): part of a term, not a name."""
+    return token.i > 0 and token.doc[token.i - 1].dep_ == "compound" and token.doc[token.i - 1].head == token
 
 
 def _word_groups(doc: Any) -> list[tuple[int, int]]:
@@ -306,17 +350,6 @@ def _trim_name(doc: Any, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def _kind_extension(doc: Any, end: int, taken: list[bool]) -> tuple[int, str]:
-    """``end`` moved over the common nouns after a name when the last is a kind of thing."""
-    stop = end
-    while stop < len(doc) and not taken[stop] and doc[stop].pos_ == "NOUN" and doc[stop].is_lower:
-        stop += 1
-    if stop == end or not doc[end - 1].whitespace_:
-        return end, ""
-    kind = HEAD_TYPES.get(doc[stop - 1].lemma_.lower(), "")
-    return (stop, kind) if kind in _KIND_TYPES else (end, "")
-
-
 def _span_text(span: Any) -> str:
     return collapse("".join(t.text + t.whitespace_ for t in span))
 
@@ -341,7 +374,7 @@ def _name_evidence(span: Any, evidence: Counter[str]) -> None:
         evidence["Artifact"] += 2.5
     elif text.islower() and len(words) == 1:
         evidence["Artifact"] += 2.5
-    elif len(words) == 1 and text.isupper() and 2 <= len(text) <= 5:
+    elif _ACRONYM.fullmatch(text):
         evidence["Artifact"] += 1.2
     if span[-1].tag_ == "NNPS" or (len(words) == 1 and text.endswith("s") and text[:-1].isupper()):
         evidence["Person"] -= 2
@@ -357,6 +390,8 @@ def _context_evidence(doc: Any, mention: Mention) -> None:
         kind = HEAD_TYPES.get(lemma) or (NAME_HEADS.get(described.lower_) if described.pos_ == "PROPN" else None)
         if kind:
             evidence[kind] += 4
+    if mention.kind != "name":
+        return
     if root.dep_ == "nsubj" and root.head.pos_ == "VERB":
         verb = root.head.lemma_.lower()
         if verb in ORG_VERBS:
@@ -394,25 +429,38 @@ def _first_subjects(doc: Any) -> set[int]:
 
 def _term_start(doc: Any, floor: int, root: int, taken: list[bool]) -> int:
     """Where a term headed by ``root`` starts: back over nouns, hyphenated parts and specific adjectives."""
-    start = root
+    start, words = root, 1
     while start > floor:
         prev = doc[start - 1]
-        if taken[prev.i] or prev.is_space or prev.is_stop:
+        if taken[prev.i] or prev.is_space:
             break
         joined = not prev.whitespace_ and (prev.text == "-" or doc[start].text == "-")
-        if joined and (prev.is_alpha or prev.text == "-"):
+        if joined and (prev.is_alpha or prev.text == "-") and prev.pos_ not in ("ADP", "DET", "PRON", "CCONJ"):
             start -= 1
-        elif prev.pos_ in ("NOUN", "PROPN") and prev.is_alpha:
-            start -= 1
-        elif prev.is_alpha and prev.lower_ not in GENERIC_ADJECTIVES and (
-            prev.pos_ == "ADJ" or (prev.tag_ == "VBN" and prev.dep_ == "amod")
+            continue
+        if prev.is_stop or prev.pos_ in _FUNCTION_POS:
+            break
+        if words >= _MAX_TERM_WORDS or not prev.is_alpha:
+            break
+        if (
+            prev.pos_ in ("NOUN", "PROPN")
+            or prev.dep_ == "compound"
+            or (
+                prev.lower_ not in GENERIC_ADJECTIVES
+                and prev.tag_ != "VBG"
+                and (prev.pos_ == "ADJ" or prev.dep_ == "amod")
+            )
         ):
             start -= 1
+            words += 1
         else:
             break
     while start < root and doc[start].text == "-":
         start += 1
     return start
+
+
+_FUNCTION_POS = frozenset({"ADP", "DET", "PRON", "CCONJ", "SCONJ", "PART", "AUX", "NUM", "PUNCT"})
 
 
 def _term_name(span: Any) -> str:
@@ -422,8 +470,9 @@ def _term_name(span: Any) -> str:
         text = token.text if token.text.isupper() and len(token.text) > 1 else token.lower_
         parts.append(text + token.whitespace_)
     last = span[-1]
-    if last.tag_ == "NNS" and not last.lower_.endswith(("ics", "data", "media", "species", "series", "news")):
-        parts.append(last.lemma_.lower())
+    if last.tag_ in ("NNS", "NNPS") and not last.lower_.endswith(("ics", "data", "media", "species", "series", "news")):
+        lemma = last.lemma_.lower()
+        parts.append(lemma[:-1] if last.tag_ == "NNPS" and lemma == last.lower_ and lemma.endswith("s") else lemma)
     else:
         parts.append(last.text if last.text.isupper() and len(last.text) > 1 else last.lower_)
     return collapse("".join(parts))

@@ -147,7 +147,9 @@ class ParagraphResult:
     missed: list[str] = field(default_factory=list)
 
 
-def score_paragraph(paragraph: Paragraph, extracted: Sequence[tuple[str, str]], seconds: float) -> ParagraphResult:
+def score_paragraph(
+    paragraph: Paragraph, extracted: Sequence[tuple[str, str]], seconds: float
+) -> ParagraphResult:
     """Score one paragraph's extracted (name, type) pairs against its labels."""
     result = ParagraphResult(counts=Counts(gold=len(paragraph.entities)), seconds=seconds)
     counts = result.counts
@@ -241,7 +243,10 @@ def summary(paragraphs: Sequence[Paragraph], results: Sequence[ParagraphResult])
         "extracted": c.extracted,
         "name": {"precision": round(c.precision, 4), "recall": round(c.recall, 4)},
         "name_type": {"precision": round(c.precision_typed, 4), "recall": round(c.recall_typed, 4)},
-        "ms_per_paragraph": {"median": round(statistics.median(times), 2), "mean": round(statistics.mean(times), 2)},
+        "ms_per_paragraph": {
+            "median": round(statistics.median(times), 2),
+            "mean": round(statistics.mean(times), 2),
+        },
         "load_average": list(os.getloadavg()),
     }
 
@@ -263,7 +268,8 @@ def main(argv: list[str] | None = None) -> None:
             for label, items in (("extra", r.false_positives), ("type", r.wrong_types), ("missed", r.missed)):
                 if items:
                     print(f"  {label}: {'; '.join(items)}")
-    print(f"{'':<10} {'gold':>5} {'found':>5}   {'name P':>6} {'R':>6} {'F1':>6}   {'typed P':>6} {'R':>6} {'F1':>6}")
+    head = f"{'':<10} {'gold':>5} {'found':>5}   {'name P':>6} {'R':>6} {'F1':>6}"
+    print(f"{head}   {'typed P':>6} {'R':>6} {'F1':>6}")
     groups: dict[str, list[ParagraphResult]] = {}
     for p, r in zip(paragraphs, results, strict=True):
         groups.setdefault(p.id.split("-")[0], []).append(r)

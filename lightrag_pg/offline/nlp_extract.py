@@ -8,9 +8,10 @@ and pairs the entities of each sentence into relations:
   underscores read as spaces, the last word singular ("HNSW indexes" = "HNSW
   index", "ATARIs" = "ATARI"). An acronym joins the name it abbreviates when
   that name is in the text ("FSF" joins "Free Software Foundation"); a one-word
-  person ("Curie") joins the latest earlier full name ending with it, else the
+  name ("Curie", unlabelled or a person) joins the latest earlier full name ending with it, else the
   only such full name in the text.
-* An entity is named by its most frequent surface form (the longer on ties)
+* An entity is named by its most frequent surface form, an acronym only when
+  it has no other (the longer on ties),
   and typed by the type with the most evidence over its mentions (Concept when
   there is none), resolved against the configured ``entity_types``: a type not
   among them falls back to "Concept" when configured, else to the first type.
@@ -29,7 +30,7 @@ Output is deterministic: entities by first mention, relations by first co-occurr
 from __future__ import annotations
 
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,14 +46,24 @@ __all__ = ["SpacyExtractor", "load_spacy", "merge_key", "resolve_type"]
 MAX_DESCRIPTION_CHARS = 500
 MAX_RELATION_SENTENCES = 1
 MAX_KEYWORDS = 5
-_TYPE_ORDER = ("Person", "Organization", "Location", "Event", "Artifact", "Method", "Data", "Content", "Concept")
+_TYPE_ORDER = (
+    "Person",
+    "Organization",
+    "Location",
+    "Event",
+    "Artifact",
+    "Method",
+    "Data",
+    "Content",
+    "Concept",
+)
 
 
 @dataclass
 class _Entity:
     surfaces: Counter[str] = field(default_factory=Counter)
-    own: Counter[str] = field(default_factory=Counter)
-    context: Counter[str] = field(default_factory=Counter)
+    own: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
+    context: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
     sentences: list[str] = field(default_factory=list)
 
 
@@ -66,6 +77,7 @@ class _Pair:
 
 
 _SEPARATORS = re.compile(r"[\s\-_]+")
+_ACRONYM_PLURAL = re.compile(r"\b[A-Z][A-Z0-9]+s$")
 _POSSESSIVE = re.compile(r"['’]s\b|(?<=s)['’](?=\s|$)")
 
 
@@ -73,7 +85,9 @@ def merge_key(name: str) -> str:
     """The key under which two mentions are one entity (see the module docstring)."""
     key = _SEPARATORS.sub(" ", _POSSESSIVE.sub("", name.lower())).strip()
     head, _, last = key.rpartition(" ")
-    if len(last) > 3 and last.endswith("ies"):
+    if _ACRONYM_PLURAL.search(name):
+        last = last[:-1]
+    elif len(last) > 3 and last.endswith("ies"):
         last = last[:-3] + "y"
     elif len(last) > 3 and last.endswith(("sses", "xes", "ches", "shes")):
         last = last[:-2]
@@ -125,7 +139,7 @@ class SpacyExtractor:
         docs = nlp.pipe([_prepare(t, nlp) for t in texts], batch_size=batch_size)
         return [self._from_doc(doc, cid, fp) for doc, cid, fp in zip(docs, chunk_ids, paths, strict=True)]
 
-    def entity_type(self, evidence: Counter[str]) -> str:
+    def entity_type(self, evidence: dict[str, float]) -> str:
         """The configured type with the most evidence (Concept when none is positive)."""
         best = max(_TYPE_ORDER, key=lambda t: (evidence.get(t, 0.0), -_TYPE_ORDER.index(t)))
         return resolve_type(best if evidence.get(best, 0.0) > 0 else "Concept", self.entity_types)
@@ -142,8 +156,10 @@ class SpacyExtractor:
         for mention, key in zip(mentions, keys, strict=True):
             ent = entities.setdefault(key, _Entity())
             ent.surfaces[normalize_name(mention.name, self.max_name_length)] += 1
-            ent.own.update(mention.own)
-            ent.context.update(mention.context)
+            for kind, value in mention.own.items():
+                ent.own[kind] += value
+            for kind, value in mention.context.items():
+                ent.context[kind] += value
             index = sentence_of[mention.start]
             members = per_sentence.setdefault(index, [])
             if all(k != key for k, _ in members):
@@ -211,7 +227,11 @@ def mention_keys(mentions: list[Mention]) -> list[str]:
     keys = [merge_key(m.name) for m in mentions]
     initials: dict[str, str] = {}
     for mention, key in zip(mentions, keys, strict=True):
-        words = [w for w in re.split(r"[\s\-]+", mention.name) if w.lower() not in ("of", "the", "and", "for", "in")]
+        words = [
+            w
+            for w in re.split(r"[\s\-]+", mention.name)
+            if w.lower() not in ("of", "the", "and", "for", "in")
+        ]
         if len(words) >= 2 and all(w[:1].isupper() for w in words):
             initials.setdefault("".join(w[0] for w in words).lower(), key)
     full = [k for m, k in zip(mentions, keys, strict=True) if _is_person(m) and " " in k]
@@ -222,7 +242,7 @@ def mention_keys(mentions: list[Mention]) -> list[str]:
             key = initials[key]
         elif _is_person(mention) and " " in key:
             latest[key.rsplit(" ", 1)[1]] = key
-        elif _is_person(mention):
+        elif mention.kind == "name" and mention.label in ("PERSON", "") and " " not in key:
             owners = sorted({f for f in full if f.endswith(" " + key)})
             key = latest.get(key) or (owners[0] if len(owners) == 1 else key)
         out.append(key)
@@ -246,15 +266,15 @@ def _prepare(text: str, nlp: Any) -> str:
 
 
 def _surface(entity: _Entity) -> str:
-    """The most frequent surface form (the longer, then the first seen, on ties)."""
+    """The most frequent surface form other than an acronym (the longer, then the first seen, on ties)."""
     forms = list(entity.surfaces)
-    return max(forms, key=lambda f: (entity.surfaces[f], len(f), -forms.index(f)))
+    return max(forms, key=lambda f: (not f.isupper(), entity.surfaces[f], len(f), -forms.index(f)))
 
 
-def _evidence(entity: _Entity) -> Counter[str]:
+def _evidence(entity: _Entity) -> dict[str, float]:
     """Own evidence averaged over the entity's mentions, plus all context evidence."""
     mentions = sum(entity.surfaces.values())
-    total: Counter[str] = Counter()
+    total: defaultdict[str, float] = defaultdict(float)
     for kind, value in entity.own.items():
         total[kind] += value / mentions
     for kind, value in entity.context.items():

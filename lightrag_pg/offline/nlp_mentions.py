@@ -35,7 +35,7 @@ verb it is the subject of ("Spotify bought"), a title before it ("Dr").
 from __future__ import annotations
 
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,7 +65,7 @@ _SURNAME_PREFIX = re.compile(r"(?:Mc|Mac|O')[A-Z]\w+")
 _NAME_PARTICLES = frozenset({"of", "in", "for"})
 _ACRONYM = re.compile(r"[A-Z][A-Z0-9]{1,5}(?:-[A-Z0-9]{2,6})?")
 _MAX_TERM_WORDS = 3
-_WORD_EDGE = frozenset('"\'`()[]{},;:!?“”‘’')
+_WORD_EDGE = frozenset("\"'`()[]{},;:!?“”‘’")
 
 
 @dataclass
@@ -77,8 +77,8 @@ class Mention:
     name: str
     kind: str
     label: str = ""
-    own: Counter[str] = field(default_factory=Counter)
-    context: Counter[str] = field(default_factory=Counter)
+    own: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
+    context: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
 
 
 def find_mentions(doc: Any) -> list[Mention]:
@@ -121,11 +121,21 @@ class _Finder:
             return True
         low = text.lower()
         forms = {low}
-        for suffix, repl in (("ies", "y"), ("es", ""), ("s", ""), ("ing", ""), ("ing", "e"), ("ed", ""), ("ed", "e")):
+        for suffix, repl in (
+            ("ies", "y"),
+            ("es", ""),
+            ("s", ""),
+            ("ing", ""),
+            ("ing", "e"),
+            ("ed", ""),
+            ("ed", "e"),
+        ):
             if low.endswith(suffix) and len(low) > len(suffix) + 2:
                 forms.add(low[: -len(suffix)] + repl)
         for prefix in WORD_PREFIXES:
-            forms.update(f[len(prefix) :] for f in list(forms) if f.startswith(prefix) and len(f) > len(prefix) + 3)
+            forms.update(
+                f[len(prefix) :] for f in list(forms) if f.startswith(prefix) and len(f) > len(prefix) + 3
+            )
         if forms & self.known:
             return True
         return any(
@@ -185,7 +195,11 @@ class _Finder:
             capital = self._is_capitalised(start, end) or all(i in ents for i in range(start, end))
             touching = bool(runs) and (
                 runs[-1][1] == start
-                or (self.doc[runs[-1][1]].tag_ == "POS" and runs[-1][1] + 1 == start and self._is_name_head(start, end))
+                or (
+                    self.doc[runs[-1][1]].tag_ == "POS"
+                    and runs[-1][1] + 1 == start
+                    and self._is_name_head(start, end)
+                )
             )
             if capital and not any(self.taken[start:end]):
                 if touching and not self.doc[start].is_sent_start:
@@ -207,7 +221,9 @@ class _Finder:
 
     def _is_name_head(self, start: int, end: int) -> bool:
         """A capitalised word that ends a name after a possessive ("User's Guide")."""
-        return end - start == 1 and self.doc[start].text[:1].isupper() and self.doc[start].lower_ in NAME_HEADS
+        return (
+            end - start == 1 and self.doc[start].text[:1].isupper() and self.doc[start].lower_ in NAME_HEADS
+        )
 
     def _sentence_initial_word(self, token: Any) -> bool:
         """A sentence's first word that is an English word and not capitalised elsewhere in the text."""
@@ -219,7 +235,9 @@ class _Finder:
         if not first.text[:1].isupper() or (len(span) > 1 and last.pos_ == "ADJ" and last.is_lower):
             return False  # "Unix-compatible"
         if len(span) == 1:
-            return first.pos_ in ("PROPN", "X") or (first.pos_ in ("NOUN", "ADJ", "VERB") and not self.is_word(first.text))
+            return first.pos_ in ("PROPN", "X") or (
+                first.pos_ in ("NOUN", "ADJ", "VERB") and not self.is_word(first.text)
+            )
         return True
 
     def _add_name(self, start: int, end: int, label: str) -> None:
@@ -324,7 +342,9 @@ def _word_groups(doc: Any) -> list[tuple[int, int]]:
             s, e = start, i + 1
             while s < e and (doc[s].text in _WORD_EDGE or doc[s].is_space):
                 s += 1
-            while e > s and (doc[e - 1].text in _WORD_EDGE or doc[e - 1].tag_ == "POS" or doc[e - 1].is_space):
+            while e > s and (
+                doc[e - 1].text in _WORD_EDGE or doc[e - 1].tag_ == "POS" or doc[e - 1].is_space
+            ):
                 e -= 1
             while e > s and doc[e - 1].text in (".", "-") and not _is_initials(doc[s:e].text):
                 e -= 1
@@ -339,7 +359,9 @@ def _is_initials(text: str) -> bool:
 
 
 def _trim_name(doc: Any, start: int, end: int) -> tuple[int, int]:
-    while start < end and (doc[start].pos_ in ("DET", "PUNCT", "SPACE") or doc[start].lower_ in ("the", "a", "an")):
+    while start < end and (
+        doc[start].pos_ in ("DET", "PUNCT", "SPACE") or doc[start].lower_ in ("the", "a", "an")
+    ):
         start += 1
     while end > start and (doc[end - 1].pos_ in ("PUNCT", "SPACE", "PART") or doc[end - 1].tag_ == "POS"):
         if doc[end - 1].text == ")" and any(t.text == "(" for t in doc[start:end]):
@@ -354,7 +376,7 @@ def _span_text(span: Any) -> str:
     return collapse("".join(t.text + t.whitespace_ for t in span))
 
 
-def _name_evidence(span: Any, evidence: Counter[str]) -> None:
+def _name_evidence(span: Any, evidence: defaultdict[str, float]) -> None:
     """Evidence from the name itself: its head word and its shape."""
     words = [t for t in span if t.is_alpha or _CODE_LIKE.search(t.text)]
     if not words:
@@ -370,9 +392,9 @@ def _name_evidence(span: Any, evidence: Counter[str]) -> None:
     elif head.lemma_.lower() in HEAD_TYPES and (len(words) >= 2 or head.text.isupper()):
         evidence[HEAD_TYPES[head.lemma_.lower()]] += 1.5
     text = span.text
-    if _CODE_LIKE.search(text) and not _is_initials(text.split()[0]):
-        evidence["Artifact"] += 2.5
-    elif text.islower() and len(words) == 1:
+    if (_CODE_LIKE.search(text) and not _is_initials(text.split()[0])) or (
+        text.islower() and len(words) == 1
+    ):
         evidence["Artifact"] += 2.5
     elif _ACRONYM.fullmatch(text):
         evidence["Artifact"] += 1.2
@@ -387,7 +409,9 @@ def _context_evidence(doc: Any, mention: Mention) -> None:
     described = _described_as(root)
     if described is not None and not (mention.start <= described.i < mention.end):
         lemma = described.lemma_.lower()
-        kind = HEAD_TYPES.get(lemma) or (NAME_HEADS.get(described.lower_) if described.pos_ == "PROPN" else None)
+        kind = HEAD_TYPES.get(lemma) or (
+            NAME_HEADS.get(described.lower_) if described.pos_ == "PROPN" else None
+        )
         if kind:
             evidence[kind] += 4
     if mention.kind != "name":
@@ -435,7 +459,11 @@ def _term_start(doc: Any, floor: int, root: int, taken: list[bool]) -> int:
         if taken[prev.i] or prev.is_space:
             break
         joined = not prev.whitespace_ and (prev.text == "-" or doc[start].text == "-")
-        if joined and (prev.is_alpha or prev.text == "-") and prev.pos_ not in ("ADP", "DET", "PRON", "CCONJ"):
+        if (
+            joined
+            and (prev.is_alpha or prev.text == "-")
+            and prev.pos_ not in ("ADP", "DET", "PRON", "CCONJ")
+        ):
             start -= 1
             continue
         if prev.is_stop or prev.pos_ in _FUNCTION_POS:
@@ -470,9 +498,13 @@ def _term_name(span: Any) -> str:
         text = token.text if token.text.isupper() and len(token.text) > 1 else token.lower_
         parts.append(text + token.whitespace_)
     last = span[-1]
-    if last.tag_ in ("NNS", "NNPS") and not last.lower_.endswith(("ics", "data", "media", "species", "series", "news")):
+    if last.tag_ in ("NNS", "NNPS") and not last.lower_.endswith(
+        ("ics", "data", "media", "species", "series", "news")
+    ):
         lemma = last.lemma_.lower()
-        parts.append(lemma[:-1] if last.tag_ == "NNPS" and lemma == last.lower_ and lemma.endswith("s") else lemma)
+        parts.append(
+            lemma[:-1] if last.tag_ == "NNPS" and lemma == last.lower_ and lemma.endswith("s") else lemma
+        )
     else:
         parts.append(last.text if last.text.isupper() and len(last.text) > 1 else last.lower_)
     return collapse("".join(parts))

@@ -212,7 +212,7 @@ def test_the_offline_demo_shows_the_answer_in_whole_sentences(
     sources = _sources(out)
     assert 1 <= len(sources) <= demo.TOP_CHUNKS
     for name, lines in sources:
-        text = words(" ".join(line.removeprefix(MARK.strip()) for line in lines).replace("…", ""))
+        text = _passage_text(lines)
         assert text in texts[name], (name, text)  # whole sentences of the document, in order
         assert text[0].isupper() and text[-1] in ".!?", text
     marked = [_marked(lines) for _, lines in sources]
@@ -229,16 +229,21 @@ def test_the_offline_demo_shows_the_answer_in_whole_sentences(
 
 
 def _sources(out: str) -> list[tuple[str, list[str]]]:
-    """The printed sources: the file name of each and its passage's lines (indent removed)."""
+    """The printed sources: the file name of each and its passage's lines (indent removed);
+    a chunk whose marked sentences were shown already is left out."""
     tail = out.split("\nSources: ", 1)[1].split("\ndone in ", 1)[0]
     found: list[tuple[str, list[str]]] = []
     for line in tail.splitlines()[1:]:
         header = re.match(r"  \[\d+\] (\S+)$", line)
         if header:
             found.append((header.group(1), []))
-        elif line.strip():
+        elif line.strip() and not line.strip().startswith("(the same sentences as above"):
             found[-1][1].append(line.strip())
-    return found
+    return [(name, lines) for name, lines in found if lines]
+
+
+def _passage_text(lines: list[str]) -> str:
+    return words(" ".join(line.removeprefix(MARK.strip()) for line in lines).replace("…", ""))
 
 
 def _marked(lines: list[str]) -> str:
@@ -258,3 +263,25 @@ async def _drop(dsn: str, name: str) -> None:
 def test_sample_files_are_packaged() -> None:
     pyproject = (Path(__file__).parents[1] / "pyproject.toml").read_text(encoding="utf-8")
     assert '"sample/*.md"' in pyproject
+
+
+def test_the_demo_with_an_llm_answers_then_shows_the_passages(
+    cli_env: None,
+    dsn: str,
+    workspace_name: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    files = [f for f in demo.sample_files() if f.name in SUBSET]
+    monkeypatch.setattr(demo, "sample_files", lambda: files)
+    texts = {f.name: words(f.read_text(encoding="utf-8")) for f in files}
+    try:
+        assert main(["--dsn", dsn, "--workspace", workspace_name, "demo", "--mode", "naive"]) == 0
+    finally:
+        asyncio.run(_drop(dsn, workspace_name))
+    out = capsys.readouterr().out
+    assert "extractor llm" in out and "Scripted answer" in out and "No LLM is configured" not in out
+    sources = _sources(out)
+    assert sources and all(_marked(lines) for _, lines in sources)
+    for name, lines in sources:
+        assert _passage_text(lines) in texts[name]

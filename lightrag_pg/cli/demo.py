@@ -107,10 +107,17 @@ async def print_retrieved(
     texts = {f.name: f.read_text(encoding="utf-8") for f in files}
     pairs = [(c["content"], texts.get(Path(c["file_path"]).name)) for c in chunks]
     passages = await best_passages(rag, question, pairs)
+    shown: set[tuple[str, ...]] = set()
     for chunk, found in zip(chunks, passages, strict=True):
         print(f"\n  [{chunk['reference_id']}] {Path(chunk['file_path']).name}")
-        if found is not None:
+        if found is None:
+            continue
+        matches = tuple(found.sentences[i] for i in sorted(found.marked))
+        if matches in shown:
+            print("      (the same sentences as above: the two chunks overlap)")
+        else:
             print("\n".join(render(found, width=width, highlight=highlighter())))
+            shown.add(matches)
 
 
 async def best_passages(

@@ -285,3 +285,15 @@ def test_the_demo_with_an_llm_answers_then_shows_the_passages(
     assert sources and all(_marked(lines) for _, lines in sources)
     for name, lines in sources:
         assert _passage_text(lines) in texts[name]
+
+
+def test_marked_sentences_are_bold_on_a_terminal_unless_no_color(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setattr(demo.sys.stdout, "isatty", lambda: True)
+    style = demo.highlighter()
+    assert style is not None and style("answer") == "\x1b[1;33manswer\x1b[0m"
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert demo.highlighter() is None
+    monkeypatch.delenv("NO_COLOR")
+    monkeypatch.setattr(demo.sys.stdout, "isatty", lambda: False)
+    assert demo.highlighter() is None

@@ -167,6 +167,7 @@ class Pipeline:
         async with unit_of_work(self.pool) as uow:
             await uow.chunks.upsert(chunks, vectors)
             await uow.docs.mark_processed(doc_id, [c.id for c in chunks], details)
+        state.chunks_done += len(chunks)
 
     async def _extract_all(
         self, chunks: Sequence[ChunkRow], state: Progress, progress: ProgressCallback
@@ -176,7 +177,7 @@ class Pipeline:
         async def one(chunk: ChunkRow) -> Extraction:
             async with gate:
                 result = await self.extractor.extract(chunk.id, chunk.content, chunk.file_path)
-            state.chunks_done += 1
+            state.chunks_extracted += 1
             progress(state)
             return result
 

@@ -9,8 +9,11 @@ that keeps serving one workspace costs nothing extra. Each workspace may hold
 at most its *share* of the connections, so one busy workspace cannot take
 them all from the others. PostgreSQL re-parses a prepared statement whose
 ``search_path`` changed since its last use, so asyncpg's statement cache stays
-valid across workspaces: the result types of lightrag_pg's statements do not
-depend on the workspace (vectors leave the database as ``real[]``).
+valid across workspaces as long as no statement returns a column whose type
+depends on the workspace: re-parsed to another result type (a ``vector(8)``
+column read in a workspace of 16 dimensions) it fails inside a transaction
+with ``InvalidCachedStatementError``. So vectors leave the database as
+``real[]`` (tests/test_shared_pool.py checks every statement that returns rows).
 """
 
 from __future__ import annotations

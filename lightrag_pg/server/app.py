@@ -54,6 +54,7 @@ STATUS_OF: dict[type[Exception], int] = {
     errors.WorkspaceConflict: 409,
     Throttled: 429,
     ServerBusy: 503,
+    errors.PoolExhausted: 503,
     errors.ConnectFailed: 503,
     errors.ConnectionLost: 503,
     errors.ConcurrentUpdate: 503,

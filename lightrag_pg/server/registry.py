@@ -32,7 +32,7 @@ from ..db.pool import SQL as POOL_SQL
 from ..db.pool import SharedPool, open_shared_pool
 from ..db.translate import translated
 from ..db.workspace import list_workspaces, read_info
-from ..errors import ConfigurationError, LightRAGError, WorkspaceNotFound
+from ..errors import ConfigurationError, LightRAGError, StorageError, WorkspaceNotFound
 from ..rag import LightRAG
 from .files import InputFolder
 from .runtime import WorkspaceRuntime
@@ -60,6 +60,7 @@ class WorkspaceRegistry:
         self._opening: dict[str, asyncio.Task[WorkspaceRuntime]] = {}
         self._admin: asyncpg.Pool | None = None
         self._pool: SharedPool | None = None
+        self._closing: set[asyncio.Task[None]] = set()
 
     async def start(self) -> None:
         """Connect, and open (creating it if needed) the default workspace."""
@@ -67,10 +68,10 @@ class WorkspaceRegistry:
         dsn, timeout = split_connect_timeout(self.dsn, library.connect_timeout)
         async with translated():
             self._admin = await asyncpg.create_pool(dsn, min_size=0, max_size=2, timeout=timeout)
-            self._pool = await open_shared_pool(
+            self._pool = await open_shared_pool(  # empty: the default workspace creates the extensions
                 dsn,
                 self.settings.default_workspace,
-                min_size=min(library.pool_min_size, self.settings.pool_size),
+                min_size=0,
                 max_size=self.settings.pool_size,
                 share=self.settings.workspace_pool_size,
                 statement_timeout_ms=library.statement_timeout_ms,
@@ -110,13 +111,34 @@ class WorkspaceRegistry:
 
     @asynccontextmanager
     async def use(self, name: str) -> AsyncIterator[WorkspaceRuntime]:
-        """``async with registry.use(name) as runtime:`` the workspace, not closed while in use."""
+        """``async with registry.use(name) as runtime:`` the workspace, not closed while in use.
+
+        A storage error in a workspace that no longer exists (dropped while
+        open) becomes :class:`WorkspaceNotFound`, and the workspace is closed.
+        """
         runtime = await self.get(name)
         runtime.users += 1
         try:
             yield runtime
+        except StorageError as exc:
+            if await self._dropped(runtime):
+                raise WorkspaceNotFound(f"workspace {runtime.name!r} no longer exists") from exc
+            raise
         finally:
             runtime.users -= 1
+
+    async def _dropped(self, runtime: WorkspaceRuntime) -> bool:
+        """Whether ``runtime``'s workspace is gone from the database; if so, stop serving it."""
+        async with translated(), self.admin.acquire() as conn:
+            if await read_info(conn, runtime.name) is not None:
+                return False
+        if self._open.get(runtime.name) is runtime:
+            del self._open[runtime.name]
+            log.warning("workspace %s was dropped while open; closing it", runtime.name)
+            task = asyncio.create_task(runtime.close(self.settings.shutdown_grace_seconds))
+            self._closing.add(task)
+            task.add_done_callback(self._closing.discard)
+        return True
 
     async def get(self, name: str) -> WorkspaceRuntime:
         """The open workspace ``name``, opening it if needed.
@@ -173,7 +195,9 @@ class WorkspaceRegistry:
             task.cancel()
         runtimes, self._open = list(self._open.values()), OrderedDict()
         await asyncio.gather(
-            *(r.close(self.settings.shutdown_grace_seconds) for r in runtimes), return_exceptions=True
+            *(r.close(self.settings.shutdown_grace_seconds) for r in runtimes),
+            *self._closing,
+            return_exceptions=True,
         )
         if self._pool is not None:
             await self._pool.close()

@@ -11,9 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
+import pytest
 
 from lightrag_pg import LightRAG
+from lightrag_pg.db.pool import SharedPool
 from lightrag_pg.db.workspace import drop_workspace, workspace_exists
+from lightrag_pg.errors import ConfigurationError
 from lightrag_pg.server import ServerSettings
 from lightrag_pg.server.runtime import WorkspaceRuntime
 from lightrag_pg.testing import hashed_embedding_func, scripted_llm
@@ -150,3 +153,26 @@ async def test_no_statement_is_added_in_the_steady_state(
             await answer(server)
         assert after_b.switches >= 1  # the connection b used last is pointed back at a: one statement
         assert after_b.statements == steady.statements + after_b.switches
+
+
+def test_pool_sizes_come_from_the_environment_and_leave_room_for_other_workspaces() -> None:
+    env = {"LIGHTRAG_PG_POOL_SIZE": "10", "LIGHTRAG_PG_WORKSPACE_POOL_SIZE": "6"}
+    settings = ServerSettings.from_env(env)
+    assert (settings.pool_size, settings.workspace_pool_size) == (10, 6)
+    assert (ServerSettings().pool_size, ServerSettings().workspace_pool_size) == (16, 8)
+    with pytest.raises(ConfigurationError, match="must be below pool_size"):
+        ServerSettings(pool_size=4, workspace_pool_size=4)
+    with pytest.raises(ConfigurationError, match="LIGHTRAG_PG_POOL_SIZE"):
+        ServerSettings.from_env({"LIGHTRAG_PG_POOL_SIZE": "many"})
+
+
+async def test_a_factory_that_ignores_the_shared_pool_is_refused(
+    dsn: str, workspace_name: str, conn: asyncpg.Connection
+) -> None:
+    def own_pool(workspace: str, pool: SharedPool) -> LightRAG:
+        return LightRAG(dsn=dsn, workspace=workspace, embedding_func=hashed_embedding_func())
+
+    with pytest.raises(ConfigurationError, match="pool=pool"):
+        async with serving(ServerSettings(dsn=dsn, default_workspace=workspace_name), own_pool):
+            pass
+    await drop_workspace(conn, workspace_name)

@@ -41,21 +41,26 @@ def serve(args: argparse.Namespace) -> None:
     """The server process: uvicorn with the corpus LLM (``--role server``)."""
     import uvicorn
 
+    from lightrag_pg.db.pool import SharedPool
     from lightrag_pg.server import ServerSettings, create_app
 
     vocab = vocabulary(seed=args.seed)
 
-    def factory(dsn: str, workspace: str) -> LightRAG:
+    def factory(workspace: str, pool: SharedPool) -> LightRAG:
         return LightRAG(
-            dsn=dsn,
             workspace=workspace,
             llm_model_func=CorpusLLM(vocab),
             embedding_func=hashed_embedding_func(HASHED_DIM),
-            pool_max_size=args.pool,
+            pool=pool,
         )
 
     settings = ServerSettings(
-        dsn=args.dsn, default_workspace=args.workspace, port=args.port, input_dir=Path(args.input_dir)
+        dsn=args.dsn,
+        default_workspace=args.workspace,
+        port=args.port,
+        input_dir=Path(args.input_dir),
+        pool_size=args.pool,
+        workspace_pool_size=args.share,
     )
     uvicorn.run(create_app(settings, factory), host="127.0.0.1", port=args.port, log_level="warning")
 
@@ -179,7 +184,8 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=32, help="concurrent query clients")
     parser.add_argument("--seconds", type=float, default=30.0, help="length of each load phase")
     parser.add_argument("--words", type=int, default=1500, help="words per document")
-    parser.add_argument("--pool", type=int, default=8, help="connections in the workspace's pool")
+    parser.add_argument("--pool", type=int, default=16, help="connections in the server's shared pool")
+    parser.add_argument("--share", type=int, default=8, help="of which one workspace holds at most")
     parser.add_argument("--dsn", default=None, help=f"PostgreSQL DSN (default ${DSN_ENV}, else embedded)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--role", choices=("drive", "server"), default="drive", help=argparse.SUPPRESS)
@@ -193,8 +199,8 @@ def main() -> None:
     with database(args.dsn) as dsn, tempfile.TemporaryDirectory() as inputs:
         port, workspace = free_port(), workspace_name("bench_serve")
         command = [sys.executable, __file__, "--role", "server", "--dsn", dsn, "--port", str(port)]
-        command += ["--workspace", workspace, "--input-dir", inputs, "--pool", str(args.pool)]
-        command += ["--seed", str(args.seed)]
+        command += ["--workspace", workspace, "--input-dir", inputs]
+        command += ["--pool", str(args.pool), "--share", str(args.share), "--seed", str(args.seed)]
         server = subprocess.Popen(command, env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
         url = f"http://127.0.0.1:{port}"
         try:

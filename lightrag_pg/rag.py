@@ -16,11 +16,11 @@ from .config import Settings
 from .db.connect import connect, split_connect_timeout
 from .db.embedded import resolve_dsn
 from .db.identifiers import validate_workspace
-from .db.pool import WorkspacePool, create_pool
+from .db.pool import SharedPool, WorkspacePool, create_pool
 from .db.translate import translated
 from .db.workspace import WorkspaceInfo, create_workspace, drop_workspace, list_workspaces, read_info
 from .defaults import choose_extractor, default_embedding, default_llm
-from .errors import InvalidInput, LightRAGError
+from .errors import ConfigurationError, InvalidInput, LightRAGError
 from .export import ExportResult, export_workspace
 from .index.custom_kg import CustomGraph, plan_custom_graph
 from .index.custom_kg import summary as custom_graph_summary
@@ -100,6 +100,10 @@ class LightRAG:
     ``rerank_model_func`` (optional) is ``async (query, documents, top_n)``
     returning ``[{"index": i, "relevance_score": s}, ...]``. Any
     :class:`~lightrag_pg.config.Settings` field can be passed as a keyword.
+    ``pool`` (instead of ``dsn``): a :class:`~lightrag_pg.db.pool.SharedPool` to
+    use, with other workspaces, instead of a pool of its own; ``pool_min_size``,
+    ``pool_max_size``, ``statement_timeout_ms`` and ``pool_acquire_timeout`` are
+    then the shared pool's, and :meth:`finalize` leaves it open.
     """
 
     def __init__(
@@ -109,12 +113,17 @@ class LightRAG:
         llm_model_func: LLMFunc | None = None,
         embedding_func: EmbeddingFunc | None = None,
         rerank_model_func: RerankFunc | None = None,
+        *,
+        pool: SharedPool | None = None,
         **settings: Any,
     ) -> None:
+        if pool is not None and dsn is not None:
+            raise ConfigurationError("LightRAG takes a dsn or a shared pool, not both")
         self.settings = Settings.from_kwargs(**settings)
         self.workspace = validate_workspace(workspace)
-        self._dsn = dsn
-        self._connect_timeout = self.settings.connect_timeout
+        self._shared = pool
+        self._dsn = pool.dsn if pool else dsn
+        self._connect_timeout = pool.connect_timeout if pool else self.settings.connect_timeout
         self.llm_model_func = llm_model_func
         self.embedding_func = embedding_func
         self.info: WorkspaceInfo | None = None
@@ -136,8 +145,10 @@ class LightRAG:
             self.embedding_func = await asyncio.to_thread(default_embedding, self.settings)
         if self.llm_model_func is None:
             self.llm_model_func = default_llm(self.settings)
-        dsn = await asyncio.to_thread(resolve_dsn, self._dsn, self.settings.data_dir)
-        self._dsn, self._connect_timeout = split_connect_timeout(dsn, self.settings.connect_timeout)
+        if self._shared is None:
+            dsn = await asyncio.to_thread(resolve_dsn, self._dsn, self.settings.data_dir)
+            self._dsn, self._connect_timeout = split_connect_timeout(dsn, self.settings.connect_timeout)
+        assert self._dsn is not None
         conn = await connect(self._dsn, timeout=self._connect_timeout)
         async with translated():
             try:
@@ -150,16 +161,19 @@ class LightRAG:
                 )
             finally:
                 await conn.close()
-        self._pool = await create_pool(
-            self._dsn,
-            self.workspace,
-            embedding_dim=self.info.embedding_dim,
-            min_size=self.settings.pool_min_size,
-            max_size=self.settings.pool_max_size,
-            statement_timeout_ms=self.settings.statement_timeout_ms,
-            connect_timeout=self._connect_timeout,
-            acquire_timeout=self.settings.pool_acquire_timeout,
-        )
+        if self._shared is not None:
+            self._pool = self._shared.workspace(self.workspace, self.info.embedding_dim)
+        else:
+            self._pool = await create_pool(
+                self._dsn,
+                self.workspace,
+                embedding_dim=self.info.embedding_dim,
+                min_size=self.settings.pool_min_size,
+                max_size=self.settings.pool_max_size,
+                statement_timeout_ms=self.settings.statement_timeout_ms,
+                connect_timeout=self._connect_timeout,
+                acquire_timeout=self.settings.pool_acquire_timeout,
+            )
         s = self.settings
         self._embed = wrap_embedding(self.embedding_func, settings=s)
         if self.llm_model_func is not None:

@@ -11,7 +11,9 @@ from typing import Any
 import httpx
 
 from lightrag_pg import LightRAG
+from lightrag_pg.db.pool import SharedPool
 from lightrag_pg.server import ServerSettings, create_app
+from lightrag_pg.server.registry import RagFactory
 from lightrag_pg.testing import hashed_embedding_func, scripted_llm
 from lightrag_pg.types import DocStatus
 
@@ -25,14 +27,13 @@ def counted(**nonzero: int) -> dict[str, int]:
     return {**counts, "all": sum(counts.values())}
 
 
-def scripted_factory(llm: Callable[..., Any] = scripted_llm) -> Callable[[str, str], LightRAG]:
-    def factory(dsn: str, workspace: str) -> LightRAG:
+def scripted_factory(llm: Callable[..., Any] = scripted_llm) -> RagFactory:
+    def factory(workspace: str, pool: SharedPool) -> LightRAG:
         return LightRAG(
-            dsn=dsn,
             workspace=workspace,
             llm_model_func=llm,
             embedding_func=hashed_embedding_func(),
-            pool_max_size=4,
+            pool=pool,
             retry_base_delay=0.01,
         )
 
@@ -61,7 +62,7 @@ class Served:
 
 @asynccontextmanager
 async def serving(
-    settings: ServerSettings, factory: Callable[[str, str], LightRAG] | None = None, **headers: str
+    settings: ServerSettings, factory: RagFactory | None = None, **headers: str
 ) -> AsyncIterator[Served]:
     """The app with its lifespan running, and an httpx client talking to it in-process."""
     app = create_app(settings, factory or scripted_factory())

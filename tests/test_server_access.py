@@ -178,6 +178,7 @@ async def test_a_broken_workspace_does_not_block_another(
     dsn: str, workspace_name: str, conn: asyncpg.Connection
 ) -> None:
     from lightrag_pg import LightRAG
+    from lightrag_pg.db.pool import SharedPool
     from lightrag_pg.testing import hashed_embedding_func
 
     from .server_support import scripted_factory
@@ -185,10 +186,10 @@ async def test_a_broken_workspace_does_not_block_another(
     broken = f"{workspace_name}_broken"
     healthy = scripted_factory()
 
-    def factory(dsn_: str, workspace: str) -> LightRAG:
+    def factory(workspace: str, pool: SharedPool) -> LightRAG:
         if workspace == broken:  # a dimension the workspace does not have: initialize() fails
-            return LightRAG(dsn=dsn_, workspace=workspace, embedding_func=hashed_embedding_func(8))
-        return healthy(dsn_, workspace)
+            return LightRAG(workspace=workspace, embedding_func=hashed_embedding_func(8), pool=pool)
+        return healthy(workspace, pool)
 
     async with serving(ServerSettings(dsn=dsn, default_workspace=broken, allow_create=True)) as first:
         await first.client.get("/documents/status_counts")

@@ -1,4 +1,20 @@
-"""The asyncpg pool of one workspace, with its per-connection init hook."""
+"""One asyncpg pool for many workspaces, and the per-workspace handle the stores use as "the pool".
+
+A :class:`SharedPool`'s connections start with its *home* workspace first on
+``search_path`` (set at connect time, no statement). A :class:`WorkspacePool`
+is one workspace's view of it: on checkout it points the connection at its
+workspace with one ``set_config`` statement, only when the connection last
+served another workspace (each connection remembers which), so a connection
+that keeps serving one workspace costs nothing extra. Each workspace may hold
+at most its *share* of the connections, so one busy workspace cannot take
+them all from the others. PostgreSQL re-parses a prepared statement whose
+``search_path`` changed since its last use, so asyncpg's statement cache stays
+valid across workspaces as long as no statement returns a column whose type
+depends on the workspace: re-parsed to another result type (a ``vector(8)``
+column read in a workspace of 16 dimensions) it fails inside a transaction
+with ``InvalidCachedStatementError``. So vectors leave the database as
+``real[]`` (tests/test_shared_pool.py checks every statement that returns rows).
+"""
 
 from __future__ import annotations
 
@@ -10,10 +26,10 @@ from typing import Any
 import asyncpg
 from pgvector.asyncpg import register_vector
 
-from ..errors import PoolExhausted
+from ..errors import LightRAGError, PoolExhausted
 from .connect import CONNECT_ERRORS, connect_failure
 from .embedded import redact_dsn
-from .identifiers import search_path
+from .identifiers import search_path, validate_workspace
 from .sqlfile import load_queries
 
 log = logging.getLogger(__name__)
@@ -42,13 +58,17 @@ async def keep_session(conn: asyncpg.Connection) -> None:
     UNLISTEN, RESET ALL, releasing advisory locks), which was a third of a
     query's statements. asyncpg still rolls back a transaction left open before
     calling this, without a round trip when there is none. Nothing else needs
-    resetting because lightrag_pg never leaves session state on a pooled
-    connection: session settings are fixed at connect time (``server_settings``),
-    settings inside statements are ``SET LOCAL`` / ``set_config(..., true)``,
-    cursors live only inside transactions, nothing LISTENs, and session advisory
-    locks are held on a dedicated connection outside the pool
-    (:mod:`lightrag_pg.index.locks`). Code that changes session state on a
-    connection from ``rag.pool`` must call ``await conn.reset()`` before releasing it.
+    resetting because lightrag_pg leaves no session state on a pooled
+    connection but one: its ``search_path``, which points at the workspace it
+    last served and which every checkout sets when it serves another
+    (:meth:`WorkspaceConnection.point_at`). The other session settings are fixed
+    at connect time (``server_settings``), settings inside statements are
+    ``SET LOCAL`` / ``set_config(..., true)``, cursors live only inside
+    transactions, nothing LISTENs, and session advisory locks are held on a
+    dedicated connection outside the pool (:mod:`lightrag_pg.index.locks`).
+    Code that changes session state on a connection from ``rag.pool`` must call
+    ``await conn.reset()`` before releasing it (which also makes the connection
+    forget its workspace, so the next checkout points it again).
     """
 
 
@@ -65,46 +85,211 @@ def server_settings(workspace: str, statement_timeout_ms: int = 0) -> dict[str, 
     return settings
 
 
-class WorkspacePool(asyncpg.Pool):
-    """An asyncpg pool whose ``acquire`` waits a bounded time and says what it waited for.
+class WorkspaceConnection(asyncpg.Connection):
+    """A pooled connection that knows which workspace its ``search_path`` points at.
 
-    Waiting longer than ``acquire_timeout`` seconds for a free connection raises
+    ``workspace`` is ``None`` when unknown (after :meth:`reset`), which the
+    next :meth:`point_at` treats as pointing elsewhere.
+    """
+
+    workspace: str | None = None
+
+    async def point_at(self, workspace: str) -> None:
+        """Put ``workspace`` first on ``search_path``: one statement, none if it already is."""
+        if self.workspace == workspace:
+            return
+        self.workspace = None
+        await self.execute(SQL["point_at"], search_path(workspace))
+        self.workspace = workspace
+
+    async def reset(self, *, timeout: float | None = None) -> None:
+        """asyncpg's reset (``RESET ALL`` among others); the workspace is then unknown."""
+        self.workspace = None
+        await super().reset(timeout=timeout)
+
+
+class SharedPool:
+    """One asyncpg pool whose connections serve any workspace; open it with :func:`open_shared_pool`.
+
+    :meth:`workspace` gives a workspace's :class:`WorkspacePool`. ``share``
+    bounds the connections one workspace holds at once (below ``max_size`` so
+    that a busy workspace leaves some to the others); a wait longer than
+    ``acquire_timeout`` seconds for a connection raises
+    :class:`~lightrag_pg.errors.PoolExhausted`. ``dsn`` (without
+    ``connect_timeout``) and ``connect_timeout`` are what the pool connects
+    with, for the dedicated connections a workspace needs beside it.
+    """
+
+    def __init__(
+        self,
+        dsn: str,
+        home: str,
+        *,
+        min_size: int,
+        max_size: int,
+        share: int,
+        statement_timeout_ms: int,
+        connect_timeout: float,
+        acquire_timeout: float,
+    ) -> None:
+        if not 0 < share <= max_size:
+            raise LightRAGError(f"a workspace's share must be in 1..{max_size} (max_size), got {share}")
+        self.dsn = dsn
+        self.home = validate_workspace(home)
+        self.share = share
+        self.connect_timeout = connect_timeout
+        self.acquire_timeout = acquire_timeout
+        self._shares: dict[str, asyncio.Semaphore] = {}
+        self.pool = asyncpg.Pool(
+            dsn,
+            min_size=min_size,
+            max_size=max_size,
+            max_queries=50_000,
+            max_inactive_connection_lifetime=300.0,
+            init=self._init,
+            reset=keep_session,
+            loop=None,
+            connection_class=WorkspaceConnection,
+            record_class=asyncpg.Record,
+            server_settings=server_settings(self.home, statement_timeout_ms),
+            timeout=connect_timeout,
+        )
+
+    async def _init(self, conn: asyncpg.Connection) -> None:
+        await init_connection(conn)
+        conn.workspace = self.home
+
+    @property
+    def max_size(self) -> int:
+        """The most connections the pool opens."""
+        return self.pool.get_max_size()
+
+    def workspace(self, name: str, embedding_dim: int) -> WorkspacePool:
+        """The pool as workspace ``name`` (of ``embedding_dim`` dimensions) uses it."""
+        name = validate_workspace(name)
+        gate = self._shares.setdefault(name, asyncio.Semaphore(self.share))
+        return WorkspacePool(self, name, embedding_dim, gate)
+
+    async def close(self) -> None:
+        """Close every connection, waiting for those in use to be released."""
+        await self.pool.close()
+
+
+class WorkspacePool:
+    """One workspace's connections from a :class:`SharedPool`: what the stores call "the pool".
+
+    ``acquire()`` waits at most ``acquire_timeout`` seconds (in all) for the
+    workspace's share and a free connection, then raises
     :class:`~lightrag_pg.errors.PoolExhausted` instead of hanging: the usual
     cause is a caller holding every connection (a ``rag.session()`` or
     ``rag.unit_of_work()`` block) while calling the same LightRAG.
     ``embedding_dim`` is the workspace's vector width, which the stores on its
-    connections write their vector searches for.
+    connections write their vector searches for. :meth:`close` closes the
+    shared pool only if this handle owns it (:func:`create_pool`).
     """
 
-    __slots__ = ("acquire_timeout", "embedding_dim", "workspace")
+    __slots__ = ("_gate", "acquire_timeout", "embedding_dim", "owns_shared", "shared", "workspace")
 
-    def acquire(self, *, timeout: float | None = None) -> _BoundedAcquire:  # type: ignore[override]
-        """Like :meth:`asyncpg.Pool.acquire`, with the pool's timeout by default."""
-        wait = self.acquire_timeout if timeout is None else timeout
-        return _BoundedAcquire(super().acquire(timeout=wait), self, wait)
+    def __init__(
+        self, shared: SharedPool, workspace: str, embedding_dim: int, gate: asyncio.Semaphore
+    ) -> None:
+        self.shared = shared
+        self.workspace = workspace
+        self.embedding_dim = embedding_dim
+        self.acquire_timeout = shared.acquire_timeout
+        self.owns_shared = False
+        self._gate = gate
+
+    def get_max_size(self) -> int:
+        """The most connections this workspace holds at once (its share of the shared pool)."""
+        return self.shared.share
+
+    def acquire(self, *, timeout: float | None = None) -> _WorkspaceAcquire:
+        """``async with pool.acquire() as conn:`` a connection pointed at this workspace."""
+        return _WorkspaceAcquire(self, self.acquire_timeout if timeout is None else timeout)
+
+    async def close(self) -> None:
+        """Close the shared pool if this handle owns it; a shared one stays open for the others."""
+        if self.owns_shared:
+            await self.shared.close()
 
 
-class _BoundedAcquire:
+class _WorkspaceAcquire:
     """The context manager of :meth:`WorkspacePool.acquire`."""
 
     __slots__ = ("_inner", "_pool", "_timeout")
 
-    def __init__(self, inner: Any, pool: WorkspacePool, timeout: float) -> None:
-        self._inner, self._pool, self._timeout = inner, pool, timeout
+    def __init__(self, pool: WorkspacePool, timeout: float) -> None:
+        self._pool, self._timeout = pool, timeout
+        self._inner: Any = None
 
     async def __aenter__(self) -> asyncpg.Connection:
+        pool, loop = self._pool, asyncio.get_running_loop()
+        deadline = loop.time() + self._timeout
         try:
-            return await self._inner.__aenter__()
-        except asyncio.TimeoutError as exc:
-            raise PoolExhausted(
-                f"no free connection in the pool of workspace {self._pool.workspace!r} after "
-                f"{self._timeout:g} s (pool_max_size={self._pool.get_max_size()}, "
-                "pool_acquire_timeout): is a rag.session() or rag.unit_of_work() block held "
-                "while calling the same LightRAG? Otherwise raise pool_max_size"
-            ) from exc
+            async with asyncio.timeout(self._timeout):
+                await pool._gate.acquire()
+        except TimeoutError as exc:
+            raise self._exhausted(f"{pool.shared.share} connections (its share) in use") from exc
+        try:
+            self._inner = pool.shared.pool.acquire(timeout=max(deadline - loop.time(), 0.0))
+            try:
+                conn = await self._inner.__aenter__()
+            except asyncio.TimeoutError as exc:
+                raise self._exhausted(f"all {pool.shared.max_size} connections in use") from exc
+            try:
+                await conn.point_at(pool.workspace)
+            except BaseException as exc:
+                await self._inner.__aexit__(type(exc), exc, exc.__traceback__)
+                raise
+        except BaseException:
+            pool._gate.release()
+            raise
+        return conn
 
     async def __aexit__(self, *exc: object) -> None:
-        await self._inner.__aexit__(*exc)
+        try:
+            await self._inner.__aexit__(*exc)
+        finally:
+            self._pool._gate.release()
+
+    def _exhausted(self, why: str) -> PoolExhausted:
+        return PoolExhausted(
+            f"no free connection in the pool of workspace {self._pool.workspace!r} after "
+            f"{self._timeout:g} s ({why}; pool_max_size={self._pool.shared.max_size}, "
+            "pool_acquire_timeout): is a rag.session() or rag.unit_of_work() block held "
+            "while calling the same LightRAG? Otherwise raise pool_max_size"
+        )
+
+
+async def open_shared_pool(
+    dsn: str,
+    home: str,
+    *,
+    min_size: int = 1,
+    max_size: int = 8,
+    share: int | None = None,
+    statement_timeout_ms: int = 0,
+    connect_timeout: float = 10.0,
+    acquire_timeout: float = 30.0,
+) -> SharedPool:
+    """Open a :class:`SharedPool` whose connections start pointed at ``home``;
+    each workspace holds at most ``share`` connections (default: ``max_size``)."""
+    shared = SharedPool(
+        dsn,
+        home,
+        min_size=min_size,
+        max_size=max_size,
+        share=max_size if share is None else share,
+        statement_timeout_ms=statement_timeout_ms,
+        connect_timeout=connect_timeout,
+        acquire_timeout=acquire_timeout,
+    )
+    try:
+        await shared.pool
+    except CONNECT_ERRORS as exc:
+        raise connect_failure(exc, redact_dsn(dsn), connect_timeout) from exc
+    return shared
 
 
 async def create_pool(
@@ -118,26 +303,17 @@ async def create_pool(
     connect_timeout: float = 10.0,
     acquire_timeout: float = 30.0,
 ) -> WorkspacePool:
-    """Open a pool whose connections all have ``workspace`` (of ``embedding_dim``
-    dimensions) first on search_path."""
-    pool = WorkspacePool(
+    """Open a pool of one workspace (of ``embedding_dim`` dimensions): a :class:`SharedPool`
+    of its own, with ``workspace`` as home, that closes with the returned handle."""
+    shared = await open_shared_pool(
         dsn,
+        workspace,
         min_size=min_size,
         max_size=max_size,
-        max_queries=50_000,
-        max_inactive_connection_lifetime=300.0,
-        init=init_connection,
-        reset=keep_session,
-        loop=None,
-        connection_class=asyncpg.Connection,
-        record_class=asyncpg.Record,
-        server_settings=server_settings(workspace, statement_timeout_ms),
-        timeout=connect_timeout,
+        statement_timeout_ms=statement_timeout_ms,
+        connect_timeout=connect_timeout,
+        acquire_timeout=acquire_timeout,
     )
-    pool.acquire_timeout = acquire_timeout
-    pool.workspace = workspace
-    pool.embedding_dim = embedding_dim
-    try:
-        return await pool
-    except CONNECT_ERRORS as exc:
-        raise connect_failure(exc, redact_dsn(dsn), connect_timeout) from exc
+    pool = shared.workspace(workspace, embedding_dim)
+    pool.owns_shared = True
+    return pool

@@ -10,4 +10,8 @@ LOAD 'age';
 
 -- name: ping
 -- The cheapest round trip: whether the server answers at all.
-SELECT 1
+SELECT 1;
+
+-- name: point_at
+-- Point this session at a workspace (value from identifiers.search_path), until pointed elsewhere.
+SELECT set_config('search_path', $1, false);

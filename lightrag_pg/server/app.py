@@ -17,6 +17,7 @@ from fastapi.staticfiles import StaticFiles
 from .. import errors
 from ..config import Settings
 from ..db.embedded import resolve_dsn
+from ..db.pool import SharedPool
 from ..defaults import default_embedding, default_llm
 from ..llm.embedding_func import EmbeddingFunc
 from ..llm.wrap import LLMFunc
@@ -53,6 +54,7 @@ STATUS_OF: dict[type[Exception], int] = {
     errors.WorkspaceConflict: 409,
     Throttled: 429,
     ServerBusy: 503,
+    errors.PoolExhausted: 503,
     errors.ConnectFailed: 503,
     errors.ConnectionLost: 503,
     errors.ConcurrentUpdate: 503,
@@ -61,22 +63,21 @@ STATUS_OF: dict[type[Exception], int] = {
 }
 
 
-def environment_factory(settings: ServerSettings) -> RagFactory:
+def environment_factory() -> RagFactory:
     """LightRAGs with the LLM and embeddings of the environment, shared by every workspace."""
     shared: dict[str, Any] = {}
 
-    def factory(dsn: str, workspace: str) -> LightRAG:
+    def factory(workspace: str, pool: SharedPool) -> LightRAG:
         if "embedding" not in shared:
             library = Settings()
             embedding: EmbeddingFunc = default_embedding(library)
             llm: LLMFunc | None = default_llm(library)
             shared.update(embedding=embedding, llm=llm)
         return LightRAG(
-            dsn=dsn,
             workspace=workspace,
             llm_model_func=shared["llm"],
             embedding_func=shared["embedding"],
-            pool_max_size=settings.workspace_pool_size,
+            pool=pool,
         )
 
     return factory
@@ -105,11 +106,12 @@ async def _login_throttled(request: Request, exc: Exception) -> JSONResponse:
 def create_app(settings: ServerSettings | None = None, factory: RagFactory | None = None) -> FastAPI:
     """The ASGI application; the database and workspaces open in its lifespan.
 
-    ``factory(dsn, workspace)`` builds each workspace's LightRAG (default: the
-    LLM and embeddings configured in the environment).
+    ``factory(workspace, pool)`` builds each workspace's LightRAG on the
+    server's shared pool (default: the LLM and embeddings configured in the
+    environment).
     """
     settings = settings or ServerSettings.from_env()
-    make_rag = factory or environment_factory(settings)
+    make_rag = factory or environment_factory()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -1,12 +1,18 @@
 """The workspaces a server process serves, opened on first use and kept, up to a bound.
 
-Each workspace has its own :class:`~lightrag_pg.LightRAG` and therefore its
-own small connection pool (``workspace_pool_size`` connections; every
-connection of a pool has the workspace first on its ``search_path``). At most
-``max_workspaces`` are open; opening one more closes the least recently used
-idle one, and when none is idle the request gets a 503. Opening a workspace
-(or failing to) happens in its own task, so a slow or broken workspace never
-holds up requests for another.
+Every workspace has its own :class:`~lightrag_pg.LightRAG`, and all of them
+share one connection pool (:class:`~lightrag_pg.db.pool.SharedPool`,
+``pool_size`` connections) in which a workspace holds at most
+``workspace_pool_size`` connections at once, so a busy workspace leaves
+connections to the others; a connection is pointed at a workspace's schema
+when it is checked out for it. At most ``max_workspaces`` are open (each holds
+its LightRAG and, while indexing, a dedicated connection for its advisory
+locks); opening one more closes the least recently used idle one, and when
+none is idle the request gets a 503. Opening a workspace (or failing to)
+happens in its own task, on a connection of its own, so a slow or broken
+workspace never holds up requests for another. Listing workspaces and the
+health check use a small pool of their own, so they answer while the shared
+pool is saturated.
 """
 
 from __future__ import annotations
@@ -23,9 +29,10 @@ from ..config import Settings
 from ..db.connect import split_connect_timeout
 from ..db.identifiers import validate_workspace
 from ..db.pool import SQL as POOL_SQL
+from ..db.pool import SharedPool, open_shared_pool
 from ..db.translate import translated
 from ..db.workspace import list_workspaces, read_info
-from ..errors import LightRAGError, WorkspaceNotFound
+from ..errors import ConfigurationError, LightRAGError, StorageError, WorkspaceNotFound
 from ..rag import LightRAG
 from .files import InputFolder
 from .runtime import WorkspaceRuntime
@@ -33,8 +40,9 @@ from .settings import ServerSettings
 
 log = logging.getLogger(__name__)
 
-RagFactory = Callable[[str, str], LightRAG]
-"""Builds the (uninitialized) LightRAG of a workspace: ``factory(dsn, workspace)``."""
+RagFactory = Callable[[str, SharedPool], LightRAG]
+"""Builds the (uninitialized) LightRAG of a workspace on the server's pool:
+``factory(workspace, pool)``, which passes ``pool=pool`` to :class:`~lightrag_pg.LightRAG`."""
 
 
 class ServerBusy(LightRAGError):
@@ -51,12 +59,25 @@ class WorkspaceRegistry:
         self._open: OrderedDict[str, WorkspaceRuntime] = OrderedDict()
         self._opening: dict[str, asyncio.Task[WorkspaceRuntime]] = {}
         self._admin: asyncpg.Pool | None = None
+        self._pool: SharedPool | None = None
+        self._closing: set[asyncio.Task[None]] = set()
 
     async def start(self) -> None:
         """Connect, and open (creating it if needed) the default workspace."""
-        dsn, timeout = split_connect_timeout(self.dsn, Settings().connect_timeout)
+        library = Settings()
+        dsn, timeout = split_connect_timeout(self.dsn, library.connect_timeout)
         async with translated():
             self._admin = await asyncpg.create_pool(dsn, min_size=0, max_size=2, timeout=timeout)
+            self._pool = await open_shared_pool(  # empty: the default workspace creates the extensions
+                dsn,
+                self.settings.default_workspace,
+                min_size=0,
+                max_size=self.settings.pool_size,
+                share=self.settings.workspace_pool_size,
+                statement_timeout_ms=library.statement_timeout_ms,
+                connect_timeout=timeout,
+                acquire_timeout=library.pool_acquire_timeout,
+            )
         await self.get(self.settings.default_workspace)
 
     @property
@@ -64,6 +85,13 @@ class WorkspaceRegistry:
         if self._admin is None:
             raise LightRAGError("the workspace registry is not started")
         return self._admin
+
+    @property
+    def pool(self) -> SharedPool:
+        """The connection pool every workspace shares."""
+        if self._pool is None:
+            raise LightRAGError("the workspace registry is not started")
+        return self._pool
 
     def opened(self) -> list[WorkspaceRuntime]:
         return list(self._open.values())
@@ -83,13 +111,34 @@ class WorkspaceRegistry:
 
     @asynccontextmanager
     async def use(self, name: str) -> AsyncIterator[WorkspaceRuntime]:
-        """``async with registry.use(name) as runtime:`` the workspace, not closed while in use."""
+        """``async with registry.use(name) as runtime:`` the workspace, not closed while in use.
+
+        A storage error in a workspace that no longer exists (dropped while
+        open) becomes :class:`WorkspaceNotFound`, and the workspace is closed.
+        """
         runtime = await self.get(name)
         runtime.users += 1
         try:
             yield runtime
+        except StorageError as exc:
+            if await self._dropped(runtime):
+                raise WorkspaceNotFound(f"workspace {runtime.name!r} no longer exists") from exc
+            raise
         finally:
             runtime.users -= 1
+
+    async def _dropped(self, runtime: WorkspaceRuntime) -> bool:
+        """Whether ``runtime``'s workspace is gone from the database; if so, stop serving it."""
+        async with translated(), self.admin.acquire() as conn:
+            if await read_info(conn, runtime.name) is not None:
+                return False
+        if self._open.get(runtime.name) is runtime:
+            del self._open[runtime.name]
+            log.warning("workspace %s was dropped while open; closing it", runtime.name)
+            task = asyncio.create_task(runtime.close(self.settings.shutdown_grace_seconds))
+            self._closing.add(task)
+            task.add_done_callback(self._closing.discard)
+        return True
 
     async def get(self, name: str) -> WorkspaceRuntime:
         """The open workspace ``name``, opening it if needed.
@@ -117,8 +166,11 @@ class WorkspaceRegistry:
                         f"workspace {name!r} does not exist (the server was started without --allow-create)"
                     )
         await self._make_room()
-        rag = self.factory(self.dsn, name)
+        rag = self.factory(name, self.pool)
         await rag.initialize()
+        if rag.pool.shared is not self.pool:
+            await rag.finalize()
+            raise ConfigurationError("the server's LightRAG factory must pass pool=pool to LightRAG")
         runtime = WorkspaceRuntime(rag, InputFolder(self.settings.input_dir, name))
         self._open[name] = runtime
         runtime.kick("resuming unfinished documents")
@@ -143,8 +195,13 @@ class WorkspaceRegistry:
             task.cancel()
         runtimes, self._open = list(self._open.values()), OrderedDict()
         await asyncio.gather(
-            *(r.close(self.settings.shutdown_grace_seconds) for r in runtimes), return_exceptions=True
+            *(r.close(self.settings.shutdown_grace_seconds) for r in runtimes),
+            *self._closing,
+            return_exceptions=True,
         )
+        if self._pool is not None:
+            await self._pool.close()
+            self._pool = None
         if self._admin is not None:
             await self._admin.close()
             self._admin = None

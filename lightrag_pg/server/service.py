@@ -128,6 +128,7 @@ async def health(
                 "embedding_model": rag.embedding_func.model_name if rag and rag.embedding_func else None,
                 "max_upload_bytes": settings.max_upload_bytes,
                 "max_workspaces": settings.max_workspaces,
+                "pool_size": settings.pool_size,
                 "workspace_pool_size": settings.workspace_pool_size,
             },
             pipeline=runtime.job.view() if runtime else None,

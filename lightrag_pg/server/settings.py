@@ -13,6 +13,8 @@ from ..errors import ConfigurationError
 DEFAULT_PORT = 9621
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
+POOL_SIZES = ("pool_size", "workspace_pool_size")
+
 KIB = 1024
 MIB = 1024 * KIB
 
@@ -56,7 +58,8 @@ class ServerSettings:
     max_upload_bytes: int = 100 * MIB
     max_pending_uploads: int = 64
     max_workspaces: int = 16
-    workspace_pool_size: int = 4
+    pool_size: int = 16
+    workspace_pool_size: int = 8
     accounts: Accounts = field(default_factory=Accounts)
     token_secret: str | None = None
     token_expire_hours: float = 48.0
@@ -72,10 +75,15 @@ class ServerSettings:
         object.__setattr__(self, "input_dir", Path(self.input_dir))
         if not 0 < self.port < 65536:
             raise ConfigurationError(f"port must be in 1..65535, got {self.port}")
-        for name in ("max_upload_bytes", "max_pending_uploads", "max_workspaces", "workspace_pool_size"):
+        for name in (*("max_upload_bytes", "max_pending_uploads", "max_workspaces"), *POOL_SIZES):
             value = getattr(self, name)
             if not isinstance(value, int) or value <= 0:
                 raise ConfigurationError(f"{name} must be a positive integer, got {value!r}")
+        if self.workspace_pool_size >= self.pool_size:
+            raise ConfigurationError(
+                f"workspace_pool_size ({self.workspace_pool_size}) must be below pool_size "
+                f"({self.pool_size}) so that a busy workspace leaves connections to the others"
+            )
         if self.accounts and not self.token_secret:
             raise ConfigurationError("TOKEN_SECRET must be set when AUTH_ACCOUNTS is configured")
 
@@ -118,6 +126,8 @@ class ServerSettings:
         values["api_key"] = text("LIGHTRAG_API_KEY")
         values["input_dir"] = text("INPUT_DIR")
         values["max_upload_bytes"] = number("MAX_UPLOAD_SIZE", int)
+        values["pool_size"] = number("LIGHTRAG_PG_POOL_SIZE", int)
+        values["workspace_pool_size"] = number("LIGHTRAG_PG_WORKSPACE_POOL_SIZE", int)
         values["token_secret"] = text("TOKEN_SECRET")
         values["token_expire_hours"] = number("TOKEN_EXPIRE_HOURS", float)
         values["ollama_model"] = _ollama_model(

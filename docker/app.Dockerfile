@@ -5,8 +5,8 @@ FROM python:3.11-slim
 WORKDIR /app
 COPY pyproject.toml README.md alembic.ini ./
 COPY lightrag_pg ./lightrag_pg
-# inside the package, where an installed lightrag_pg looks for its Alembic migrations
-COPY migrations ./lightrag_pg/_migrations
+# packaged as lightrag_pg._migrations (pyproject.toml), where an installed lightrag_pg looks for them
+COPY migrations ./migrations
 RUN pip install --no-cache-dir '.[server,offline]'
 ENV HOST=0.0.0.0 PORT=9621 INPUT_DIR=/app/inputs
 EXPOSE 9621

@@ -74,8 +74,8 @@ def test_the_app_dockerfile_installs_the_server_and_runs_it() -> None:
         for source in sources:
             assert (ROOT / source).exists(), source
     assert ["lightrag_pg", "./lightrag_pg"] in copied
-    # an installed package has no checkout around it: the migrations go where migrations_dir() looks then
-    assert ["migrations", "./lightrag_pg/_migrations"] in copied
+    # the build packages them as lightrag_pg._migrations (tests/test_packaging.py)
+    assert ["migrations", "./migrations"] in copied
     (install,) = [shlex.split(args) for kind, args in steps if kind == "RUN" and "pip install" in args]
     target = install[-1]
     extras = re.fullmatch(r"\.\[(.*)\]", target)

@@ -422,7 +422,13 @@ def test_rank_local_relations_and_endpoints() -> None:
         rel("E", "F", degree=3, weight=2.0),
         rel("G", "H", degree=3, weight=1.0),
     ]
-    ranked = rank_local_relations(rels)
+    ranked = rank_local_relations(rels, ["A", "G"])
+    assert [r.src for r in ranked] == ["C", "E", "A", "G"]
+    # equal (degree, weight): the edge of the entity found first goes first, as upstream
+    # collects edges entity by entity before its stable sort
+    ranked = rank_local_relations(rels, ["H", "B"])
+    assert [r.src for r in ranked] == ["C", "E", "G", "A"]
+    ranked = rank_local_relations(rels, [])
     assert [r.src for r in ranked] == ["C", "E", "A", "G"]
     assert endpoint_names([rel("B", "A"), rel("A", "C"), rel("D", "B")]) == ["A", "B", "C", "D"]
 

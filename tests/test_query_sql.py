@@ -1,7 +1,7 @@
 """Retrieval in SQL gives exactly what the reference Python pipeline gives.
 
 The reference is the stage-by-stage pipeline the SQL replaced: vector searches,
-``edges_of`` ranked by (edge degree, weight), endpoints in order, round-robin
+``edges_of`` ranked by (edge degree, weight, first entity found), endpoints in order, round-robin
 merges, :func:`truncate_kg` with the query tokenizer, and the Python chunk pick.
 Random graphs with tied degrees and weights, duplicate chunk vectors, chunks
 without vectors and dangling chunk ids; random budgets, top_k and thresholds.
@@ -108,7 +108,8 @@ async def reference(
 ) -> tuple[list[EntityRow], list[RelationRow], int, int, list[ChunkRow], int]:
     threshold = float(param.cosine_threshold)  # type: ignore[arg-type]
     local_e = await s.vectors.search_entities(vectors[0], threshold, param.top_k) if local else []
-    local_r = rank_local_relations(await s.graph.edges_of([e.name for e in local_e])) if local_e else []
+    local_names = [e.name for e in local_e]
+    local_r = rank_local_relations(await s.graph.edges_of(local_names), local_names) if local_e else []
     global_r = await s.vectors.search_relations(vectors[1], threshold, param.top_k) if global_ else []
     global_e = await s.graph.get_entities(endpoint_names(global_r)) if global_r else []
     entities, relations = merge_entities(local_e, global_e), merge_relations(local_r, global_r)

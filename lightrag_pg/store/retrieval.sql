@@ -39,13 +39,14 @@ local_entities AS MATERIALIZED (
     FROM local_hits h JOIN entities e ON e.name = h.name
 ),
 local_names AS MATERIALIZED (
-    SELECT ARRAY(SELECT name FROM local_entities) AS names
+    SELECT ARRAY(SELECT name FROM local_entities ORDER BY idx) AS names
 ),
 local_edges AS MATERIALIZED (
     SELECT r.src, r.tgt, r.weight,
            coalesce(r.context_tokens,
                     (octet_length(r.src) + octet_length(r.tgt) + octet_length(r.description)) / 4 + 12)
-               AS tokens
+               AS tokens,
+           least(array_position(l.names, r.src), array_position(l.names, r.tgt)) AS first_entity
     FROM relations r, local_names l
     WHERE r.src = ANY (l.names) OR r.tgt = ANY (l.names)
 ),
@@ -81,17 +82,14 @@ ends AS MATERIALIZED (
     ) AS names
 ),
 degrees AS MATERIALIZED (
-    SELECT name, count(*) AS degree
-    FROM (
-        SELECT r.src AS name FROM relations r, ends WHERE r.src = ANY (ends.names)
-        UNION ALL
-        SELECT r.tgt FROM relations r, ends WHERE r.tgt = ANY (ends.names)
-    ) touching
-    GROUP BY name
+    SELECT e.name,
+           (SELECT count(*) FROM relations r WHERE r.src = e.name)
+           + (SELECT count(*) FROM relations r WHERE r.tgt = e.name) AS degree
+    FROM ends, unnest(ends.names) AS e(name)
 ),
 local_relations AS MATERIALIZED (
     SELECT row_number() OVER (
-               ORDER BY ds.degree + dt.degree DESC, l.weight DESC, l.src, l.tgt
+               ORDER BY ds.degree + dt.degree DESC, l.weight DESC, l.first_entity, l.src, l.tgt
            ) AS idx, l.src, l.tgt, l.tokens, ds.degree + dt.degree AS degree
     FROM local_edges l
     JOIN degrees ds ON ds.name = l.src

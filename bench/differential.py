@@ -50,12 +50,6 @@ UPSTREAM_REQUIREMENTS = (f"lightrag-hku=={UPSTREAM_VERSION}", "pgvector")
 MODES: tuple[str, ...] = ("local", "global", "hybrid", "mix", "naive")
 RUNNER = Path(__file__).resolve().parent / "upstream_runner.py"
 DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "lightrag-pg-bench"
-# Settings whose lightrag_pg default differs from upstream 1.5.7's; set to upstream's here.
-UPSTREAM_DEFAULTS: dict[str, Any] = {
-    "max_source_ids_per_entity": 200,
-    "max_source_ids_per_relation": 200,
-    "max_file_paths": 75,
-}
 # One document, one chunk, one LLM and one embedding call at a time.
 SERIAL: dict[str, Any] = {
     "max_parallel_insert": 1,
@@ -329,7 +323,6 @@ async def run_ours(
         llm_model_func=llm,
         embedding_func=hashed_embedding_func(HASHED_DIM),
         **SERIAL,
-        **UPSTREAM_DEFAULTS,
     )
     await rag.initialize()
     try:

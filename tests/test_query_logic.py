@@ -102,6 +102,13 @@ def test_param_defaults_follow_upstream() -> None:
     assert p.cosine_threshold is None and p.kg_chunk_pick_method is None
 
 
+def test_source_and_file_path_caps_follow_upstream() -> None:
+    # the chunk candidates of a query are the kept source ids: upstream 1.5.7 keeps 200 per
+    # entity or relation and 75 file paths
+    s = Settings()
+    assert (s.max_source_ids_per_entity, s.max_source_ids_per_relation, s.max_file_paths) == (200, 200, 75)
+
+
 @pytest.mark.parametrize(
     ("kwargs", "fragment"),
     [

@@ -7,6 +7,11 @@ is asked in every mode through ``aquery_data`` with the same explicit
 keywords, and the retrieved entities, relations (unordered pairs) and chunks
 (by content) are compared: Jaccard per question, mean per mode.
 
+The chunk budget of a query is what the answer prompt leaves of
+``max_total_tokens``, and lightrag_pg's prompts are its own (and shorter than
+upstream's), so upstream is given lightrag_pg's prompt templates
+(:data:`SHARED_PROMPTS`): the comparison is of retrieval, not of prompt lengths.
+
 Upstream (``lightrag-hku``, version :data:`UPSTREAM_VERSION`) is installed in
 its own virtualenv under the cache directory and runs there as a subprocess
 (:mod:`bench.upstream_runner`) on its PostgreSQL storages; it is never a
@@ -43,6 +48,12 @@ from bench.corpus import CorpusLLM, documents, questions, vocabulary
 from bench.ingest import HASHED_DIM, workspace_name
 from lightrag_pg import LightRAG, QueryParam
 from lightrag_pg.index.extraction_prompts import extraction_messages, summary_prompt
+from lightrag_pg.query.answer_prompts import (
+    KG_QUERY_CONTEXT,
+    NAIVE_QUERY_CONTEXT,
+    NAIVE_RAG_RESPONSE,
+    RAG_RESPONSE,
+)
 from lightrag_pg.testing import hashed_embedding_func, hashed_vectors
 
 UPSTREAM_VERSION = "1.5.7"
@@ -50,6 +61,13 @@ UPSTREAM_REQUIREMENTS = (f"lightrag-hku=={UPSTREAM_VERSION}", "pgvector")
 MODES: tuple[str, ...] = ("local", "global", "hybrid", "mix", "naive")
 RUNNER = Path(__file__).resolve().parent / "upstream_runner.py"
 DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "lightrag-pg-bench"
+# Upstream's prompt templates replaced by lightrag_pg's (same placeholders).
+SHARED_PROMPTS: dict[str, str] = {
+    "rag_response": RAG_RESPONSE,
+    "kg_query_context": KG_QUERY_CONTEXT,
+    "naive_rag_response": NAIVE_RAG_RESPONSE,
+    "naive_query_context": NAIVE_QUERY_CONTEXT,
+}
 # One document, one chunk, one LLM and one embedding call at a time.
 SERIAL: dict[str, Any] = {
     "max_parallel_insert": 1,
@@ -359,6 +377,7 @@ def run_upstream(
         "embedding_name": f"hashed-bow-{HASHED_DIM}",
         "documents": [{"text": t, "file_path": p} for t, p in zip(texts, paths, strict=True)],
         "queries": [dataclasses.asdict(q) for q in queries],
+        "prompts": SHARED_PROMPTS,
     }
     job_file = work / "job.json"
     job_file.write_text(json.dumps(job))

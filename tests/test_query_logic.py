@@ -764,3 +764,27 @@ def test_context_counts_are_exact_and_the_chunk_cut_is_upstreams(encoding: str) 
             assert [c.id for c in ctx.chunks] == [c.id for c in chunks[:want]]
             cuts += 0 < want < min(len(chunks), param.chunk_top_k)
     assert cuts >= 3, "the random cases exercise the chunk budget"
+
+
+def test_the_chunk_budget_charges_the_system_prompt_as_upstream_does() -> None:
+    encoder = get_tokenizer("o200k_base")
+    for user_prompt in (None, "Be brief."):
+        param = QueryParam(user_prompt=user_prompt)
+        ctx = build_context([ent("A")], [], [chunk("1")], tokenizer=encoder, param=param, query="q")
+        # upstream 1.5.7 charges the KG prompt with the bare user prompt, not the "n/a" it sends
+        bare = RAG_RESPONSE.format(
+            response_type="Multiple Paragraphs", user_prompt=user_prompt or "", context_data=""
+        )
+        assert ctx.tokens.system_prompt == len(encoder.encode(bare))
+        naive = build_context(
+            [],
+            [],
+            [chunk("1")],
+            tokenizer=encoder,
+            param=QueryParam(mode="naive", user_prompt=user_prompt),
+            query="q",
+        )
+        sent = render_system_prompt(
+            NAIVE_RAG_RESPONSE, context="", response_type=None, user_prompt=user_prompt
+        )
+        assert naive.tokens.system_prompt == len(encoder.encode(sent))

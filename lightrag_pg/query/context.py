@@ -19,6 +19,7 @@ from ..llm.tokenizer import TokenEncoder, count_tokens
 from ..store.rows import ChunkRow, EntityRow, RelationRow
 from ..types import GRAPH_FIELD_SEP, UNKNOWN_SOURCE
 from .answer_prompts import (
+    DEFAULT_RESPONSE_TYPE,
     KG_QUERY_CONTEXT,
     NAIVE_QUERY_CONTEXT,
     NAIVE_RAG_RESPONSE,
@@ -92,7 +93,8 @@ def build_context(
 
     Entities and relations arrive already cut to their own budgets; the chunk
     budget is upstream's ``max_total_tokens - (system prompt with empty
-    context + KG context + query + 200)``; ``chunks`` (already merged and, if
+    context + KG context + query + 200)``, the system prompt rendered as upstream
+    charges it (:func:`_budget_system_prompt`); ``chunks`` (already merged and, if
     enabled, reranked) are cut to ``chunk_top_k`` and then to that budget by
     upstream's two-stage rule (:func:`_cut_chunks`). In ``naive`` mode entities
     and relations are ignored. As a final guard, chunks (then relations, then
@@ -116,7 +118,7 @@ def build_context(
     entity_tokens = counts.rows(kept_entities, entity_lines)
     relation_tokens = counts.rows(kept_relations, relation_lines)
     kg_tokens = 0 if naive else counts.kg_context(entity_tokens, relation_tokens)
-    sys_tokens = counts.text(_system_prompt(template, "", param))
+    sys_tokens = counts.text(_budget_system_prompt(template, param, naive))
     query_tokens = counts.text(query)
     budget = param.max_total_tokens - (sys_tokens + kg_tokens + query_tokens + BUFFER_TOKENS)
     kept_chunks, content_tokens = _cut_chunks(list(chunks)[: param.chunk_top_k], budget, counts)
@@ -336,6 +338,19 @@ def _system_prompt(template: str, context: str, param: QueryParam) -> str:
         context=context,
         response_type=param.response_type,
         user_prompt=param.user_prompt,
+    )
+
+
+def _budget_system_prompt(template: str, param: QueryParam, naive: bool) -> str:
+    """The empty system prompt the chunk budget charges, as upstream 1.5.7 renders it: the
+    KG prompt with the bare user prompt ("" when there is none), the naive one as sent."""
+    if naive:
+        return _system_prompt(template, "", param)
+    return template.format(
+        response_type=param.response_type or DEFAULT_RESPONSE_TYPE,
+        user_prompt=param.user_prompt or "",
+        context_data="",
+        content_data="",
     )
 
 

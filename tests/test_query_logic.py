@@ -18,6 +18,7 @@ from tiktoken_ext.openai_public import r50k_pat_str
 
 from lightrag_pg.config import Settings
 from lightrag_pg.errors import ConfigurationError, InvalidInput
+from lightrag_pg.index.merge import description_fragments
 from lightrag_pg.llm.tokenizer import Tokenizer, get_tokenizer
 from lightrag_pg.query.answer_prompts import (
     FAIL_RESPONSE,
@@ -788,3 +789,12 @@ def test_the_chunk_budget_charges_the_system_prompt_as_upstream_does() -> None:
             NAIVE_RAG_RESPONSE, context="", response_type=None, user_prompt=user_prompt
         )
         assert naive.tokens.system_prompt == len(encoder.encode(sent))
+
+
+def test_description_fragments_are_sorted_not_ordered_by_extraction_time() -> None:
+    # deliberate difference: upstream 1.5.7 orders a batch's fragments by the whole second
+    # their extraction finished, then longest first, so its order depends on how fast the
+    # LLM answered; lightrag_pg sorts them, whatever the order or timing of the documents
+    fragments = ["Bob builds long bridges over rivers.", "An engineer.", "An engineer."]
+    assert description_fragments(fragments) == ["An engineer.", "Bob builds long bridges over rivers."]
+    assert description_fragments(list(reversed(fragments))) == description_fragments(fragments)

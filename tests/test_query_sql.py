@@ -243,3 +243,21 @@ async def test_migrate_all_backfills_the_token_counts_of_older_workspaces(
         assert tokens == count(RelationRow("a", "b", description="a knows b").context_line())
     finally:
         await drop_workspace(conn, ws)
+
+
+async def test_equal_distances_are_broken_by_name(rag: LightRAG) -> None:
+    # deliberate difference: upstream keeps equal distances in the order its vector index
+    # returned them; lightrag_pg orders them by name (which of them reach top_k still
+    # follows the index, as upstream)
+    dim = rag.embedding_func.embedding_dim  # type: ignore[union-attr]
+    vector = np.random.default_rng(3).normal(size=dim).astype(np.float32)
+    names = ["Zeta", "Beta", "Alpha", "Mu"]
+    async with rag.unit_of_work() as uow:
+        await uow.graph.upsert_entities_if_unchanged([EntityRow(n, "Thing", f"about {n}") for n in names])
+        await uow.vectors.upsert_entities(names, names, np.stack([vector] * len(names)))
+    async with rag.session() as s:
+        got = await s.retrieval.context(
+            vector, None, vector, threshold=-1.0, top_k=4, max_entity_tokens=1000, max_relation_tokens=1000,
+            vector_top_k=0, related_chunks=5, chunk_limit=None,
+        )  # fmt: skip
+    assert [e.name for e in got.entities] == ["Alpha", "Beta", "Mu", "Zeta"]

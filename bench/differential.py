@@ -416,14 +416,14 @@ def run_upstream(
     paths: Sequence[str],
     queries: Sequence[Query],
     llm: SharedLLM,
-    kind: str,
+    embedding: str,
 ) -> tuple[list[dict[str, Any]], Graph]:
     """Index and query with upstream in its virtualenv, answering its LLM and embedding requests."""
     job = {
         "working_dir": str(work / "upstream"),
         "workspace": workspace_name("diff_up"),
         "embedding_dim": HASHED_DIM,
-        "embedding_name": f"{kind}-bow-{HASHED_DIM}",
+        "embedding_name": f"{embedding}-bow-{HASHED_DIM}",
         "documents": [{"text": t, "file_path": p} for t, p in zip(texts, paths, strict=True)],
         "queries": [dataclasses.asdict(q) for q in queries],
         "prompts": SHARED_PROMPTS,
@@ -454,7 +454,7 @@ def run_upstream(
                 text = llm.respond_upstream(message["prompt"], message["system_prompt"])
                 answer: dict[str, Any] = {"answer": text}
             elif kind == "embed":
-                answer = {"vectors": embedder(kind)(message["texts"], HASHED_DIM).tolist()}
+                answer = {"vectors": embedder(embedding)(message["texts"], HASHED_DIM).tolist()}
             elif kind == "result":
                 results[message["index"]] = message["data"]
                 continue

@@ -2,8 +2,8 @@
 
 Both systems index the same generated corpus (:mod:`bench.corpus`) in one
 embedded PostgreSQL server, with the same scripted LLM answers and the same
-deterministic embeddings (:func:`weighted_vectors` unless ``--embedding
-hashed``), one document and one chunk at a time. Then each question is asked
+deterministic embeddings (hashed bags of words; :func:`weighted_vectors`
+with ``--embedding weighted``), one document and one chunk at a time. Then each question is asked
 in every mode through ``aquery_data`` with the same explicit keywords, and the
 retrieved entities, relations (unordered pairs) and chunks (by content) are
 compared: Jaccard per question, mean per mode.
@@ -80,7 +80,7 @@ SERIAL: dict[str, Any] = {
     "llm_max_async": 1,
     "embedding_max_async": 1,
 }
-EMBEDDINGS = ("weighted", "hashed")
+EMBEDDINGS = ("hashed", "weighted")
 O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
 
 
@@ -640,8 +640,8 @@ def main() -> None:
     parser.add_argument(
         "--embedding",
         choices=EMBEDDINGS,
-        default="weighted",
-        help="word-weighted hashed bags of words (few exact distance ties) or plain ones",
+        default="hashed",
+        help="plain hashed bags of words, or word-weighted ones (few exact distance ties)",
     )
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="where upstream's virtualenv lives")
     parser.add_argument("--out", type=Path, default=None, help="write per-query details (JSON) here")

@@ -2,11 +2,11 @@
 
 Both systems index the same generated corpus (:mod:`bench.corpus`) in one
 embedded PostgreSQL server, with the same scripted LLM answers and the same
-deterministic embeddings (hashed bags of words; :func:`weighted_vectors`
-with ``--embedding weighted``), one document and one chunk at a time. Then each question is asked
-in every mode through ``aquery_data`` with the same explicit keywords, and the
-retrieved entities, relations (unordered pairs) and chunks (by content) are
-compared: Jaccard per question, mean per mode.
+deterministic embeddings (hashed bags of words; :func:`weighted_vectors` with
+``--embedding weighted``), one document and one chunk at a time. Then each
+question is asked in every mode through ``aquery_data`` with the same explicit
+keywords, and the retrieved entities, relations (unordered pairs) and chunks
+(by content) are compared: Jaccard per question, mean per mode.
 
 The chunk budget of a query is what the answer prompt leaves of
 ``max_total_tokens``, and lightrag_pg's prompts are its own (and shorter than

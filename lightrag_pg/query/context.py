@@ -27,7 +27,7 @@ from .answer_prompts import (
     render_system_prompt,
 )
 from .param import QueryParam
-from .ranking import chunk_budget_row, generate_references, json_line
+from .ranking import chunk_data_row, generate_references, json_line
 
 BUFFER_TOKENS = 200
 """Upstream's reserve for the reference list and safety margin."""
@@ -174,7 +174,7 @@ def render_data(
     if context.is_empty:
         return failure_data(context.mode, "Query returned empty dataset.", hl_keywords, ll_keywords)
     chunks = [
-        {"reference_id": ref, **chunk_budget_row(c)}
+        {"reference_id": ref, **chunk_data_row(c)}
         for c, ref in zip(context.chunks, context.chunk_reference_ids, strict=True)
     ]
     if naive:

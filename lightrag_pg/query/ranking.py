@@ -114,8 +114,8 @@ def truncate_by_tokens(
     return list(items[:fits])
 
 
-def chunk_budget_row(chunk: ChunkRow) -> dict[str, str]:
-    """The form upstream measures a merged chunk in when truncating chunks."""
+def chunk_data_row(chunk: ChunkRow) -> dict[str, str]:
+    """A merged chunk as ``aquery_data`` returns it (the caller adds its reference id)."""
     return {
         "content": chunk.content,
         "file_path": chunk.file_path or UNKNOWN_SOURCE,

@@ -2,10 +2,16 @@
 
 Both systems index the same generated corpus (:mod:`bench.corpus`) in one
 embedded PostgreSQL server, with the same scripted LLM answers and the same
-hashed embeddings, one document and one chunk at a time. Then each question
-is asked in every mode through ``aquery_data`` with the same explicit
+deterministic embeddings (hashed bags of words; :func:`weighted_vectors` with
+``--embedding weighted``), one document and one chunk at a time. Then each
+question is asked in every mode through ``aquery_data`` with the same explicit
 keywords, and the retrieved entities, relations (unordered pairs) and chunks
 (by content) are compared: Jaccard per question, mean per mode.
+
+The chunk budget of a query is what the answer prompt leaves of
+``max_total_tokens``, and lightrag_pg's prompts are its own (and shorter than
+upstream's), so upstream is given lightrag_pg's prompt templates
+(:data:`SHARED_PROMPTS`): the comparison is of retrieval, not of prompt lengths.
 
 Upstream (``lightrag-hku``, version :data:`UPSTREAM_VERSION`) is installed in
 its own virtualenv under the cache directory and runs there as a subprocess
@@ -25,6 +31,7 @@ import gzip
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -36,6 +43,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -43,18 +52,26 @@ from bench.corpus import CorpusLLM, documents, questions, vocabulary
 from bench.ingest import HASHED_DIM, workspace_name
 from lightrag_pg import LightRAG, QueryParam
 from lightrag_pg.index.extraction_prompts import extraction_messages, summary_prompt
-from lightrag_pg.testing import hashed_embedding_func, hashed_vectors
+from lightrag_pg.llm.embedding_func import EmbeddingFunc
+from lightrag_pg.query.answer_prompts import (
+    KG_QUERY_CONTEXT,
+    NAIVE_QUERY_CONTEXT,
+    NAIVE_RAG_RESPONSE,
+    RAG_RESPONSE,
+)
+from lightrag_pg.testing import hashed_vectors
 
 UPSTREAM_VERSION = "1.5.7"
 UPSTREAM_REQUIREMENTS = (f"lightrag-hku=={UPSTREAM_VERSION}", "pgvector")
 MODES: tuple[str, ...] = ("local", "global", "hybrid", "mix", "naive")
 RUNNER = Path(__file__).resolve().parent / "upstream_runner.py"
 DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "lightrag-pg-bench"
-# Settings whose lightrag_pg default differs from upstream 1.5.7's; set to upstream's here.
-UPSTREAM_DEFAULTS: dict[str, Any] = {
-    "max_source_ids_per_entity": 200,
-    "max_source_ids_per_relation": 200,
-    "max_file_paths": 75,
+# Upstream's prompt templates replaced by lightrag_pg's (same placeholders).
+SHARED_PROMPTS: dict[str, str] = {
+    "rag_response": RAG_RESPONSE,
+    "kg_query_context": KG_QUERY_CONTEXT,
+    "naive_rag_response": NAIVE_RAG_RESPONSE,
+    "naive_query_context": NAIVE_QUERY_CONTEXT,
 }
 # One document, one chunk, one LLM and one embedding call at a time.
 SERIAL: dict[str, Any] = {
@@ -63,7 +80,45 @@ SERIAL: dict[str, Any] = {
     "llm_max_async": 1,
     "embedding_max_async": 1,
 }
+EMBEDDINGS = ("hashed", "weighted")
 O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
+
+
+# --- one deterministic embedding for both systems ---------------------------
+
+
+def weighted_vectors(texts: Sequence[str], dim: int = HASHED_DIM) -> np.ndarray:
+    """:func:`~lightrag_pg.testing.hashed_vectors` with a weight per word (from its hash).
+
+    Plain hashed bags of words put many rows at exactly the same distance from a
+    query (every relation sharing one keyword), and which of them reach ``top_k``
+    is then the order a vector index happens to return them in, in either system.
+    Word weights make such exact ties rare, so the comparison is of ranking.
+    """
+    out = np.zeros((len(texts), dim), dtype=np.float32)
+    for i, text in enumerate(texts):
+        for word in re.findall(r"\w+", text.lower()):
+            digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
+            bucket = int.from_bytes(digest[:4], "little") % dim
+            out[i, bucket] += 1.0 + int.from_bytes(digest[4:], "little") / 2**32
+        norm = np.linalg.norm(out[i])
+        out[i] = out[i] / norm if norm else np.eye(dim, dtype=np.float32)[0]
+    return out
+
+
+def embedder(kind: str) -> Any:
+    """The vectors function of ``kind`` (:data:`EMBEDDINGS`)."""
+    return weighted_vectors if kind == "weighted" else hashed_vectors
+
+
+def embedding_func(kind: str) -> EmbeddingFunc:
+    """lightrag_pg's embedding function of ``kind``, named as upstream's will be."""
+    vectors = embedder(kind)
+
+    async def embed(texts: list[str]) -> np.ndarray:
+        return vectors(texts, HASHED_DIM)
+
+    return EmbeddingFunc(embedding_dim=HASHED_DIM, func=embed, model_name=f"{kind}-bow-{HASHED_DIM}")
 
 
 # --- upstream's environment -------------------------------------------------
@@ -254,9 +309,9 @@ class Distances:
     relations: dict[tuple[str, str], float]
 
 
-async def search_distances(conn: Any, query: Query) -> Distances:
+async def search_distances(conn: Any, query: Query, kind: str) -> Distances:
     """Every entity's and relation's distance to the query's keyword vectors, computed by pgvector."""
-    ll, hl = hashed_vectors([", ".join(query.ll_keywords), ", ".join(query.hl_keywords)], HASHED_DIM)
+    ll, hl = embedder(kind)([", ".join(query.ll_keywords), ", ".join(query.hl_keywords)], HASHED_DIM)
     entities = await conn.fetch("SELECT name, embedding <=> $1 AS d FROM entity_vectors", ll)
     relations = await conn.fetch("SELECT src, tgt, embedding <=> $1 AS d FROM relation_vectors", hl)
     return Distances(
@@ -317,7 +372,12 @@ def param_of(query: Query) -> QueryParam:
 
 
 async def run_ours(
-    dsn: str, texts: Sequence[str], paths: Sequence[str], queries: Sequence[Query], llm: CorpusLLM
+    dsn: str,
+    texts: Sequence[str],
+    paths: Sequence[str],
+    queries: Sequence[Query],
+    llm: CorpusLLM,
+    kind: str,
 ) -> tuple[list[dict[str, Any]], Graph, list[Distances]]:
     """Index ``texts`` one document at a time with lightrag_pg, then answer ``queries``.
 
@@ -327,9 +387,8 @@ async def run_ours(
         dsn=dsn,
         workspace=workspace_name("diff_ours"),
         llm_model_func=llm,
-        embedding_func=hashed_embedding_func(HASHED_DIM),
+        embedding_func=embedding_func(kind),
         **SERIAL,
-        **UPSTREAM_DEFAULTS,
     )
     await rag.initialize()
     try:
@@ -343,7 +402,7 @@ async def run_ours(
                 await conn.fetch("SELECT name, entity_type, description FROM entities"),
                 await conn.fetch("SELECT src, tgt, weight, keywords, description FROM relations"),
             )
-            distances = [await search_distances(conn, q) for q in queries]
+            distances = [await search_distances(conn, q, kind) for q in queries]
         return results, graph, distances
     finally:
         await rag.finalize()
@@ -357,15 +416,17 @@ def run_upstream(
     paths: Sequence[str],
     queries: Sequence[Query],
     llm: SharedLLM,
+    embedding: str,
 ) -> tuple[list[dict[str, Any]], Graph]:
     """Index and query with upstream in its virtualenv, answering its LLM and embedding requests."""
     job = {
         "working_dir": str(work / "upstream"),
         "workspace": workspace_name("diff_up"),
         "embedding_dim": HASHED_DIM,
-        "embedding_name": f"hashed-bow-{HASHED_DIM}",
+        "embedding_name": f"{embedding}-bow-{HASHED_DIM}",
         "documents": [{"text": t, "file_path": p} for t, p in zip(texts, paths, strict=True)],
         "queries": [dataclasses.asdict(q) for q in queries],
+        "prompts": SHARED_PROMPTS,
     }
     job_file = work / "job.json"
     job_file.write_text(json.dumps(job))
@@ -393,7 +454,7 @@ def run_upstream(
                 text = llm.respond_upstream(message["prompt"], message["system_prompt"])
                 answer: dict[str, Any] = {"answer": text}
             elif kind == "embed":
-                answer = {"vectors": hashed_vectors(message["texts"], HASHED_DIM).tolist()}
+                answer = {"vectors": embedder(embedding)(message["texts"], HASHED_DIM).tolist()}
             elif kind == "result":
                 results[message["index"]] = message["data"]
                 continue
@@ -576,6 +637,12 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=10, help="questions, each asked in every mode")
     parser.add_argument("--words", type=int, default=1500, help="words per document")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--embedding",
+        choices=EMBEDDINGS,
+        default="hashed",
+        help="plain hashed bags of words, or word-weighted ones (few exact distance ties)",
+    )
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="where upstream's virtualenv lives")
     parser.add_argument("--out", type=Path, default=None, help="write per-query details (JSON) here")
     parser.add_argument("--raw", type=Path, default=None, help="write both systems' raw answers (JSON) here")
@@ -590,13 +657,16 @@ def main() -> None:
     env = {"TIKTOKEN_CACHE_DIR": str(tiktoken_cache(args.cache))}
     with embedded_server() as (dsn, pg_env), tempfile.TemporaryDirectory(prefix="lightrag-diff-") as tmp:
         started = time.perf_counter()
-        ours, our_graph, distances = asyncio.run(run_ours(dsn, texts, paths, queries, llm))
+        ours, our_graph, distances = asyncio.run(run_ours(dsn, texts, paths, queries, llm, args.embedding))
         ours_s = time.perf_counter() - started
         started = time.perf_counter()
-        theirs, their_graph = run_upstream(python, {**env, **pg_env}, Path(tmp), texts, paths, queries, llm)
+        theirs, their_graph = run_upstream(
+            python, {**env, **pg_env}, Path(tmp), texts, paths, queries, llm, args.embedding
+        )
         theirs_s = time.perf_counter() - started
     print(
-        f"{args.docs} docs x ~{args.words} words, {args.questions} questions x {len(MODES)} modes; "
+        f"{args.docs} docs x ~{args.words} words, {args.questions} questions x {len(MODES)} modes, "
+        f"{args.embedding} embedding; "
         f"lightrag_pg {ours_s:.1f} s, upstream {UPSTREAM_VERSION} {theirs_s:.1f} s"
     )
     if llm.untranslated:

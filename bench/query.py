@@ -6,13 +6,18 @@ Every mode first runs a warm-up pass over other generated questions; the timed
 pass then asks new questions, so keyword extraction misses the LLM cache as a
 new user question would. Baselines measured in the same process: one
 ``SELECT 1`` round trip and one bare pgvector top-k search on
-``entity_vectors``.
+``entity_vectors``; each mode's median is also given as a multiple of the
+bare top-k. CPU time per query is measured on both sides (this process, and
+the server backends of the pool when the server runs on this machine), which
+stays meaningful on a loaded machine where wall-clock times do not; the load
+averages before and after are printed with the table.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -44,6 +49,8 @@ class ModeResult:
     entities: list[int]
     relations: list[int]
     chunks: list[int]
+    client_cpu_ms: float
+    server_cpu_ms: float | None
 
 
 def median(values: Sequence[float]) -> float:
@@ -56,11 +63,43 @@ def p95(values: Sequence[float]) -> float:
     return float(np.percentile(values, 95))
 
 
-async def run_mode(rag: LightRAG, mode: str, asked: Sequence[str]) -> ModeResult:
+class ServerCPU:
+    """CPU time used by the pool's server backends, read from ``/proc`` (None when the
+    server is not on this machine or not readable)."""
+
+    def __init__(self, rag: LightRAG) -> None:
+        self.rag = rag
+        self.pids: list[int] = []
+
+    async def start(self) -> None:
+        """Find the backends of the pool (every connection is opened first)."""
+        async with self.rag.pool.acquire() as conn:
+            self.pids = [
+                int(r["pid"])
+                for r in await conn.fetch(
+                    "SELECT pid FROM pg_stat_activity "
+                    "WHERE application_name = 'lightrag_pg' AND datname = current_database()"
+                )
+            ]
+
+    def total_ms(self) -> float | None:
+        """CPU milliseconds used so far by the known backends."""
+        ticks = 0
+        for pid in self.pids:
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                return None
+            ticks += int(fields[11]) + int(fields[12])
+        return ticks * 1000 / os.sysconf("SC_CLK_TCK") if self.pids else None
+
+
+async def run_mode(rag: LightRAG, mode: str, asked: Sequence[str], server: ServerCPU) -> ModeResult:
     """Ask every question in ``mode``, timing and counting statements one query at a time."""
     latencies: list[float] = []
     statements: list[int] = []
     sizes: list[tuple[int, int, int]] = []
+    client_started, server_started = time.process_time(), server.total_ms()
     for question in asked:
         with StatementCounter() as counter:
             started = time.perf_counter()
@@ -71,8 +110,20 @@ async def run_mode(rag: LightRAG, mode: str, asked: Sequence[str]) -> ModeResult
         sizes.append(
             (len(data.get("entities", [])), len(data.get("relationships", [])), len(data.get("chunks", [])))
         )
+    client_cpu = (time.process_time() - client_started) * 1000 / len(asked)
+    server_now = server.total_ms()
+    server_cpu = (
+        None if server_now is None or server_started is None else (server_now - server_started) / len(asked)
+    )
     return ModeResult(
-        mode, latencies, statements, [s[0] for s in sizes], [s[1] for s in sizes], [s[2] for s in sizes]
+        mode,
+        latencies,
+        statements,
+        [s[0] for s in sizes],
+        [s[1] for s in sizes],
+        [s[2] for s in sizes],
+        client_cpu,
+        server_cpu,
     )
 
 
@@ -110,19 +161,25 @@ async def build(rag: LightRAG, texts: list[str]) -> float:
 def report(results: Sequence[ModeResult], select_one_ms: float, search_ms: float) -> None:
     """Print one line per mode, then the baselines."""
     print(
-        f"{'mode':<8}{'median ms':>10}{'p95 ms':>9}{'SQL/query':>11}"
-        f"{'x SELECT 1':>12}{'x top-k':>9}{'entities':>10}{'relations':>11}{'chunks':>8}"
+        f"{'mode':<8}{'median ms':>10}{'p95 ms':>9}{'x top-k':>9}{'SQL/query':>11}"
+        f"{'CPU ms here':>13}{'CPU ms server':>15}{'entities':>10}{'relations':>11}{'chunks':>8}"
     )
     for r in results:
         med = median(r.latencies_ms)
+        server = "n/a" if r.server_cpu_ms is None else f"{r.server_cpu_ms:.2f}"
         print(
-            f"{r.mode:<8}{med:>10.2f}{p95(r.latencies_ms):>9.2f}"
-            f"{float(np.mean(r.statements)):>11.1f}{med / select_one_ms:>12.0f}"
-            f"{med / search_ms:>9.1f}{float(np.mean(r.entities)):>10.1f}"
-            f"{float(np.mean(r.relations)):>11.1f}{float(np.mean(r.chunks)):>8.1f}"
+            f"{r.mode:<8}{med:>10.2f}{p95(r.latencies_ms):>9.2f}{med / search_ms:>9.1f}"
+            f"{float(np.mean(r.statements)):>11.1f}{r.client_cpu_ms:>13.2f}{server:>15}"
+            f"{float(np.mean(r.entities)):>10.1f}{float(np.mean(r.relations)):>11.1f}"
+            f"{float(np.mean(r.chunks)):>8.1f}"
         )
     print(f"baseline SELECT 1 round trip:           median {select_one_ms:.3f} ms")
     print(f"baseline entity_vectors top-k search:   median {search_ms:.3f} ms")
+
+
+def load_average() -> str:
+    """The 1, 5 and 15 minute load averages."""
+    return " ".join(f"{v:.2f}" for v in os.getloadavg())
 
 
 async def processed_documents(rag: LightRAG) -> int:
@@ -158,9 +215,13 @@ async def run(args: argparse.Namespace, dsn: str) -> None:
         for mode in MODES:
             for question in warm:
                 await rag.aquery_data(question, QueryParam(mode=mode))  # type: ignore[arg-type]
-        results = [await run_mode(rag, mode, timed) for mode in MODES]
+        server = ServerCPU(rag)
+        await server.start()
+        print(f"load average before: {load_average()}")
+        results = [await run_mode(rag, mode, timed, server) for mode in MODES]
         select_one_ms, search_ms = await baselines(rag, timed)
         report(results, select_one_ms, search_ms)
+        print(f"load average after:  {load_average()}")
     finally:
         if not (args.workspace or args.keep):
             await rag.drop_workspace()

@@ -13,7 +13,8 @@ of JSON lines (file descriptors given on the command line):
   ``{"kind": "result", "index", "data"}`` after each query, and
   ``{"kind": "done"}`` or ``{"kind": "error", "message"}`` at the end.
 
-The job (workspace, documents, queries) is a JSON file. The database comes
+The job (workspace, documents, queries, and the answer-prompt templates both
+systems budget against) is a JSON file. The database comes
 from upstream's own ``POSTGRES_*`` environment variables, set by the harness.
 Documents are inserted one at a time, with one LLM and one embedding call in
 flight, so the result does not depend on scheduling.
@@ -30,6 +31,7 @@ from typing import Any
 
 import numpy as np
 from lightrag import LightRAG, QueryParam
+from lightrag.prompt import PROMPTS
 from lightrag.utils import EmbeddingFunc
 
 
@@ -84,6 +86,7 @@ def build(job: dict[str, Any], channel: Channel) -> LightRAG:
 
 async def run(job: dict[str, Any], channel: Channel) -> None:
     """Insert the documents one by one, then answer every query with ``aquery_data``."""
+    PROMPTS.update(job["prompts"])
     rag = build(job, channel)
     await rag.initialize_storages()
     try:

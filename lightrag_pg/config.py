@@ -93,9 +93,9 @@ class Settings:
     summary_max_tokens: int = 1200
     summary_context_size: int = 12_000
     summary_length_recommended: int = 600
-    max_source_ids_per_entity: int = 300
-    max_source_ids_per_relation: int = 300
-    max_file_paths: int = 100
+    max_source_ids_per_entity: int = 200
+    max_source_ids_per_relation: int = 200
+    max_file_paths: int = 75
 
     # LLM and embedding calls
     llm_max_async: int = 4

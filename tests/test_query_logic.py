@@ -6,6 +6,7 @@ import base64
 import gzip
 import json
 import logging
+import random
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -17,9 +18,12 @@ from tiktoken_ext.openai_public import r50k_pat_str
 
 from lightrag_pg.config import Settings
 from lightrag_pg.errors import ConfigurationError, InvalidInput
+from lightrag_pg.index.merge import description_fragments
+from lightrag_pg.llm.tokenizer import Tokenizer, get_tokenizer
 from lightrag_pg.query.answer_prompts import (
     FAIL_RESPONSE,
     KEYWORDS_MARKER,
+    KG_QUERY_CONTEXT,
     NAIVE_RAG_RESPONSE,
     RAG_RESPONSE,
     full_prompt,
@@ -100,6 +104,13 @@ def test_param_defaults_follow_upstream() -> None:
     assert (p.max_entity_tokens, p.max_relation_tokens, p.max_total_tokens) == (6000, 8000, 30000)
     assert p.response_type == "Multiple Paragraphs" and p.enable_rerank and p.include_references
     assert p.cosine_threshold is None and p.kg_chunk_pick_method is None
+
+
+def test_source_and_file_path_caps_follow_upstream() -> None:
+    # the chunk candidates of a query are the kept source ids: upstream 1.5.7 keeps 200 per
+    # entity or relation and 75 file paths
+    s = Settings()
+    assert (s.max_source_ids_per_entity, s.max_source_ids_per_relation, s.max_file_paths) == (200, 200, 75)
 
 
 @pytest.mark.parametrize(
@@ -422,7 +433,13 @@ def test_rank_local_relations_and_endpoints() -> None:
         rel("E", "F", degree=3, weight=2.0),
         rel("G", "H", degree=3, weight=1.0),
     ]
-    ranked = rank_local_relations(rels)
+    ranked = rank_local_relations(rels, ["A", "G"])
+    assert [r.src for r in ranked] == ["C", "E", "A", "G"]
+    # equal (degree, weight): the edge of the entity found first goes first, as upstream
+    # collects edges entity by entity before its stable sort
+    ranked = rank_local_relations(rels, ["H", "B"])
+    assert [r.src for r in ranked] == ["C", "E", "G", "A"]
+    ranked = rank_local_relations(rels, [])
     assert [r.src for r in ranked] == ["C", "E", "A", "G"]
     assert endpoint_names([rel("B", "A"), rel("A", "C"), rel("D", "B")]) == ["A", "B", "C", "D"]
 
@@ -657,3 +674,127 @@ def test_custom_system_prompt_template(bpe: tiktoken.Encoding) -> None:
         query="q",
     )
     assert ctx.system_prompt.startswith("Answer as Multiple Paragraphs.\n\nShort.\nDATA:\n")
+
+
+# --- exact counts without tokenizing the whole context -------------------------------------
+
+TRICKY = [
+    "alpha",
+    "Zürich",
+    "東京",
+    "naïve",
+    '"q"',
+    "{}",
+    "--",
+    "42",
+    "x.",
+    "y?!",
+    "\\",
+    "tab\there",
+    "a\nb",
+    "…",
+]
+
+
+def tricky_text(rng: random.Random, low: int, high: int) -> str:
+    return " ".join(rng.choice(TRICKY) for _ in range(rng.randint(low, high)))
+
+
+def upstream_chunk_cut(chunks: list[ChunkRow], budget: int, encoder: Tokenizer) -> int:
+    """Upstream 1.5.7's ``_truncate_chunks_for_unified_context``, literally: the longest prefix
+    whose ``{"content"}`` lines, joined, fit; then shrink until the rendered lines fit."""
+    lines = [json.dumps({"content": c.content}, ensure_ascii=False) for c in chunks]
+    k = 0
+    while budget > 0 and k < len(lines) and len(encoder.encode("\n".join(lines[: k + 1]))) <= budget:
+        k += 1
+    while k > 0:
+        _, ref_ids = generate_references(chunks[:k])
+        rendered = "\n".join(
+            json.dumps({"reference_id": r, "content": c.content}, ensure_ascii=False)
+            for c, r in zip(chunks[:k], ref_ids, strict=True)
+        )
+        if len(encoder.encode(rendered)) <= budget:
+            break
+        k -= 1
+    return k
+
+
+@pytest.mark.parametrize("encoding", ["o200k_base", "cl100k_base"])
+def test_context_counts_are_exact_and_the_chunk_cut_is_upstreams(encoding: str) -> None:
+    encoder = get_tokenizer(encoding)
+    rng = random.Random(7)
+    paths = ["a.txt", "b/c.md", "unknown_source", "", "東京.txt"]
+    cuts = 0
+    for round_ in range(40):
+        entities = [
+            EntityRow(f"E{i} {tricky_text(rng, 0, 2)}", rng.choice(["Person", ""]), tricky_text(rng, 0, 30))
+            for i in range(rng.randint(0, 12))
+        ]
+        relations = [
+            RelationRow(f"A{i}", f"B{i}", "k", tricky_text(rng, 0, 25)) for i in range(rng.randint(0, 12))
+        ]
+        for row in rng.sample([*entities, *relations], len(entities + relations) // 2):
+            row.context_tokens = len(encoder.encode(row.context_line()))  # as the writer stores it
+        chunks = [
+            ChunkRow(f"c{i}", "doc", i, 1, tricky_text(rng, 1, 200), rng.choice(paths))
+            for i in range(rng.randint(0, 25))
+        ]
+        mode = rng.choice(["mix", "naive"])
+        param = QueryParam(
+            mode=mode,
+            chunk_top_k=rng.randint(1, 25),
+            max_total_tokens=rng.randint(1000, 5000),
+            response_type=rng.choice(["Multiple Paragraphs", "Bullet Points"]),
+            user_prompt=rng.choice([None, "Be brief."]),
+        )
+        query = tricky_text(rng, 1, 6)
+        ctx = build_context(entities, relations, chunks, tokenizer=encoder, param=param, query=query)
+        t = ctx.tokens
+        assert t.total == len(encoder.encode(ctx.system_prompt)) + len(encoder.encode(query))
+        if mode == "naive":
+            continue
+        kg = KG_QUERY_CONTEXT.format(
+            entities_str="\n".join(e.context_line() for e in entities),
+            relations_str="\n".join(r.context_line() for r in relations),
+            text_chunks_str="",
+            reference_list_str="",
+        )
+        assert t.kg_context == len(encoder.encode(kg)), round_
+        if t.total <= param.max_total_tokens and len(ctx.entities) == len(entities):
+            want = upstream_chunk_cut(chunks[: param.chunk_top_k], t.chunk_budget, encoder)
+            assert [c.id for c in ctx.chunks] == [c.id for c in chunks[:want]]
+            cuts += 0 < want < min(len(chunks), param.chunk_top_k)
+    assert cuts >= 3, "the random cases exercise the chunk budget"
+
+
+def test_the_chunk_budget_charges_the_system_prompt_as_upstream_does() -> None:
+    encoder = get_tokenizer("o200k_base")
+    for user_prompt in (None, "Be brief."):
+        param = QueryParam(user_prompt=user_prompt)
+        ctx = build_context([ent("A")], [], [chunk("1")], tokenizer=encoder, param=param, query="q")
+        # upstream 1.5.7 charges the KG prompt with the bare user prompt, not the "n/a" it sends
+        bare = RAG_RESPONSE.format(
+            response_type="Multiple Paragraphs", user_prompt=user_prompt or "", context_data=""
+        )
+        assert ctx.tokens.system_prompt == len(encoder.encode(bare))
+        naive = build_context(
+            [],
+            [],
+            [chunk("1")],
+            tokenizer=encoder,
+            param=QueryParam(mode="naive", user_prompt=user_prompt),
+            query="q",
+        )
+        sent = render_system_prompt(
+            NAIVE_RAG_RESPONSE, context="", response_type=None, user_prompt=user_prompt
+        )
+        assert naive.tokens.system_prompt == len(encoder.encode(sent))
+
+
+def test_description_fragments_are_sorted_not_ordered_by_extraction_time() -> None:
+    # deliberate difference: upstream 1.5.7 orders a batch's fragments by the whole second
+    # their extraction finished, then longest first, so its order depends on how fast the
+    # LLM answered; lightrag_pg sorts them, whatever the order or timing of the documents
+    fragments = ["Bob builds long bridges over rivers.", "An engineer.", "An engineer."]
+    assert description_fragments(fragments) == ["An engineer.", "Bob builds long bridges over rivers."]
+    assert description_fragments(list(reversed(fragments))) == description_fragments(fragments)

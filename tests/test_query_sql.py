@@ -1,7 +1,7 @@
 """Retrieval in SQL gives exactly what the reference Python pipeline gives.
 
 The reference is the stage-by-stage pipeline the SQL replaced: vector searches,
-``edges_of`` ranked by (edge degree, weight), endpoints in order, round-robin
+``edges_of`` ranked by (edge degree, weight, first entity found), endpoints in order, round-robin
 merges, :func:`truncate_kg` with the query tokenizer, and the Python chunk pick.
 Random graphs with tied degrees and weights, duplicate chunk vectors, chunks
 without vectors and dangling chunk ids; random budgets, top_k and thresholds.
@@ -108,7 +108,8 @@ async def reference(
 ) -> tuple[list[EntityRow], list[RelationRow], int, int, list[ChunkRow], int]:
     threshold = float(param.cosine_threshold)  # type: ignore[arg-type]
     local_e = await s.vectors.search_entities(vectors[0], threshold, param.top_k) if local else []
-    local_r = rank_local_relations(await s.graph.edges_of([e.name for e in local_e])) if local_e else []
+    local_names = [e.name for e in local_e]
+    local_r = rank_local_relations(await s.graph.edges_of(local_names), local_names) if local_e else []
     global_r = await s.vectors.search_relations(vectors[1], threshold, param.top_k) if global_ else []
     global_e = await s.graph.get_entities(endpoint_names(global_r)) if global_r else []
     entities, relations = merge_entities(local_e, global_e), merge_relations(local_r, global_r)
@@ -242,3 +243,21 @@ async def test_migrate_all_backfills_the_token_counts_of_older_workspaces(
         assert tokens == count(RelationRow("a", "b", description="a knows b").context_line())
     finally:
         await drop_workspace(conn, ws)
+
+
+async def test_equal_distances_are_broken_by_name(rag: LightRAG) -> None:
+    # deliberate difference: upstream keeps equal distances in the order its vector index
+    # returned them; lightrag_pg orders them by name (which of them reach top_k still
+    # follows the index, as upstream)
+    dim = rag.embedding_func.embedding_dim  # type: ignore[union-attr]
+    vector = np.random.default_rng(3).normal(size=dim).astype(np.float32)
+    names = ["Zeta", "Beta", "Alpha", "Mu"]
+    async with rag.unit_of_work() as uow:
+        await uow.graph.upsert_entities_if_unchanged([EntityRow(n, "Thing", f"about {n}") for n in names])
+        await uow.vectors.upsert_entities(names, names, np.stack([vector] * len(names)))
+    async with rag.session() as s:
+        got = await s.retrieval.context(
+            vector, None, vector, threshold=-1.0, top_k=4, max_entity_tokens=1000, max_relation_tokens=1000,
+            vector_top_k=0, related_chunks=5, chunk_limit=None,
+        )  # fmt: skip
+    assert [e.name for e in got.entities] == ["Alpha", "Beta", "Mu", "Zeta"]

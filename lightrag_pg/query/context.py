@@ -10,7 +10,7 @@ cut once) and cuts only the chunks.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -19,6 +19,7 @@ from ..llm.tokenizer import TokenEncoder, count_tokens
 from ..store.rows import ChunkRow, EntityRow, RelationRow
 from ..types import GRAPH_FIELD_SEP, UNKNOWN_SOURCE
 from .answer_prompts import (
+    DEFAULT_RESPONSE_TYPE,
     KG_QUERY_CONTEXT,
     NAIVE_QUERY_CONTEXT,
     NAIVE_RAG_RESPONSE,
@@ -26,13 +27,7 @@ from .answer_prompts import (
     render_system_prompt,
 )
 from .param import QueryParam
-from .ranking import (
-    chunk_budget_row,
-    entity_row,
-    generate_references,
-    json_line,
-    relation_row,
-)
+from .ranking import chunk_data_row, generate_references, json_line
 
 BUFFER_TOKENS = 200
 """Upstream's reserve for the reference list and safety margin."""
@@ -42,9 +37,8 @@ BUFFER_TOKENS = 200
 class ContextTokens:
     """Token accounting of one context (all counts from the query tokenizer).
 
-    ``chunks`` counts the kept chunks in the form the chunk budget measures them
-    (content, file path and id, as upstream truncates merged chunks), so
-    ``chunks <= chunk_budget``; ``total`` is the exact count of the final
+    ``chunks`` counts the kept chunks' lines as rendered (reference id and
+    content), so ``chunks <= chunk_budget``; ``total`` is the exact count of the final
     system prompt plus the query.
     """
 
@@ -99,56 +93,61 @@ def build_context(
 
     Entities and relations arrive already cut to their own budgets; the chunk
     budget is upstream's ``max_total_tokens - (system prompt with empty
-    context + KG context + query + 200)``; ``chunks`` (already merged and, if
-    enabled, reranked) are cut to ``chunk_top_k`` and then to that budget.
-    In ``naive`` mode entities and relations are ignored. As a final guard,
-    chunks (then relations, then entities) are dropped from the end until
-    system prompt plus query fit ``max_total_tokens``. ``found_*`` and
-    ``merged_chunks`` are the counts before any cut, for the processing info
-    (default: the lengths of the lists given).
+    context + KG context + query + 200)``, the system prompt rendered as upstream
+    charges it (:func:`_budget_system_prompt`); ``chunks`` (already merged and, if
+    enabled, reranked) are cut to ``chunk_top_k`` and then to that budget by
+    upstream's two-stage rule (:func:`_cut_chunks`). In ``naive`` mode entities
+    and relations are ignored. As a final guard, chunks (then relations, then
+    entities) are dropped from the end until system prompt plus query fit
+    ``max_total_tokens``. ``found_*`` and ``merged_chunks`` are the counts before
+    any cut, for the processing info (default: the lengths of the lists given).
+
+    Every count is exact, but only short texts are tokenized per query: a context
+    line's tokens are the stored ``context_tokens`` (or its own count), and a whole
+    text's count is that of its skeleton plus the sum of its lines
+    (:class:`_Counts`).
     """
     naive = param.mode == "naive"
     if naive:
         entities, relations = [], []
     template = system_prompt_template or (NAIVE_RAG_RESPONSE if naive else RAG_RESPONSE)
+    counts = _Counts(tokenizer, template, param, naive)
     kept_entities, kept_relations = list(entities), list(relations)
-    count = _counter(tokenizer)
-
-    entity_lines = [json_line(entity_row(e)) for e in kept_entities]
-    relation_lines = [json_line(relation_row(r)) for r in kept_relations]
-    kg_tokens = (
-        0 if naive else count(_render(False, "\n".join(entity_lines), "\n".join(relation_lines), "", ""))
-    )
-    sys_tokens = count(_system_prompt(template, "", param))
-    query_tokens = count(query)
+    entity_lines = [e.context_line() for e in kept_entities]
+    relation_lines = [r.context_line() for r in kept_relations]
+    entity_tokens = counts.rows(kept_entities, entity_lines)
+    relation_tokens = counts.rows(kept_relations, relation_lines)
+    kg_tokens = 0 if naive else counts.kg_context(entity_tokens, relation_tokens)
+    sys_tokens = counts.text(_budget_system_prompt(template, param, naive))
+    query_tokens = counts.text(query)
     budget = param.max_total_tokens - (sys_tokens + kg_tokens + query_tokens + BUFFER_TOKENS)
-    chunk_tokens = _fitting_counts(list(chunks)[: param.chunk_top_k], budget, count)
-    kept_chunks = list(chunks)[: len(chunk_tokens)]
+    kept_chunks, content_tokens = _cut_chunks(list(chunks)[: param.chunk_top_k], budget, counts)
 
     while True:
         references, ref_ids = generate_references(kept_chunks)
-        text = _context_text(naive, entity_lines, relation_lines, kept_chunks, references, ref_ids)
-        system_prompt = _system_prompt(template, text, param)
-        total = count(system_prompt) + query_tokens
+        chunk_tokens = [t + counts.reference_delta(r) for t, r in zip(content_tokens, ref_ids, strict=True)]
+        total = counts.system_prompt(entity_tokens, relation_tokens, chunk_tokens, references) + query_tokens
         if total <= param.max_total_tokens or not (kept_chunks or kept_relations or kept_entities):
             break
-        kept_chunks, kept_relations, kept_entities = _shed(
-            total - param.max_total_tokens, kept_chunks, kept_relations, kept_entities, count
+        _shed(
+            total - param.max_total_tokens,
+            (kept_chunks, chunk_tokens),
+            (kept_relations, relation_tokens),
+            (kept_entities, entity_tokens),
         )
-        entity_lines, relation_lines = (
-            entity_lines[: len(kept_entities)],
-            relation_lines[: len(kept_relations)],
-        )
+        del content_tokens[len(kept_chunks) :], entity_lines[len(kept_entities) :]
+        del relation_lines[len(kept_relations) :]
 
+    text = _context_text(naive, entity_lines, relation_lines, kept_chunks, references, ref_ids)
     tokens = ContextTokens(
         system_prompt=sys_tokens,
-        entities=sum(count(line) for line in entity_lines),
-        relations=sum(count(line) for line in relation_lines),
+        entities=sum(entity_tokens),
+        relations=sum(relation_tokens),
         kg_context=kg_tokens,
         query=query_tokens,
         buffer=BUFFER_TOKENS,
         chunk_budget=budget,
-        chunks=sum(chunk_tokens[: len(kept_chunks)]),
+        chunks=sum(chunk_tokens),
         total=total,
     )
     return QueryContext(
@@ -158,7 +157,7 @@ def build_context(
         chunk_reference_ids=ref_ids,
         references=references,
         text=text,
-        system_prompt=system_prompt,
+        system_prompt=_system_prompt(template, text, param),
         tokens=tokens,
         mode=param.mode,
         found_entities=len(entities) if found_entities is None else found_entities,
@@ -175,7 +174,7 @@ def render_data(
     if context.is_empty:
         return failure_data(context.mode, "Query returned empty dataset.", hl_keywords, ll_keywords)
     chunks = [
-        {"reference_id": ref, **chunk_budget_row(c)}
+        {"reference_id": ref, **chunk_data_row(c)}
         for c, ref in zip(context.chunks, context.chunk_reference_ids, strict=True)
     ]
     if naive:
@@ -221,8 +220,116 @@ def failure_data(
     }
 
 
-def _counter(tokenizer: TokenEncoder) -> Callable[[str], int]:
-    return lambda text: count_tokens(tokenizer, text)
+PLACEHOLDER_LINE = "{}"
+"""Stands in for a section's lines when a skeleton is counted: like every context line,
+it is a JSON object, so it meets the text around it the way the lines do."""
+
+
+class _Counts:
+    """Exact token counts of one query's context, tokenizing only short texts.
+
+    A context line is a JSON object: it ends with ``}``, and the pre-tokenizers
+    of the supported encodings split the text right before a line and right
+    after the newline that ends it. So the tokens of a text made of fixed parts
+    and lines are the tokens of its *skeleton* (each non-empty section reduced
+    to :data:`PLACEHOLDER_LINE`) minus the placeholders' tokens plus each line's
+    tokens with its newline. For ``o200k_base`` and ``cl100k_base`` the
+    newline merges into the closing ``}`` token, so a line counts the same with
+    or without it and the stored ``context_tokens`` is that count. Skeletons and
+    reference-id prefixes repeat from query to query, so the tokenizer's cache
+    answers them.
+    """
+
+    def __init__(self, tokenizer: TokenEncoder, template: str, param: QueryParam, naive: bool) -> None:
+        self.tokenizer = tokenizer
+        self.template = template
+        self.param = param
+        self.naive = naive
+        self.placeholder = self.line(PLACEHOLDER_LINE)
+
+    def text(self, text: str) -> int:
+        """The tokens of ``text``."""
+        return count_tokens(self.tokenizer, text)
+
+    def line(self, line: str) -> int:
+        """The tokens of one context line followed by its newline."""
+        return self.text(line + "\n")
+
+    def rows(self, rows: Sequence[EntityRow | RelationRow], lines: Sequence[str]) -> list[int]:
+        """Each row's stored line count, or its line's own count when it has none."""
+        return [
+            self.line(line) if row.context_tokens is None else row.context_tokens
+            for row, line in zip(rows, lines, strict=True)
+        ]
+
+    def content_line(self, chunk: ChunkRow) -> int:
+        """Tokens of the ``{"content": ...}`` line upstream first measures a chunk by."""
+        return self.line(json_line({"content": chunk.content}))
+
+    def reference_delta(self, reference_id: str) -> int:
+        """What a reference id adds to a chunk's content line in the rendered context."""
+        return self.line(json_line({"reference_id": reference_id, "content": ""})) - self.line(
+            json_line({"content": ""})
+        )
+
+    def kg_context(self, entity_tokens: Sequence[int], relation_tokens: Sequence[int]) -> int:
+        """Tokens of the KG context with these lines and no chunks (upstream's KG share)."""
+        entities, relations = _placeholder(entity_tokens), _placeholder(relation_tokens)
+        skeleton = _render(False, entities, relations, "", "")
+        return self._filled(skeleton, entity_tokens, relation_tokens)
+
+    def system_prompt(
+        self,
+        entity_tokens: Sequence[int],
+        relation_tokens: Sequence[int],
+        chunk_tokens: Sequence[int],
+        references: Sequence[dict[str, str]],
+    ) -> int:
+        """Tokens of the final system prompt holding these lines and ``references``."""
+        if not (entity_tokens or relation_tokens or chunk_tokens):
+            return self.text(_system_prompt(self.template, "", self.param))
+        context = _render(
+            self.naive,
+            _placeholder(entity_tokens),
+            _placeholder(relation_tokens),
+            _placeholder(chunk_tokens),
+            _reference_list(references),
+        )
+        skeleton = _system_prompt(self.template, context, self.param)
+        return self._filled(skeleton, entity_tokens, relation_tokens, chunk_tokens)
+
+    def _filled(self, skeleton: str, *sections: Sequence[int]) -> int:
+        filled = sum(1 for lines in sections if lines)
+        return self.text(skeleton) - filled * self.placeholder + sum(sum(lines) for lines in sections)
+
+
+def _placeholder(lines: Sequence[int]) -> str:
+    return PLACEHOLDER_LINE if lines else ""
+
+
+def _cut_chunks(chunks: Sequence[ChunkRow], budget: int, counts: _Counts) -> tuple[list[ChunkRow], list[int]]:
+    """Upstream's two-stage chunk cut, with each kept chunk's content-line tokens.
+
+    First the longest prefix whose ``{"content": ...}`` lines fit ``budget``;
+    then, as the reference ids depend on which chunks are kept, the prefix
+    shrinks until its lines as rendered (``{"reference_id", "content"}``) fit.
+    """
+    tokens: list[int] = []
+    used = 0
+    for chunk in chunks if budget > 0 else ():
+        line = counts.content_line(chunk)
+        if used + line > budget:
+            break
+        used += line
+        tokens.append(line)
+    kept = list(chunks[: len(tokens)])
+    while kept:
+        _, ref_ids = generate_references(kept)
+        if sum(tokens) + sum(counts.reference_delta(r) for r in ref_ids) <= budget:
+            break
+        kept.pop()
+        tokens.pop()
+    return kept, tokens
 
 
 def _system_prompt(template: str, context: str, param: QueryParam) -> str:
@@ -231,6 +338,19 @@ def _system_prompt(template: str, context: str, param: QueryParam) -> str:
         context=context,
         response_type=param.response_type,
         user_prompt=param.user_prompt,
+    )
+
+
+def _budget_system_prompt(template: str, param: QueryParam, naive: bool) -> str:
+    """The empty system prompt the chunk budget charges, as upstream 1.5.7 renders it: the
+    KG prompt with the bare user prompt ("" when there is none), the naive one as sent."""
+    if naive:
+        return _system_prompt(template, "", param)
+    return template.format(
+        response_type=param.response_type or DEFAULT_RESPONSE_TYPE,
+        user_prompt=param.user_prompt or "",
+        context_data="",
+        content_data="",
     )
 
 
@@ -245,22 +365,8 @@ def _render(naive: bool, entities: str, relations: str, chunks: str, refs: str) 
     )
 
 
-def _chunk_rows(chunks: Sequence[ChunkRow], ref_ids: Sequence[str]) -> list[dict[str, str]]:
-    return [{"reference_id": ref, "content": c.content} for c, ref in zip(chunks, ref_ids, strict=True)]
-
-
-def _fitting_counts(chunks: Sequence[ChunkRow], budget: int, count: Callable[[str], int]) -> list[int]:
-    """Token counts of the longest prefix of ``chunks`` (measured as upstream measures a merged
-    chunk) that fits ``budget``, one per kept chunk; like :func:`.ranking.truncate_by_tokens`."""
-    counts: list[int] = []
-    used = 0
-    for chunk in chunks if budget > 0 else ():
-        tokens = count(json_line(chunk_budget_row(chunk)))
-        used += tokens
-        if used > budget:
-            break
-        counts.append(tokens)
-    return counts
+def _reference_list(references: Sequence[dict[str, str]]) -> str:
+    return "\n".join(f"[{ref['reference_id']}] {ref['file_path']}" for ref in references)
 
 
 def _context_text(
@@ -273,33 +379,25 @@ def _context_text(
 ) -> str:
     if not (entity_lines or relation_lines or chunks):
         return ""
+    chunk_lines = (
+        json_line({"reference_id": ref, "content": c.content}) for c, ref in zip(chunks, ref_ids, strict=True)
+    )
     return _render(
         naive,
         "\n".join(entity_lines),
         "\n".join(relation_lines),
-        "\n".join(json_line(row) for row in _chunk_rows(chunks, ref_ids)),
-        "\n".join(f"[{ref['reference_id']}] {ref['file_path']}" for ref in references),
+        "\n".join(chunk_lines),
+        _reference_list(references),
     )
 
 
-def _shed(
-    excess: int,
-    chunks: list[ChunkRow],
-    relations: list[RelationRow],
-    entities: list[EntityRow],
-    count: Callable[[str], int],
-) -> tuple[list[ChunkRow], list[RelationRow], list[EntityRow]]:
-    """Drop items from the end (chunks, then relations, then entities) worth ``excess`` tokens."""
+def _shed(excess: int, *sections: tuple[list[Any], list[int]]) -> None:
+    """Drop items from the end of the sections, in order, until ``excess`` tokens are freed."""
     freed = 0
-    sections: list[tuple[list[Any], Any]] = [
-        (chunks, lambda c: json_line({"reference_id": "", "content": c.content})),
-        (relations, lambda r: json_line(relation_row(r))),
-        (entities, lambda e: json_line(entity_row(e))),
-    ]
-    for items, render in sections:
+    for items, tokens in sections:
         while items and freed < excess:
-            freed += max(count(render(items.pop())), 1)
-    return chunks, relations, entities
+            items.pop()
+            freed += max(tokens.pop(), 1)
 
 
 def _entity_data(entity: EntityRow) -> dict[str, Any]:

@@ -56,12 +56,20 @@ def merge_chunks(
     return round_robin(vector, from_entities, from_relations, key=lambda c: c.id)
 
 
-def rank_local_relations(relations: Iterable[RelationRow]) -> list[RelationRow]:
+def rank_local_relations(relations: Iterable[RelationRow], entity_order: Sequence[str]) -> list[RelationRow]:
     """Order the edges of the local search like upstream: (edge degree, weight) desc.
 
-    The sort is stable, so equal edges keep the order they were found in.
+    Upstream collects the edges entity by entity, in ``entity_order`` (the
+    entities found, nearest first), before a stable sort; so equal edges go by
+    the first entity they touch, then keep the order they were found in.
     """
-    return sorted(relations, key=lambda r: (r.degree, r.weight), reverse=True)
+    position = {name: i for i, name in enumerate(entity_order)}
+    unranked = len(position)
+
+    def first(r: RelationRow) -> int:
+        return min(position.get(r.src, unranked), position.get(r.tgt, unranked))
+
+    return sorted(relations, key=lambda r: (-r.degree, -r.weight, first(r)))
 
 
 def endpoint_names(relations: Iterable[RelationRow]) -> list[str]:
@@ -87,42 +95,27 @@ def truncate_by_tokens(
     max_tokens: int,
     render: Callable[[T], str],
 ) -> list[T]:
-    """Keep the longest prefix of ``items`` whose rendered sizes fit ``max_tokens``.
+    """Keep the longest prefix of ``items`` whose rendered lines, joined by newlines, fit ``max_tokens``.
 
-    Like upstream ``truncate_list_by_token_size``: the tokens of each
-    ``render(item)`` are summed and the list is cut before the item that
-    would exceed the budget; a budget of zero or less keeps nothing.
+    Upstream 1.5.7's ``truncate_list_by_token_size``: the text counted is the
+    lines as they will be sent, separators included; a budget of zero or less
+    keeps nothing.
     """
     if max_tokens <= 0:
         return []
-    used = 0
-    for index, item in enumerate(items):
-        used += count_tokens(tokenizer, render(item))
-        if used > max_tokens:
-            return list(items[:index])
-    return list(items)
+    lines = [render(item) for item in items]
+    fits, tries = 0, len(lines)
+    while fits < tries:
+        k = (fits + tries + 1) // 2
+        if count_tokens(tokenizer, "\n".join(lines[:k])) <= max_tokens:
+            fits = k
+        else:
+            tries = k - 1
+    return list(items[:fits])
 
 
-def entity_row(entity: EntityRow) -> dict[str, str]:
-    """An entity as a context JSON line (upstream drops file_path and created_at)."""
-    return {
-        "entity": entity.name,
-        "type": entity.entity_type or "UNKNOWN",
-        "description": entity.description or "UNKNOWN",
-    }
-
-
-def relation_row(relation: RelationRow) -> dict[str, str]:
-    """A relation as a context JSON line (upstream drops file_path and created_at)."""
-    return {
-        "entity1": relation.src,
-        "entity2": relation.tgt,
-        "description": relation.description or "UNKNOWN",
-    }
-
-
-def chunk_budget_row(chunk: ChunkRow) -> dict[str, str]:
-    """The form upstream measures a merged chunk in when truncating chunks."""
+def chunk_data_row(chunk: ChunkRow) -> dict[str, str]:
+    """A merged chunk as ``aquery_data`` returns it (the caller adds its reference id)."""
     return {
         "content": chunk.content,
         "file_path": chunk.file_path or UNKNOWN_SOURCE,
@@ -138,11 +131,9 @@ def truncate_kg(
     param: QueryParam,
 ) -> tuple[list[EntityRow], list[RelationRow]]:
     """Keep the entity/relation prefixes fitting max_entity/relation_tokens."""
-    kept_entities = truncate_by_tokens(
-        entities, tokenizer, param.max_entity_tokens, lambda e: json_line(entity_row(e))
-    )
+    kept_entities = truncate_by_tokens(entities, tokenizer, param.max_entity_tokens, EntityRow.context_line)
     kept_relations = truncate_by_tokens(
-        relations, tokenizer, param.max_relation_tokens, lambda r: json_line(relation_row(r))
+        relations, tokenizer, param.max_relation_tokens, RelationRow.context_line
     )
     return kept_entities, kept_relations
 

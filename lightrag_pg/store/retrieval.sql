@@ -5,11 +5,14 @@
 -- name: context
 -- The entities, relations and chunks of a query, ranked and cut in one statement.
 -- Graph: entities nearest to $1 (the low-level keywords) and every edge touching
--- them, edges ranked by (edge degree, weight) desc, then (src, tgt); relations
+-- them, edges ranked by (edge degree, weight) desc, then by the nearest found entity
+-- they touch (upstream collects edges entity by entity), then (src, tgt); relations
 -- nearest to $2 (the high-level keywords) and their endpoints in order of first
 -- appearance; each side's lists merged round-robin (local first, the first
 -- occurrence wins), then a running sum of the stored context_tokens keeps the
--- longest prefix within $5 (entities) and $6 (relations) tokens. A NULL vector
+-- longest prefix within $5 (entities) and $6 (relations) tokens (the newline joining
+-- two lines merges into the closing brace's token, so the sum is the count of the
+-- lines joined, upstream 1.5.7's measure). A NULL vector
 -- switches its side off; $3 is the cosine threshold, $4 top_k. Edges are read
 -- by one scan of both relation indexes; degrees are counted inline, in one
 -- grouped pass over the two relation indexes for every endpoint at once; full
@@ -91,11 +94,13 @@ degrees AS MATERIALIZED (
 ),
 local_relations AS MATERIALIZED (
     SELECT row_number() OVER (
-               ORDER BY ds.degree + dt.degree DESC, l.weight DESC, l.src, l.tgt
+               ORDER BY ds.degree + dt.degree DESC, l.weight DESC, least(es.idx, et.idx), l.src, l.tgt
            ) AS idx, l.src, l.tgt, l.tokens, ds.degree + dt.degree AS degree
     FROM local_edges l
     JOIN degrees ds ON ds.name = l.src
     JOIN degrees dt ON dt.name = l.tgt
+    LEFT JOIN local_entities es ON es.name = l.src
+    LEFT JOIN local_entities et ON et.name = l.tgt
 ),
 entity_merged AS (
     SELECT DISTINCT ON (name) name, idx, side, similarity

@@ -6,11 +6,11 @@ writes them in one statement (rows, vectors, fragments and document links
 together, so one transaction) that only succeeds for rows nobody changed in
 between (a version check under the row lock). The read is one statement too:
 the rows' versions and the stored fragments they are rebuilt from come from
-one snapshot. Rows that changed are merged again. A vector is recomputed only when the text it is embedded from
-changed (that text is cut at the embedding model's input limit). A
-document's contribution to a row is recorded in the same transaction
-(``doc_entities``/``doc_relations``), so re-running a document after a crash
-never merges it twice.
+one snapshot. Rows that changed are merged again. A vector is recomputed
+only when the text it is embedded from changed (that text is cut at the
+embedding model's input limit). A document's contribution to a row is
+recorded in the same transaction (``doc_entities``/``doc_relations``), so
+re-running a document after a crash never merges it twice.
 
 Under contention (popular entities named by many documents at once) rows can
 keep changing. After :data:`OPTIMISTIC_ROUNDS` the rows still pending are

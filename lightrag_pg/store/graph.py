@@ -145,6 +145,7 @@ class GraphStore:
         merged before fragments were recorded), read in the same statement."""
         return await self._entities_for_merge(doc_id, names, True)
 
+    @translating
     async def _entities_for_merge(
         self, doc_id: str, names: Sequence[str], with_fragments: bool
     ) -> EntitiesToMerge:
@@ -181,6 +182,7 @@ class GraphStore:
         """:meth:`relations_for_merge` and stored fragments; see :meth:`entities_to_merge`."""
         return await self._relations_for_merge(doc_id, pairs, True)
 
+    @translating
     async def _relations_for_merge(
         self, doc_id: str, pairs: Sequence[tuple[str, str]], with_fragments: bool
     ) -> tuple[

@@ -10,7 +10,7 @@ from collections.abc import Coroutine, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .config import Settings
 from .db.connect import connect, split_connect_timeout
@@ -21,12 +21,7 @@ from .db.translate import translated
 from .db.workspace import WorkspaceInfo, create_workspace, drop_workspace, list_workspaces, read_info
 from .defaults import choose_extractor, default_embedding, default_llm
 from .errors import ConfigurationError, InvalidInput, LightRAGError
-from .export import ExportResult, export_workspace
-from .index.custom_kg import CustomGraph, plan_custom_graph
-from .index.custom_kg import summary as custom_graph_summary
-from .index.deletion import DeletionResult, DocumentDeleter
 from .index.extract import Extractor, LLMExtractor, NLPExtractor
-from .index.graph_edit import GraphEditor
 from .index.intake import SkippedDuplicate, prepare_batch
 from .index.locks import DocumentLocks
 from .index.pipeline import Pipeline
@@ -35,11 +30,11 @@ from .index.reembed import DEFAULT_BATCH_SIZE as DEFAULT_REEMBED_BATCH
 from .index.reembed import ReembedCallback, Reembedder, ReembedResult, ignore_reembed_progress
 from .index.summary import Summarizer
 from .index.writer import GraphWriter
-from .llm.cached import CachedLLM
+from .llm.cached import CachedKeywords, CachedLLM
 from .llm.embedding_func import EmbeddingFunc
-from .llm.tokenizer import get_tokenizer
+from .llm.tokenizer import Tokenizer, encoding_name, get_tokenizer
 from .llm.wrap import LLMFunc, wrap_embedding, wrap_llm
-from .offline.keywords import offline_keywords
+from .offline.keywords import offline_keywords, rule_version
 from .query.engine import QueryEngine, QueryStream, RerankFunc
 from .query.param import QueryParam
 from .store.cache import PoolCache
@@ -48,6 +43,11 @@ from .store.rows import DocumentRow
 from .store.subgraph import KnowledgeGraph, SubgraphStore
 from .store.uow import Stores, session, unit_of_work
 from .types import DocStatus
+
+if TYPE_CHECKING:  # loaded on first use, so that a query does not import them
+    from .export import ExportResult
+    from .index.deletion import DeletionResult, DocumentDeleter
+    from .index.graph_edit import GraphEditor
 
 T = TypeVar("T")
 
@@ -135,12 +135,29 @@ class LightRAG:
         self._editor_instance: GraphEditor | None = None
         self._engine_instance: QueryEngine | None = None
         self.rerank_model_func = rerank_model_func
-        self.tokenizer = get_tokenizer(self.settings.tokenizer_name)
+        encoding_name(self.settings.tokenizer_name)  # an unknown name fails here
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        """The tokenizer of ``settings.tokenizer_name``, built on first use (or while
+        :meth:`initialize` connects)."""
+        return get_tokenizer(self.settings.tokenizer_name)
 
     async def initialize(self) -> None:
-        """Start the embedded server if needed, create or upgrade the workspace, open the pool."""
+        """Start the embedded server if needed, create or upgrade the workspace, open the pool.
+
+        The tokenizer is built in a worker thread meanwhile."""
         if self._pool is not None:
             return
+        building = asyncio.ensure_future(asyncio.to_thread(get_tokenizer, self.settings.tokenizer_name))
+        try:
+            await self._open()
+        except BaseException:
+            await asyncio.gather(building, return_exceptions=True)
+            raise
+        await building
+
+    async def _open(self) -> None:
         if self.embedding_func is None:
             self.embedding_func = await asyncio.to_thread(default_embedding, self.settings)
         if self.llm_model_func is None:
@@ -194,7 +211,11 @@ class LightRAG:
                 tokenizer=self.tokenizer,
                 embed=self._embedder,
                 llm=self._llm,
-                keyword_fallback=offline_keywords,
+                keyword_fallback=CachedKeywords(
+                    offline_keywords,
+                    PoolCache(self.pool) if self.settings.enable_llm_cache else None,
+                    rule_version(),
+                ),
                 rerank=self.rerank_model_func,
             )
         return self._engine_instance
@@ -221,6 +242,8 @@ class LightRAG:
     def _deleter(self) -> DocumentDeleter:
         if self._deleter_instance is None:
             pipeline = self._pipeline()
+            from .index.deletion import DocumentDeleter
+
             self._deleter_instance = DocumentDeleter(
                 self.pool, pipeline.writer, pipeline.locks, self.settings
             )
@@ -483,6 +506,8 @@ class LightRAG:
         a temporary name and renamed when complete, so a failure leaves nothing
         half-written. An unwritable path raises :class:`InvalidInput` before any read.
         """
+        from .export import export_workspace
+
         return await export_workspace(
             self.pool,
             output_path,
@@ -571,6 +596,8 @@ class LightRAG:
 
     def _editor(self) -> GraphEditor:
         if self._editor_instance is None:
+            from .index.graph_edit import GraphEditor
+
             self._editor_instance = GraphEditor(self.pool, self._pipeline().writer, self.settings)
         return self._editor_instance
 
@@ -703,6 +730,9 @@ class LightRAG:
         :class:`~lightrag_pg.errors.InvalidInput` and changes nothing. Returns
         ``status``, ``doc_id`` and the numbers of chunks, entities and relationships.
         """
+        from .index.custom_kg import CustomGraph, plan_custom_graph
+        from .index.custom_kg import summary as custom_graph_summary
+
         graph = CustomGraph(custom_kg, full_doc_id, self.tokenizer)
         editor = self._editor()
         await editor.run(lambda: plan_custom_graph(editor, graph), f"custom graph {graph.doc_id!r}")

@@ -9,7 +9,8 @@ import asyncpg
 import pytest
 
 from lightrag_pg import LightRAG
-from lightrag_pg.errors import ConnectionLost
+from lightrag_pg.errors import ConnectionLost, StorageError
+from lightrag_pg.store.graph import GraphStore
 from lightrag_pg.store.rows import EntityRow, RelationRow
 from lightrag_pg.testing import StatementCounter
 
@@ -138,3 +139,11 @@ async def test_list_columns_of_any_length_round_trip(rag: LightRAG) -> None:
         "One": (["c1"], ["a.txt"]),
         "Many": (["c3", "c1", "c2"], ['we"ird,{path}', "b.txt"]),
     }
+
+
+@pytest.mark.parametrize("method", ["entities_for_merge", "relations_for_merge"])
+async def test_merge_state_reads_raise_storage_errors(conn: asyncpg.Connection, method: str) -> None:
+    store = GraphStore(conn)  # no workspace on the search path: the tables are unknown
+    keys = ["A"] if method == "entities_for_merge" else [("A", "B")]
+    with pytest.raises(StorageError, match="UndefinedTable"):
+        await getattr(store, method)("doc", keys)

@@ -1,5 +1,7 @@
 """Statements an insert sends: the cache traffic of a document is batched, so it does not
-grow with the document's chunks, and the whole insert stays within a bound per chunk."""
+grow with the document's chunks, and the whole insert stays within a bound per chunk, also
+on the documents of ``bench/ingest.py`` (about two chunks each, so the statements sent once
+per document weigh most)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import random
 import asyncpg
 import pytest
 
+from bench.corpus import CorpusLLM, documents, vocabulary
 from lightrag_pg import LightRAG
 from lightrag_pg.db.workspace import drop_workspace, workspace_exists
 from lightrag_pg.testing import KNOWN, StatementCounter, hashed_embedding_func, scripted_llm
@@ -70,6 +73,35 @@ async def test_insert_statements_per_chunk_and_batched_cache(
         # before, twice per LLM call
         assert counter.cache <= 4 * 6, (counter.cache, chunks)
         if sentences > 4:
+            assert counter.total / chunks <= PER_CHUNK_BOUND, (counter.by_method, chunks)
+    finally:
+        await rag.finalize()
+        if await workspace_exists(conn, workspace_name):
+            await drop_workspace(conn, workspace_name)
+
+
+async def test_bench_documents_stay_within_the_bound_per_chunk(
+    dsn: str, workspace_name: str, conn: asyncpg.Connection
+) -> None:
+    vocab = vocabulary(seed=0)
+    llm = CorpusLLM(vocab)
+    rag = LightRAG(
+        dsn=dsn, workspace=workspace_name, llm_model_func=llm, embedding_func=hashed_embedding_func()
+    )
+    await rag.initialize()
+    texts = documents(12, 1500, 0, vocab)
+    try:
+        # the second insert merges into rows the first one stored (stored fragments are read)
+        for batch in (texts[:6], texts[6:]):
+            with StatementCounter() as counter:
+                result = await rag.ainsert(batch)
+            assert result.progress.docs_done == len(batch)
+            chunks = await conn.fetchval(
+                f"SELECT count(*) FROM {workspace_name}.text_chunks c "
+                f"JOIN {workspace_name}.doc_status s ON s.id = c.doc_id AND s.id = ANY($1::text[])",
+                result.new_ids,
+            )
+            assert chunks <= 3 * len(batch), chunks  # bench-like: a few chunks per document
             assert counter.total / chunks <= PER_CHUNK_BOUND, (counter.by_method, chunks)
     finally:
         await rag.finalize()

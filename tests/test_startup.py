@@ -11,9 +11,13 @@ import asyncpg
 import pytest
 
 import lightrag_pg
+from lightrag_pg import LightRAG
 from lightrag_pg.db.migrate import migrations_dir
 from lightrag_pg.db.workspace import create_workspace, drop_workspace, head_revision
+from lightrag_pg.llm.cached import CachedKeywords, cache_key
 from lightrag_pg.offline.minilm import EMBEDDING_DIM, MODEL_NAME
+from lightrag_pg.store.cache import PoolCache
+from lightrag_pg.testing import hashed_embedding_func
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -22,6 +26,17 @@ NOT_FOR_HELP = ("openai", "alembic", "sqlalchemy", "spacy", "onnxruntime", "tikt
 
 NOT_FOR_OFFLINE_QUERY = ("openai", "alembic", "sqlalchemy")
 """Libraries a query without an LLM, on a workspace at the newest revision, must not import."""
+
+NOT_FOR_REPEATED_QUERY = (*NOT_FOR_OFFLINE_QUERY, "spacy", "thinc")
+"""Libraries a question asked before without an LLM must not import: its keywords are cached."""
+
+NOT_FOR_ANY_QUERY = (
+    "lightrag_pg.export",
+    "lightrag_pg.index.custom_kg",
+    "lightrag_pg.index.deletion",
+    "lightrag_pg.index.graph_edit",
+)
+"""Modules of other commands, which a query must not import."""
 
 
 def offline_env(**extra: str) -> dict[str, str]:
@@ -36,8 +51,8 @@ def offline_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def imported_packages(args: list[str], env: dict[str, str]) -> set[str]:
-    """Top-level packages imported by ``python -X importtime -m lightrag_pg ARGS``."""
+def imported_modules(args: list[str], env: dict[str, str]) -> set[str]:
+    """Modules imported by ``python -X importtime -m lightrag_pg ARGS``."""
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "lightrag_pg", *args],
         env=env,
@@ -46,11 +61,16 @@ def imported_packages(args: list[str], env: dict[str, str]) -> set[str]:
         timeout=300,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    names = set()
-    for line in done.stderr.splitlines():
-        if line.startswith("import time:") and "|" in line:
-            names.add(line.rsplit("|", 1)[1].strip().split(".")[0])
-    return names
+    return {
+        line.rsplit("|", 1)[1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+
+
+def imported_packages(args: list[str], env: dict[str, str]) -> set[str]:
+    """Top-level packages imported by ``python -X importtime -m lightrag_pg ARGS``."""
+    return {name.split(".")[0] for name in imported_modules(args, env)}
 
 
 def test_help_imports_no_heavy_library() -> None:
@@ -75,6 +95,51 @@ async def test_offline_query_imports_neither_the_llm_client_nor_the_migrations(
         await drop_workspace(conn, workspace_name)
     assert "onnxruntime" in loaded  # the question was embedded by the local model
     assert not loaded & set(NOT_FOR_OFFLINE_QUERY), sorted(loaded & set(NOT_FOR_OFFLINE_QUERY))
+
+
+async def test_repeated_offline_question_loads_no_spacy(
+    dsn: str, workspace_name: str, conn: asyncpg.Connection
+) -> None:
+    await create_workspace(conn, dsn, workspace_name, EMBEDDING_DIM, MODEL_NAME)
+    try:
+        args = ["query", "How are the budgets applied?", "--workspace", workspace_name, "--dsn", dsn]
+        first = imported_modules(args, offline_env())
+        second = imported_modules(args, offline_env())
+    finally:
+        await drop_workspace(conn, workspace_name)
+    assert "lightrag_pg.offline._spacy_text" in first  # the first time, the keywords were extracted
+    packages = {name.split(".")[0] for name in second}
+    assert "onnxruntime" in packages  # the question was embedded by the local model
+    assert not packages & set(NOT_FOR_REPEATED_QUERY), sorted(packages & set(NOT_FOR_REPEATED_QUERY))
+    assert not (first | second) & set(NOT_FOR_ANY_QUERY), sorted((first | second) & set(NOT_FOR_ANY_QUERY))
+
+
+async def test_offline_keywords_are_cached_per_rule(
+    dsn: str, workspace_name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[str] = []
+
+    def keywords(query: str) -> tuple[list[str], list[str]]:
+        calls.append(query)
+        return ["budget"], [f"Alice {len(calls)}"]
+
+    rag = LightRAG(dsn=dsn, workspace=workspace_name, embedding_func=hashed_embedding_func())
+    async with rag:
+        cache = PoolCache(rag.pool)
+        one, other = CachedKeywords(keywords, cache, "one"), CachedKeywords(keywords, cache, "two")
+        assert await one("Who is Alice?") == (["budget"], ["Alice 1"])
+        assert await one("Who is Alice?") == (["budget"], ["Alice 1"])  # from the cache
+        assert await other("Who is Alice?") == (["budget"], ["Alice 2"])  # another rule
+        assert await CachedKeywords(keywords, None, "one")("Who is Alice?") == (["budget"], ["Alice 3"])
+        async with rag.session() as s:
+            await s.cache.put(  # an entry that is not a keyword answer is asked again
+                cache_key("keywords", "default", "offline", "one", "Who is Bob?"),
+                "not json",
+                cache_type="keywords",
+            )
+        assert await one("Who is Bob?") == (["budget"], ["Alice 4"])
+        assert calls == ["Who is Alice?"] * 3 + ["Who is Bob?"]
+        await rag.drop_workspace()
 
 
 def test_package_names_load_on_first_use() -> None:

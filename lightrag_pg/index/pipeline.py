@@ -97,10 +97,11 @@ class Pipeline:
             return BUSY
         try:
             async with session(self.pool) as s:
-                if not await s.docs.claim([doc_id]):
-                    return FINISHED_ELSEWHERE
+                claimed = await s.docs.claim([doc_id])
+            if not claimed:
+                return FINISHED_ELSEWHERE
             try:
-                await self._run(doc_id, state, progress)
+                await self._run(claimed[0], state, progress)
                 state.docs_done += 1
             except Exception as exc:  # recorded in doc_status, never lost
                 log.exception("document %s failed", doc_id)
@@ -114,10 +115,9 @@ class Pipeline:
         finally:
             await self.locks.release(doc_id)
 
-    async def _run(self, doc_id: str, state: Progress, progress: ProgressCallback) -> None:
+    async def _run(self, doc: DocumentRow, state: Progress, progress: ProgressCallback) -> None:
         started = time.monotonic()
-        async with session(self.pool) as stores:
-            (doc,) = await stores.docs.get([doc_id])
+        doc_id = doc.id
         s = self.settings
         pieces = await asyncio.to_thread(
             chunk_text,
@@ -164,9 +164,8 @@ class Pipeline:
             "extractor": self.extractor.name,
             "seconds": round(time.monotonic() - started, 3),
         }
-        async with unit_of_work(self.pool) as uow:
-            await uow.chunks.upsert(chunks, vectors)
-            await uow.docs.mark_processed(doc_id, [c.id for c in chunks], details)
+        async with session(self.pool) as stores:  # one statement, one transaction
+            await stores.docs.finish(doc_id, chunks, vectors, details)
         state.chunks_done += len(chunks)
 
     async def _extract_all(

@@ -2,13 +2,15 @@
 
 Each round reads the stored rows without locks, computes the merged rows
 (LLM summaries and embeddings included) with no transaction open, then
-writes them in one transaction that only succeeds for rows nobody changed
-in between (a version check under the row lock). Rows that changed are
-merged again. A vector is recomputed only when the text it is embedded from
-changed (that text is cut at the embedding model's input limit). A
-document's contribution to a row is recorded in the same transaction
-(``doc_entities``/``doc_relations``), so re-running a document after a crash
-never merges it twice.
+writes them in one statement (rows, vectors, fragments and document links
+together, so one transaction) that only succeeds for rows nobody changed in
+between (a version check under the row lock). The read is one statement too:
+the rows' versions and the stored fragments they are rebuilt from come from
+one snapshot. Rows that changed are merged again. A vector is recomputed
+only when the text it is embedded from changed (that text is cut at the
+embedding model's input limit). A document's contribution to a row is
+recorded in the same transaction (``doc_entities``/``doc_relations``), so
+re-running a document after a crash never merges it twice.
 
 Under contention (popular entities named by many documents at once) rows can
 keep changing. After :data:`OPTIMISTIC_ROUNDS` the rows still pending are
@@ -37,7 +39,7 @@ from ..config import Settings
 from ..errors import ConcurrentUpdate, ReferenceGone
 from ..llm.embedding_func import EmbeddingFunc
 from ..store.rows import EntityFragmentRow, EntityRow, MergeState, RelationFragmentRow, RelationRow
-from ..store.uow import Stores, session, unit_of_work
+from ..store.uow import session, unit_of_work
 from ..tasks import gather_all
 from ..types import ExtractedEntity, ExtractedRelation
 from .merge import (
@@ -199,23 +201,6 @@ class GraphWriter:
 
     # ------------------------------------------------------------------ entities
 
-    @staticmethod
-    async def _stored_entity_fragments(
-        stores: Stores, current: dict[str, MergeState[EntityRow]]
-    ) -> dict[str, list[EntityFragmentRow]]:
-        """The stored fragments of the rows to rebuild (read after their versions, so a
-        fragment added in between makes the version stale and the write fail)."""
-        names = [n for n, st in current.items() if st.row is not None and not (st.linked or st.unrecorded)]
-        return group_by_name(await stores.graph.entity_fragments(names)) if names else {}
-
-    @staticmethod
-    async def _stored_relation_fragments(
-        stores: Stores, current: dict[Pair, MergeState[RelationRow]]
-    ) -> dict[Pair, list[RelationFragmentRow]]:
-        """As :meth:`_stored_entity_fragments`, for relations."""
-        pairs = [p for p, st in current.items() if st.row is not None and not (st.linked or st.unrecorded)]
-        return group_by_pair(await stores.graph.relation_fragments(pairs)) if pairs else {}
-
     def _merge_entities(
         self,
         pending: dict[str, list[EntityFragmentRow]],
@@ -242,8 +227,7 @@ class GraphWriter:
         self, doc_id: str, pending: dict[str, list[EntityFragmentRow]], due: Due
     ) -> set[str]:
         async with session(self.pool) as s:
-            current = await s.graph.entities_for_merge(doc_id, list(pending))
-            stored = await self._stored_entity_fragments(s, current)
+            current, stored = await s.graph.entities_to_merge(doc_id, list(pending))
         already, merged, fragments = self._merge_entities(pending, current, stored)
         due.entities |= {n for n in already if self._entity_due(current[n])}
         if not merged:
@@ -253,38 +237,27 @@ class GraphWriter:
             row.description = description
         texts = [self.vector_text(entity_vector_text(r)) for r in merged]
         changed, vectors = await self.changed_vectors(texts, [current[r.name].vector_content for r in merged])
-        async with unit_of_work(self.pool) as uow:
-            written = await self._write_entities(uow, merged, texts, changed, vectors)
-            await uow.graph.add_entity_fragments([f for n in sorted(written) for f in pending[n]])
-            await uow.docs.link_entities(doc_id, sorted(written))
+        count_context_tokens(merged, self.tokenizer)
+        new_vectors = by_key([r.name for r in merged], texts, changed, vectors)
+        async with session(self.pool) as s:  # one statement, one transaction
+            written = await s.graph.merge_entities(
+                merged, new_vectors, [f for r in merged for f in pending[r.name]], doc_id
+            )
         return written | already
-
-    async def _write_entities(
-        self, uow: Stores, rows: list[EntityRow], texts: list[str], changed: list[int], vectors: np.ndarray
-    ) -> set[str]:
-        """Versioned write of ``rows`` with the vectors of ``changed`` rows that were written."""
-        count_context_tokens(rows, self.tokenizer)
-        written = await uow.graph.upsert_entities_if_unchanged(rows)
-        keep = [k for k, i in enumerate(changed) if rows[i].name in written]
-        await uow.vectors.upsert_entities(
-            [rows[changed[k]].name for k in keep], [texts[changed[k]] for k in keep], vectors[keep]
-        )
-        return written
 
     async def _locked_entity_round(
         self, doc_id: str, pending: dict[str, list[EntityFragmentRow]], due: Due
     ) -> set[str]:
         async with unit_of_work(self.pool) as uow:
             await uow.graph.lock_entities(sorted(pending))
-            current = await uow.graph.entities_for_merge(doc_id, list(pending))
-            stored = await self._stored_entity_fragments(uow, current)
+            current, stored = await uow.graph.entities_to_merge(doc_id, list(pending))
             already, merged, fragments = self._merge_entities(pending, current, stored)
             for row, frags in zip(merged, fragments, strict=True):
                 row.description = self.summarizer.join(frags)
             count_context_tokens(merged, self.tokenizer)
-            written = await uow.graph.upsert_entities_if_unchanged(merged)
-            await uow.graph.add_entity_fragments([f for n in sorted(written) for f in pending[n]])
-            await uow.docs.link_entities(doc_id, sorted(written))
+            written = await uow.graph.merge_entities(
+                merged, None, [f for r in merged for f in pending[r.name]], doc_id
+            )
         due.entities |= written | {n for n in already if self._entity_due(current[n])}
         return written | already
 
@@ -334,8 +307,7 @@ class GraphWriter:
         self, doc_id: str, pending: dict[Pair, list[RelationFragmentRow]], due: Due
     ) -> set[Pair]:
         async with session(self.pool) as s:
-            current = await s.graph.relations_for_merge(doc_id, list(pending))
-            stored = await self._stored_relation_fragments(s, current)
+            current, stored = await s.graph.relations_to_merge(doc_id, list(pending))
         already, merged, fragments, endpoints = self._merge_relations(pending, current, stored)
         due.relations |= {p for p in already if self._relation_due(current[p])}
         if not merged:
@@ -346,26 +318,23 @@ class GraphWriter:
         new_entities = self._describe_endpoints(merged, endpoints)
         count_context_tokens([*merged, *new_entities], self.tokenizer)
         texts = [self.vector_text(relation_vector_text(r)) for r in merged]
-        texts += [self.vector_text(entity_vector_text(e)) for e in new_entities]
+        end_texts = [self.vector_text(entity_vector_text(e)) for e in new_entities]
         old_texts = [current[r.pair].vector_content for r in merged] + [None] * len(new_entities)
-        changed, vectors = await self.changed_vectors(texts, old_texts)
+        changed, vectors = await self.changed_vectors(texts + end_texts, old_texts)
         n = len(merged)
-        async with unit_of_work(self.pool) as uow:
-            created = await uow.graph.ensure_entities(new_entities)
-            written = await uow.graph.upsert_relations_if_unchanged(merged)
-            rel = [k for k, i in enumerate(changed) if i < n and merged[i].pair in written]
-            await uow.vectors.upsert_relations(
-                [merged[changed[k]].pair for k in rel], [texts[changed[k]] for k in rel], vectors[rel]
+        rel = [k for k, i in enumerate(changed) if i < n]
+        ent = [k for k, i in enumerate(changed) if i >= n]
+        async with session(self.pool) as s:  # one statement, one transaction
+            written, _ = await s.graph.merge_relations(
+                merged,
+                by_key([r.pair for r in merged], texts, [changed[k] for k in rel], vectors[rel]),
+                [f for r in merged for f in pending[r.pair]],
+                doc_id,
+                new_entities,
+                by_key(
+                    [e.name for e in new_entities], end_texts, [changed[k] - n for k in ent], vectors[ent]
+                ),
             )
-            ent = [k for k, i in enumerate(changed) if i >= n and new_entities[i - n].name in created]
-            await uow.vectors.upsert_entities(
-                [new_entities[changed[k] - n].name for k in ent],
-                [texts[changed[k]] for k in ent],
-                vectors[ent],
-            )
-            await uow.graph.add_relation_fragments([f for p in sorted(written) for f in pending[p]])
-            await uow.docs.link_relations(doc_id, sorted(written))
-            await uow.docs.link_entities(doc_id, sorted(created))
         return written | already
 
     async def _locked_relation_round(
@@ -381,18 +350,16 @@ class GraphWriter:
         new_entities = self._describe_endpoints(merged, endpoints)
         count_context_tokens(new_entities, self.tokenizer)
         async with unit_of_work(self.pool) as uow:
-            created = await uow.graph.ensure_entities(new_entities)
+            _, created = await uow.graph.merge_relations([], doc_id=doc_id, endpoints=new_entities)
             await uow.graph.lock_relations(sorted(pending))
-            current = await uow.graph.relations_for_merge(doc_id, list(pending))
-            stored = await self._stored_relation_fragments(uow, current)
+            current, stored = await uow.graph.relations_to_merge(doc_id, list(pending))
             already, merged, fragments, _ = self._merge_relations(pending, current, stored)
             for row, frags in zip(merged, fragments, strict=True):
                 row.description = self.summarizer.join(frags)
             count_context_tokens(merged, self.tokenizer)
-            written = await uow.graph.upsert_relations_if_unchanged(merged)
-            await uow.graph.add_relation_fragments([f for p in sorted(written) for f in pending[p]])
-            await uow.docs.link_relations(doc_id, sorted(written))
-            await uow.docs.link_entities(doc_id, sorted(created))
+            written, _ = await uow.graph.merge_relations(
+                merged, None, [f for r in merged for f in pending[r.pair]], doc_id
+            )
         due.entities |= created
         due.relations |= written | {p for p in already if self._relation_due(current[p])}
         return written | already
@@ -422,8 +389,9 @@ class GraphWriter:
             row.description = description
         texts = [self.vector_text(entity_vector_text(r)) for r in rows]
         changed, vectors = await self.changed_vectors(texts, [current[r.name].vector_content for r in rows])
-        async with unit_of_work(self.pool) as uow:
-            await self._write_entities(uow, rows, texts, changed, vectors)
+        count_context_tokens(rows, self.tokenizer)
+        async with session(self.pool) as s:
+            await s.graph.merge_entities(rows, by_key([r.name for r in rows], texts, changed, vectors))
 
     async def _refresh_relations(self, doc_id: str, pairs: list[Pair]) -> None:
         async with session(self.pool) as s:
@@ -441,9 +409,13 @@ class GraphWriter:
         texts = [self.vector_text(relation_vector_text(r)) for r in rows]
         changed, vectors = await self.changed_vectors(texts, [current[r.pair].vector_content for r in rows])
         count_context_tokens(rows, self.tokenizer)
-        async with unit_of_work(self.pool) as uow:
-            written = await uow.graph.upsert_relations_if_unchanged(rows)
-            keep = [k for k, i in enumerate(changed) if rows[i].pair in written]
-            await uow.vectors.upsert_relations(
-                [rows[changed[k]].pair for k in keep], [texts[changed[k]] for k in keep], vectors[keep]
-            )
+        async with session(self.pool) as s:
+            await s.graph.merge_relations(rows, by_key([r.pair for r in rows], texts, changed, vectors))
+
+
+def by_key(
+    keys: Sequence[K], texts: Sequence[str], changed: Sequence[int], vectors: np.ndarray
+) -> dict[K, tuple[str, np.ndarray]]:
+    """The text and new vector of each ``changed`` index, by its key (``vectors[k]`` is
+    the vector of ``changed[k]``)."""
+    return {keys[i]: (texts[i], vectors[k]) for k, i in enumerate(changed)}

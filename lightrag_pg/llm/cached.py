@@ -266,3 +266,50 @@ class CachedLLM:
             await self.cache.put(
                 key, answer, cache_type=cache_type, mode=mode, prompt=prompt, chunk_id=chunk_id
             )
+
+
+Keywords = tuple[list[str], list[str]]
+"""High-level and low-level keywords of a query."""
+
+
+@dataclass(frozen=True, slots=True)
+class CachedKeywords:
+    """Query keywords from a local function (the offline extractor), cached like LLM answers.
+
+    ``func`` runs in a worker thread, and only on a cache miss, so a repeated
+    question never loads the model behind it. ``version`` names the function's
+    rule: it is part of the key, so a new rule does not read the old answers.
+    ``cache=None`` turns caching off.
+    """
+
+    func: Callable[[str], Keywords]
+    cache: AnswerCache | None
+    version: str
+
+    async def __call__(self, query: str) -> Keywords:
+        """The high- and low-level keywords of ``query``."""
+        key = cache_key("keywords", "default", "offline", self.version, query)
+        hit = await self.cache.get(key) if self.cache is not None else None
+        if hit is not None:
+            found = _keywords(hit)
+            if found is not None:
+                return found
+        hl, ll = await asyncio.to_thread(self.func, query)
+        if self.cache is not None:
+            answer = json.dumps({"high_level_keywords": hl, "low_level_keywords": ll}, ensure_ascii=False)
+            await self.cache.put(
+                key, answer, cache_type="keywords", mode="default", prompt=query, chunk_id=None
+            )
+        return hl, ll
+
+
+def _keywords(answer: str) -> Keywords | None:
+    """Keywords stored by :class:`CachedKeywords`, or None if ``answer`` is not such an entry."""
+    try:
+        data = json.loads(answer)
+        hl, ll = data["high_level_keywords"], data["low_level_keywords"]
+    except (ValueError, TypeError, KeyError):
+        return None
+    if not all(isinstance(k, list) and all(isinstance(w, str) for w in k) for k in (hl, ll)):
+        return None
+    return list(hl), list(ll)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import binascii
 import functools
 import gzip
+import threading
 from pathlib import Path
 from typing import Protocol
 
@@ -135,6 +136,11 @@ def _load_ranks(path: Path) -> dict[bytes, int]:
     return dict(zip(map(binascii.a2b_base64, fields[0::2]), map(int, fields[1::2]), strict=True))
 
 
+def encoding_name(name: str) -> str:
+    """The encoding a tokenizer name stands for (:class:`ConfigurationError` if none)."""
+    return _resolve(name)
+
+
 def _resolve(name: str) -> str:
     if name in _SPECS:
         return name
@@ -150,20 +156,31 @@ def _resolve(name: str) -> str:
     )
 
 
-@functools.cache
+_BUILT: dict[str, Tokenizer] = {}
+_BUILDING = threading.Lock()
+
+
 def get_tokenizer(name: str = "o200k_base") -> Tokenizer:
     """Return the (cached) tokenizer for an encoding name, built without network.
 
     ``name`` is ``"o200k_base"``, ``"cl100k_base"`` or an OpenAI model name
     mapping to one of them (e.g. ``"gpt-4o-mini"``). Anything else raises
-    :class:`~lightrag_pg.errors.ConfigurationError`.
+    :class:`~lightrag_pg.errors.ConfigurationError`. Building one takes a
+    noticeable fraction of a second; it is built once per process, also when
+    threads ask for it at the same time (one builds, the others wait).
     """
     encoding_name = _resolve(name)
-    pattern, special_tokens = _SPECS[encoding_name]
-    encoding = tiktoken.Encoding(
-        name=encoding_name,
-        pat_str=pattern,
-        mergeable_ranks=_load_ranks(_rank_file(encoding_name)),
-        special_tokens=dict(special_tokens),
-    )
-    return Tokenizer(encoding)
+    built = _BUILT.get(encoding_name)
+    if built is not None:
+        return built
+    with _BUILDING:
+        if encoding_name not in _BUILT:
+            pattern, special_tokens = _SPECS[encoding_name]
+            encoding = tiktoken.Encoding(
+                name=encoding_name,
+                pat_str=pattern,
+                mergeable_ranks=_load_ranks(_rank_file(encoding_name)),
+                special_tokens=dict(special_tokens),
+            )
+            _BUILT[encoding_name] = Tokenizer(encoding)
+        return _BUILT[encoding_name]

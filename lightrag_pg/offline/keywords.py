@@ -24,8 +24,12 @@ capitalised phrases are low-level keywords, other content words high-level.
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
 import re
 from collections import Counter
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigurationError
@@ -156,6 +160,17 @@ def heuristic_keywords(query: str) -> tuple[list[str], list[str]]:
     taken = {w.lower() for phrase in low for w in phrase.split()}
     high = [w for w in _WORD.findall(query) if w.lower() not in _STOP and w.lower() not in taken]
     return list(dict.fromkeys(high)), list(dict.fromkeys(low))
+
+
+@cache
+def rule_version() -> str:
+    """Names the rule :func:`offline_keywords` applies here: a digest of this module's and
+    the spaCy helpers' source and of whether spaCy is installed (cached keywords of
+    another rule are not reused), computed without importing spaCy."""
+    digest = hashlib.md5(b"spacy" if importlib.util.find_spec("spacy") else b"heuristic")
+    for name in ("keywords.py", "_spacy_text.py"):
+        digest.update(Path(__file__).with_name(name).read_bytes())
+    return digest.hexdigest()[:12]
 
 
 def offline_keywords(query: str) -> tuple[list[str], list[str]]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -24,7 +23,7 @@ from .param import QueryParam, clean_query
 from .retrieve import retrieve_all
 
 RerankFunc = Callable[[str, list[str], int], Awaitable[Sequence[Any]]]
-KeywordFunc = Callable[[str], tuple[list[str], list[str]]]
+KeywordFunc = Callable[[str], Awaitable[tuple[list[str], list[str]]]]
 
 
 @dataclass
@@ -94,7 +93,7 @@ class QueryEngine:
         if given is not None:
             return given
         if self.llm is None:
-            return await asyncio.to_thread(self.keyword_fallback, query)
+            return await self.keyword_fallback(query)
         prompt = keywords_prompt(query, self.settings.summary_language)
         answer = await self.llm(prompt, cache_type="keywords", mode=param.mode, accept=_has_keywords)
         return parse_keywords(answer)

@@ -6,11 +6,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import asyncpg
+import numpy as np
 
 from ..db.sqlfile import load_queries
 from ..db.translate import translating
 from ..types import DocStatus
-from .rows import DocumentRow, StatusRow, columns, pair_columns
+from .rows import ChunkRow, DocumentRow, StatusRow, columns, pair_columns, vectors
 
 SQL = load_queries(__package__, "documents.sql")
 
@@ -51,14 +52,29 @@ class DocumentStore:
         return [r["id"] for r in await self.conn.fetch(SQL["unfinished_ids"])]
 
     @translating
-    async def claim(self, ids: Sequence[str]) -> list[str]:
-        """Mark unprocessed documents as processing, skipping those locked elsewhere."""
-        return sorted(r["id"] for r in await self.conn.fetch(SQL["claim_docs"], list(ids)))
+    async def claim(self, ids: Sequence[str]) -> list[DocumentRow]:
+        """Mark unprocessed documents as processing, skipping those locked elsewhere;
+        return the documents claimed, in id order."""
+        return [DocumentRow.from_record(r) for r in await self.conn.fetch(SQL["claim_docs"], list(ids))]
 
     @translating
     async def mark_processed(self, doc_id: str, chunk_ids: Sequence[str], details: dict[str, Any]) -> None:
         """Record a document as processed."""
         await self.conn.execute(SQL["mark_processed"], doc_id, list(chunk_ids), details)
+
+    @translating
+    async def finish(
+        self, doc_id: str, chunks: Sequence[ChunkRow], embeddings: np.ndarray, details: dict[str, Any]
+    ) -> None:
+        """Store the chunks of ``doc_id`` with their embeddings (one row per chunk) and
+        record the document as processed, in one statement."""
+        await self.conn.execute(
+            SQL["finish_doc"],
+            doc_id,
+            *columns((c.values() for c in chunks), 6),
+            vectors(embeddings) if chunks else [],
+            details,
+        )
 
     @translating
     async def mark_failed(self, doc_id: str, error: str) -> None:

@@ -47,21 +47,51 @@ WHERE s.status IN ('pending', 'processing', 'failed')
 ORDER BY s.created_at, s.id;
 
 -- name: claim_docs
--- Mark documents processing, skipping rows another process holds; returns the ids claimed.
-UPDATE doc_status s SET status = 'processing', error_msg = NULL, updated_at = now()
-FROM (
-    SELECT id FROM doc_status
-    WHERE id = ANY($1::text[]) AND status <> 'processed'
-    ORDER BY id
-    FOR UPDATE SKIP LOCKED
-) c
-WHERE s.id = c.id
-RETURNING s.id;
+-- Mark documents processing, skipping rows another process holds; returns the
+-- documents claimed (with the track id of their insert), in id order.
+WITH claimed AS (
+    UPDATE doc_status s SET status = 'processing', error_msg = NULL, updated_at = now()
+    FROM (
+        SELECT id FROM doc_status
+        WHERE id = ANY($1::text[]) AND status <> 'processed'
+        ORDER BY id
+        FOR UPDATE SKIP LOCKED
+    ) c
+    WHERE s.id = c.id
+    RETURNING s.id, s.track_id
+)
+SELECT d.id, d.content, d.file_path, c.track_id
+FROM claimed c JOIN full_docs d ON d.id = c.id
+ORDER BY d.id;
 
 -- name: mark_processed
 -- Record a document as processed with its chunk list and processing details.
 UPDATE doc_status SET status = 'processed', chunks_count = cardinality($2::text[]),
     chunks_list = $2::text[], error_msg = NULL, metadata = metadata || $3::jsonb, updated_at = now()
+WHERE id = $1;
+
+-- name: finish_doc
+-- Store a document's chunks ($2-$7) with their vectors ($8), replacing older ones, and
+-- record the document $1 as processed with those chunks and the details $9, in one
+-- statement (the chunk write is that of chunks.sql's upsert_chunks).
+WITH rows AS (
+    SELECT * FROM unnest($2::text[], $3::text[], $4::int[], $5::int[], $6::text[], $7::text[], $8::vector[])
+        AS u(id, doc_id, chunk_order_index, tokens, content, file_path, embedding)
+), chunks AS (
+    INSERT INTO text_chunks AS c (id, doc_id, chunk_order_index, tokens, content, file_path)
+    SELECT id, doc_id, chunk_order_index, tokens, content, file_path FROM rows ORDER BY id
+    ON CONFLICT (id) DO UPDATE SET
+        doc_id = EXCLUDED.doc_id, chunk_order_index = EXCLUDED.chunk_order_index,
+        tokens = EXCLUDED.tokens, content = EXCLUDED.content, file_path = EXCLUDED.file_path,
+        updated_at = now()
+    RETURNING c.id
+), vectors AS (
+    INSERT INTO chunk_vectors AS v (chunk_id, embedding)
+    SELECT r.id, r.embedding FROM rows r JOIN chunks c USING (id) ORDER BY r.id
+    ON CONFLICT (chunk_id) DO UPDATE SET embedding = EXCLUDED.embedding
+)
+UPDATE doc_status SET status = 'processed', chunks_count = cardinality($2::text[]),
+    chunks_list = $2::text[], error_msg = NULL, metadata = metadata || $9::jsonb, updated_at = now()
 WHERE id = $1;
 
 -- name: mark_failed

@@ -5,9 +5,10 @@ Every method is one SQL statement for the whole batch, whatever its size.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import asyncpg
+import numpy as np
 
 from ..db.sqlfile import load_queries
 from ..db.translate import translating
@@ -21,9 +22,17 @@ from .rows import (
     canonical_pair,
     columns,
     pair_columns,
+    vector_columns,
 )
 
 SQL = load_queries(__package__, "graph.sql")
+
+EntitiesToMerge = tuple[dict[str, MergeState[EntityRow]], dict[str, list[EntityFragmentRow]]]
+"""The merge states of entities, and the stored fragments of those a merge rebuilds."""
+RelationsToMerge = tuple[
+    dict[tuple[str, str], MergeState[RelationRow]], dict[tuple[str, str], list[RelationFragmentRow]]
+]
+"""The merge states of relations, and the stored fragments of those a merge rebuilds."""
 
 
 class GraphStore:
@@ -44,35 +53,75 @@ class GraphStore:
         rows = await self.conn.fetch(SQL["edges_of"], list(names))
         return [RelationRow.from_record(r) for r in rows]
 
-    @translating
     async def upsert_entities_if_unchanged(self, rows: Sequence[EntityRow]) -> set[str]:
         """Write entities whose stored version still equals ``row.version`` (0: not stored yet);
         return the names written."""
+        return await self.merge_entities(rows)
+
+    @translating
+    async def merge_entities(
+        self,
+        rows: Sequence[EntityRow],
+        vectors: Mapping[str, tuple[str, np.ndarray]] | None = None,
+        fragments: Sequence[EntityFragmentRow] = (),
+        doc_id: str | None = None,
+    ) -> set[str]:
+        """The versioned write of :meth:`upsert_entities_if_unchanged` and, for the rows
+        written only, their new ``vectors`` (text and values, by name), their
+        ``fragments`` and the link of ``doc_id`` (if given), in one statement.
+        Return the names written."""
         if not rows:
             return set()
+        texts, values = vector_columns([r.name for r in rows], vectors or {})
         written = await self.conn.fetch(
-            SQL["upsert_entities_if_unchanged"], *columns((r.values() for r in rows), 7)
+            SQL["merge_entities"],
+            *columns((r.values() for r in rows), 7),
+            texts,
+            values,
+            *columns((f.values() for f in fragments), 7),
+            doc_id,
         )
         return {r["name"] for r in written}
 
-    @translating
-    async def ensure_entities(self, rows: Sequence[EntityRow]) -> set[str]:
-        """Create the entities that do not exist yet; return the names created."""
-        if not rows:
-            return set()
-        created = await self.conn.fetch(SQL["ensure_entities"], *columns((r.values() for r in rows), 7))
-        return {r["name"] for r in created}
-
-    @translating
     async def upsert_relations_if_unchanged(self, rows: Sequence[RelationRow]) -> set[tuple[str, str]]:
         """Write relations whose stored version still equals ``row.version`` (0: not stored yet);
         both endpoints must exist. Return the pairs written."""
-        if not rows:
-            return set()
-        written = await self.conn.fetch(
-            SQL["upsert_relations_if_unchanged"], *columns((r.values() for r in rows), 9)
+        written, _ = await self.merge_relations(rows)
+        return written
+
+    @translating
+    async def merge_relations(
+        self,
+        rows: Sequence[RelationRow],
+        vectors: Mapping[tuple[str, str], tuple[str, np.ndarray]] | None = None,
+        fragments: Sequence[RelationFragmentRow] = (),
+        doc_id: str | None = None,
+        endpoints: Sequence[EntityRow] = (),
+        endpoint_vectors: Mapping[str, tuple[str, np.ndarray]] | None = None,
+    ) -> tuple[set[tuple[str, str]], set[str]]:
+        """Create the ``endpoints`` that do not exist yet (existing ones are untouched),
+        with their ``endpoint_vectors``, then write ``rows`` like
+        :meth:`merge_entities` (both endpoints must exist by then); ``doc_id`` is
+        linked to the relations written and the endpoints created. One statement;
+        return the pairs written and the endpoints created."""
+        if not rows and not endpoints:
+            return set(), set()
+        texts, values = vector_columns([r.pair for r in rows], vectors or {})
+        end_texts, end_values = vector_columns([e.name for e in endpoints], endpoint_vectors or {})
+        result = await self.conn.fetch(
+            SQL["merge_relations"],
+            *columns((r.values() for r in rows), 9),
+            texts,
+            values,
+            *columns((f.values() for f in fragments), 9),
+            *columns((e.values() for e in endpoints), 7),
+            end_texts,
+            end_values,
+            doc_id,
         )
-        return {(r["src"], r["tgt"]) for r in written}
+        written = {(r["src"], r["tgt"]) for r in result if r["kind"] == "relation"}
+        created = {r["src"] for r in result if r["kind"] == "entity"}
+        return written, created
 
     @translating
     async def lock_entities(self, names: Sequence[str]) -> None:
@@ -84,11 +133,24 @@ class GraphStore:
         """Lock the existing rows among ``pairs`` until the transaction ends, in pair order."""
         await self.conn.execute(SQL["lock_relations"], *pair_columns(pairs))
 
-    @translating
     async def entities_for_merge(self, doc_id: str, names: Sequence[str]) -> dict[str, MergeState[EntityRow]]:
         """What a merge of ``doc_id`` into each name needs to know, in one statement."""
-        rows = await self.conn.fetch(SQL["entities_for_merge"], list(names), doc_id)
-        return {
+        states, _ = await self._entities_for_merge(doc_id, names, False)
+        return states
+
+    @translating
+    async def entities_to_merge(self, doc_id: str, names: Sequence[str]) -> EntitiesToMerge:
+        """:meth:`entities_for_merge`, and the stored fragments of every row a merge
+        rebuilds from them (stored, not linked to ``doc_id``, without contributions
+        merged before fragments were recorded), read in the same statement."""
+        return await self._entities_for_merge(doc_id, names, True)
+
+    @translating
+    async def _entities_for_merge(
+        self, doc_id: str, names: Sequence[str], with_fragments: bool
+    ) -> EntitiesToMerge:
+        rows = await self.conn.fetch(SQL["entities_for_merge"], list(names), doc_id, with_fragments)
+        states = {
             r["name"]: MergeState(
                 EntityRow.from_record(r) if r["present"] else None,
                 r["linked"],
@@ -97,14 +159,37 @@ class GraphStore:
             )
             for r in rows
         }
+        stored = {
+            r["name"]: [EntityFragmentRow.from_record(f) for f in r["fragments"]]
+            for r in rows
+            if r["fragments"] is not None
+        }
+        return states, stored
 
-    @translating
     async def relations_for_merge(
         self, doc_id: str, pairs: Sequence[tuple[str, str]]
     ) -> dict[tuple[str, str], MergeState[RelationRow]]:
         """What a merge of ``doc_id`` into each canonical pair needs to know, in one statement."""
-        rows = await self.conn.fetch(SQL["relations_for_merge"], *pair_columns(pairs), doc_id)
-        return {
+        states, _ = await self._relations_for_merge(doc_id, pairs, False)
+        return states
+
+    @translating
+    async def relations_to_merge(
+        self, doc_id: str, pairs: Sequence[tuple[str, str]]
+    ) -> tuple[
+        dict[tuple[str, str], MergeState[RelationRow]], dict[tuple[str, str], list[RelationFragmentRow]]
+    ]:
+        """:meth:`relations_for_merge` and stored fragments; see :meth:`entities_to_merge`."""
+        return await self._relations_for_merge(doc_id, pairs, True)
+
+    @translating
+    async def _relations_for_merge(
+        self, doc_id: str, pairs: Sequence[tuple[str, str]], with_fragments: bool
+    ) -> tuple[
+        dict[tuple[str, str], MergeState[RelationRow]], dict[tuple[str, str], list[RelationFragmentRow]]
+    ]:
+        rows = await self.conn.fetch(SQL["relations_for_merge"], *pair_columns(pairs), doc_id, with_fragments)
+        states = {
             (r["src"], r["tgt"]): MergeState(
                 RelationRow.from_record(r) if r["present"] else None,
                 r["linked"],
@@ -114,6 +199,12 @@ class GraphStore:
             )
             for r in rows
         }
+        stored = {
+            (r["src"], r["tgt"]): [RelationFragmentRow.from_record(f) for f in r["fragments"]]
+            for r in rows
+            if r["fragments"] is not None
+        }
+        return states, stored
 
     @translating
     async def entity_fragments(

@@ -37,69 +37,152 @@ JOIN degree ds ON ds.name = r.src
 JOIN degree dt ON dt.name = r.tgt
 ORDER BY r.src, r.tgt;
 
--- name: upsert_entities_if_unchanged
--- Optimistic merge write: each row carries the version it was computed from;
--- a row is written only if nobody changed it since (0 means "did not exist"); a row
--- read at version > 0 that was deleted since is not created again.
+-- name: merge_entities
+-- Optimistic merge write of entities, in one statement. Each row ($1-$7) carries the
+-- version it was computed from; a row is written only if nobody changed it since (0
+-- means "did not exist"); a row read at version > 0 that was deleted since is not
+-- created again. For the rows written, and only those, it also stores the new vector
+-- ($8 its text, $9 its values; NULL: the vector stays), records the fragments
+-- ($10-$16) and, unless $17 is NULL, links document $17.
 -- Returns the names written; the others must be merged again.
-INSERT INTO entities AS e (name, entity_type, description, source_ids, file_paths, version,
-                           context_tokens)
-SELECT u.name, u.entity_type, u.description,
-       ARRAY(SELECT jsonb_array_elements_text(u.source_ids)),
-       ARRAY(SELECT jsonb_array_elements_text(u.file_paths)),
-       u.version + 1, u.context_tokens
-FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::jsonb[], $6::int[], $7::int[])
-    AS u(name, entity_type, description, source_ids, file_paths, version, context_tokens)
-WHERE u.version = 0 OR EXISTS (SELECT 1 FROM entities x WHERE x.name = u.name)
-ORDER BY u.name COLLATE "C"
-ON CONFLICT (name) DO UPDATE SET
-    entity_type = EXCLUDED.entity_type,
-    description = EXCLUDED.description,
-    context_tokens = EXCLUDED.context_tokens,
-    source_ids = EXCLUDED.source_ids,
-    file_paths = EXCLUDED.file_paths,
-    version = EXCLUDED.version,
-    updated_at = now()
-WHERE e.version + 1 = EXCLUDED.version
-RETURNING e.name;
+WITH rows AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::jsonb[], $6::int[],
+                         $7::int[], $8::text[], $9::vector[])
+        AS u(name, entity_type, description, source_ids, file_paths, version, context_tokens,
+             vector_content, embedding)
+), written AS (
+    INSERT INTO entities AS e (name, entity_type, description, source_ids, file_paths, version,
+                               context_tokens)
+    SELECT u.name, u.entity_type, u.description,
+           ARRAY(SELECT jsonb_array_elements_text(u.source_ids)),
+           ARRAY(SELECT jsonb_array_elements_text(u.file_paths)),
+           u.version + 1, u.context_tokens
+    FROM rows u
+    WHERE u.version = 0 OR EXISTS (SELECT 1 FROM entities x WHERE x.name = u.name)
+    ORDER BY u.name COLLATE "C"
+    ON CONFLICT (name) DO UPDATE SET
+        entity_type = EXCLUDED.entity_type,
+        description = EXCLUDED.description,
+        context_tokens = EXCLUDED.context_tokens,
+        source_ids = EXCLUDED.source_ids,
+        file_paths = EXCLUDED.file_paths,
+        version = EXCLUDED.version,
+        updated_at = now()
+    WHERE e.version + 1 = EXCLUDED.version
+    RETURNING e.name
+), vectors AS (
+    INSERT INTO entity_vectors AS v (name, content, embedding)
+    SELECT u.name, u.vector_content, u.embedding FROM rows u JOIN written w USING (name)
+    WHERE u.embedding IS NOT NULL
+    ORDER BY u.name COLLATE "C"
+    ON CONFLICT (name) DO UPDATE SET content = EXCLUDED.content, embedding = EXCLUDED.embedding,
+        updated_at = now()
+), fragments AS (
+    INSERT INTO entity_fragments (entity_name, chunk_id, seq, doc_id, entity_type, description, file_path)
+    SELECT f.* FROM unnest($10::text[], $11::text[], $12::int[], $13::text[], $14::text[], $15::text[],
+                           $16::text[])
+        AS f(entity_name, chunk_id, seq, doc_id, entity_type, description, file_path)
+    JOIN written w ON w.name = f.entity_name
+    ORDER BY f.entity_name COLLATE "C", f.chunk_id COLLATE "C", f.seq
+    ON CONFLICT DO NOTHING
+), links AS (
+    INSERT INTO doc_entities (doc_id, entity_name)
+    SELECT $17::text, w.name FROM written w WHERE $17::text IS NOT NULL
+    ORDER BY w.name COLLATE "C"
+    ON CONFLICT DO NOTHING
+)
+SELECT name FROM written;
 
--- name: ensure_entities
--- Create entities that do not exist yet (relation endpoints); existing ones are untouched.
-INSERT INTO entities (name, entity_type, description, source_ids, file_paths, version, context_tokens)
-SELECT u.name, u.entity_type, u.description,
-       ARRAY(SELECT jsonb_array_elements_text(u.source_ids)),
-       ARRAY(SELECT jsonb_array_elements_text(u.file_paths)),
-       1, u.context_tokens
-FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::jsonb[], $6::int[], $7::int[])
-    AS u(name, entity_type, description, source_ids, file_paths, version, context_tokens)
-ORDER BY u.name COLLATE "C"
-ON CONFLICT (name) DO NOTHING
-RETURNING name;
-
--- name: upsert_relations_if_unchanged
--- Optimistic merge write for relations; see upsert_entities_if_unchanged.
-INSERT INTO relations AS r (src, tgt, keywords, description, weight, source_ids, file_paths, version,
-                            context_tokens)
-SELECT u.src, u.tgt, u.keywords, u.description, u.weight,
-       ARRAY(SELECT jsonb_array_elements_text(u.source_ids)),
-       ARRAY(SELECT jsonb_array_elements_text(u.file_paths)),
-       u.version + 1, u.context_tokens
-FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::float8[], $6::jsonb[], $7::jsonb[],
-             $8::int[], $9::int[])
-    AS u(src, tgt, keywords, description, weight, source_ids, file_paths, version, context_tokens)
-WHERE u.version = 0 OR EXISTS (SELECT 1 FROM relations x WHERE x.src = u.src AND x.tgt = u.tgt)
-ORDER BY u.src COLLATE "C", u.tgt COLLATE "C"
-ON CONFLICT (src, tgt) DO UPDATE SET
-    keywords = EXCLUDED.keywords,
-    description = EXCLUDED.description,
-    context_tokens = EXCLUDED.context_tokens,
-    weight = EXCLUDED.weight,
-    source_ids = EXCLUDED.source_ids,
-    file_paths = EXCLUDED.file_paths,
-    version = EXCLUDED.version,
-    updated_at = now()
-WHERE r.version + 1 = EXCLUDED.version
-RETURNING r.src, r.tgt;
+-- name: merge_relations
+-- Optimistic merge write of relations, in one statement; see merge_entities. First
+-- the missing endpoints ($21-$27, with their vectors $28, $29) are created (existing
+-- ones are untouched), then the relations ($1-$9) are written under the version check
+-- (both endpoints must exist), with, for the relations written, their new vectors
+-- ($10, $11) and fragments ($12-$20); document $30 (unless NULL) is linked to the
+-- relations written and the endpoints created. Endpoints come first because the
+-- result reads the endpoints created before the relations written, and a reader
+-- drives a data-modifying WITH query: every writer takes entity rows before relation
+-- rows, so concurrent merges cannot deadlock.
+-- Returns the endpoints created (kind 'entity', tgt NULL) and the pairs written
+-- (kind 'relation').
+WITH ends AS (
+    SELECT * FROM unnest($21::text[], $22::text[], $23::text[], $24::jsonb[], $25::jsonb[], $26::int[],
+                         $27::int[], $28::text[], $29::vector[])
+        AS u(name, entity_type, description, source_ids, file_paths, version, context_tokens,
+             vector_content, embedding)
+), created AS (
+    INSERT INTO entities (name, entity_type, description, source_ids, file_paths, version, context_tokens)
+    SELECT u.name, u.entity_type, u.description,
+           ARRAY(SELECT jsonb_array_elements_text(u.source_ids)),
+           ARRAY(SELECT jsonb_array_elements_text(u.file_paths)),
+           1, u.context_tokens
+    FROM ends u
+    ORDER BY u.name COLLATE "C"
+    ON CONFLICT (name) DO NOTHING
+    RETURNING name
+), end_vectors AS (
+    INSERT INTO entity_vectors AS v (name, content, embedding)
+    SELECT u.name, u.vector_content, u.embedding FROM ends u JOIN created c USING (name)
+    WHERE u.embedding IS NOT NULL
+    ORDER BY u.name COLLATE "C"
+    ON CONFLICT (name) DO UPDATE SET content = EXCLUDED.content, embedding = EXCLUDED.embedding,
+        updated_at = now()
+), end_links AS (
+    INSERT INTO doc_entities (doc_id, entity_name)
+    SELECT $30::text, c.name FROM created c WHERE $30::text IS NOT NULL
+    ORDER BY c.name COLLATE "C"
+    ON CONFLICT DO NOTHING
+), rows AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::float8[], $6::jsonb[],
+                         $7::jsonb[], $8::int[], $9::int[], $10::text[], $11::vector[])
+        AS u(src, tgt, keywords, description, weight, source_ids, file_paths, version, context_tokens,
+             vector_content, embedding)
+), written AS (
+    INSERT INTO relations AS r (src, tgt, keywords, description, weight, source_ids, file_paths, version,
+                                context_tokens)
+    SELECT u.src, u.tgt, u.keywords, u.description, u.weight,
+           ARRAY(SELECT jsonb_array_elements_text(u.source_ids)),
+           ARRAY(SELECT jsonb_array_elements_text(u.file_paths)),
+           u.version + 1, u.context_tokens
+    FROM rows u
+    WHERE u.version = 0 OR EXISTS (SELECT 1 FROM relations x WHERE x.src = u.src AND x.tgt = u.tgt)
+    ORDER BY u.src COLLATE "C", u.tgt COLLATE "C"
+    ON CONFLICT (src, tgt) DO UPDATE SET
+        keywords = EXCLUDED.keywords,
+        description = EXCLUDED.description,
+        context_tokens = EXCLUDED.context_tokens,
+        weight = EXCLUDED.weight,
+        source_ids = EXCLUDED.source_ids,
+        file_paths = EXCLUDED.file_paths,
+        version = EXCLUDED.version,
+        updated_at = now()
+    WHERE r.version + 1 = EXCLUDED.version
+    RETURNING r.src, r.tgt
+), vectors AS (
+    INSERT INTO relation_vectors AS v (src, tgt, content, embedding)
+    SELECT u.src, u.tgt, u.vector_content, u.embedding FROM rows u JOIN written w USING (src, tgt)
+    WHERE u.embedding IS NOT NULL
+    ORDER BY u.src COLLATE "C", u.tgt COLLATE "C"
+    ON CONFLICT (src, tgt) DO UPDATE SET content = EXCLUDED.content, embedding = EXCLUDED.embedding,
+        updated_at = now()
+), fragments AS (
+    INSERT INTO relation_fragments (src, tgt, chunk_id, seq, doc_id, keywords, description, weight,
+                                    file_path)
+    SELECT f.* FROM unnest($12::text[], $13::text[], $14::text[], $15::int[], $16::text[], $17::text[],
+                           $18::text[], $19::float8[], $20::text[])
+        AS f(src, tgt, chunk_id, seq, doc_id, keywords, description, weight, file_path)
+    JOIN written w ON w.src = f.src AND w.tgt = f.tgt
+    ORDER BY f.src COLLATE "C", f.tgt COLLATE "C", f.chunk_id COLLATE "C", f.seq
+    ON CONFLICT DO NOTHING
+), links AS (
+    INSERT INTO doc_relations (doc_id, src, tgt)
+    SELECT $30::text, w.src, w.tgt FROM written w WHERE $30::text IS NOT NULL
+    ORDER BY w.src COLLATE "C", w.tgt COLLATE "C"
+    ON CONFLICT DO NOTHING
+)
+SELECT 'entity' AS kind, c.name AS src, NULL::text AS tgt FROM created c
+UNION ALL
+SELECT 'relation', w.src, w.tgt FROM written w;
 
 -- name: lock_entities
 -- Lock the existing rows among the given names, in name order (so lockers cannot
@@ -120,40 +203,57 @@ FOR NO KEY UPDATE OF r;
 -- Current state of each name before a merge: the row, whether document $2 already
 -- merged into it, the text its stored vector was computed from, and whether it holds
 -- contributions merged before fragments were recorded (a link without fragments).
+-- When $3, also the stored fragments (a JSON list of entity_fragments rows, in
+-- chunk and seq order) of each row a merge rebuilds from them: stored, not linked to
+-- $2 and without unrecorded contributions; read in the same snapshot as the version,
+-- so a fragment added since makes the versioned write fail.
 SELECT n.name, e.entity_type, e.description, e.source_ids, e.file_paths, e.version,
        e.created_at, e.updated_at, 0::bigint AS degree,
        e.name IS NOT NULL AS present, d.doc_id IS NOT NULL AS linked,
-       v.content AS vector_content,
-       EXISTS (
-           SELECT 1 FROM doc_entities l
-           WHERE l.entity_name = n.name AND NOT EXISTS (
-               SELECT 1 FROM entity_fragments f WHERE f.entity_name = l.entity_name AND f.doc_id = l.doc_id)
-       ) AS unrecorded
+       v.content AS vector_content, u.unrecorded,
+       CASE WHEN $3::bool AND e.name IS NOT NULL AND d.doc_id IS NULL AND NOT u.unrecorded THEN (
+           SELECT jsonb_agg(to_jsonb(f) ORDER BY f.chunk_id COLLATE "C", f.seq)
+           FROM entity_fragments f WHERE f.entity_name = n.name
+       ) END AS fragments
 FROM unnest($1::text[]) AS n(name)
 LEFT JOIN entities e ON e.name = n.name
 LEFT JOIN entity_vectors v ON v.name = n.name
-LEFT JOIN doc_entities d ON d.doc_id = $2 AND d.entity_name = n.name;
+LEFT JOIN doc_entities d ON d.doc_id = $2 AND d.entity_name = n.name
+CROSS JOIN LATERAL (
+    SELECT EXISTS (
+        SELECT 1 FROM doc_entities l
+        WHERE l.entity_name = n.name AND NOT EXISTS (
+            SELECT 1 FROM entity_fragments f WHERE f.entity_name = l.entity_name AND f.doc_id = l.doc_id)
+    ) AS unrecorded
+) u;
 
 -- name: relations_for_merge
 -- Current state of each pair before a merge: the row, whether document $3 already merged
 -- into it, the text its stored vector was computed from, whether it holds contributions
--- merged before fragments were recorded, and whether each endpoint exists.
+-- merged before fragments were recorded, and whether each endpoint exists. When $4,
+-- also the stored fragments of the rows a merge rebuilds; see entities_for_merge.
 SELECT p.src, p.tgt, r.keywords, r.description, r.weight, r.source_ids, r.file_paths,
        r.version, r.created_at, r.updated_at, 0::bigint AS degree,
        r.src IS NOT NULL AS present, d.doc_id IS NOT NULL AS linked,
-       v.content AS vector_content,
-       EXISTS (
-           SELECT 1 FROM doc_relations l
-           WHERE l.src = p.src AND l.tgt = p.tgt AND NOT EXISTS (
-               SELECT 1 FROM relation_fragments f
-               WHERE f.src = l.src AND f.tgt = l.tgt AND f.doc_id = l.doc_id)
-       ) AS unrecorded,
+       v.content AS vector_content, u.unrecorded,
        EXISTS (SELECT 1 FROM entities e WHERE e.name = p.src) AS src_exists,
-       EXISTS (SELECT 1 FROM entities e WHERE e.name = p.tgt) AS tgt_exists
+       EXISTS (SELECT 1 FROM entities e WHERE e.name = p.tgt) AS tgt_exists,
+       CASE WHEN $4::bool AND r.src IS NOT NULL AND d.doc_id IS NULL AND NOT u.unrecorded THEN (
+           SELECT jsonb_agg(to_jsonb(f) ORDER BY f.chunk_id COLLATE "C", f.seq)
+           FROM relation_fragments f WHERE f.src = p.src AND f.tgt = p.tgt
+       ) END AS fragments
 FROM unnest($1::text[], $2::text[]) AS p(src, tgt)
 LEFT JOIN relations r ON r.src = p.src AND r.tgt = p.tgt
 LEFT JOIN relation_vectors v ON v.src = p.src AND v.tgt = p.tgt
-LEFT JOIN doc_relations d ON d.doc_id = $3 AND d.src = p.src AND d.tgt = p.tgt;
+LEFT JOIN doc_relations d ON d.doc_id = $3 AND d.src = p.src AND d.tgt = p.tgt
+CROSS JOIN LATERAL (
+    SELECT EXISTS (
+        SELECT 1 FROM doc_relations l
+        WHERE l.src = p.src AND l.tgt = p.tgt AND NOT EXISTS (
+            SELECT 1 FROM relation_fragments f
+            WHERE f.src = l.src AND f.tgt = l.tgt AND f.doc_id = l.doc_id)
+    ) AS unrecorded
+) u;
 
 -- name: entity_fragments_of
 -- Every fragment of the given entities, except those of the documents in $2.

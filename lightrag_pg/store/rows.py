@@ -22,6 +22,7 @@ from pgvector import Vector
 from ..types import UNKNOWN_SOURCE, DocStatus
 
 R = TypeVar("R", "EntityRow", "RelationRow")
+K = TypeVar("K", str, tuple[str, str])
 
 
 def columns(rows: Iterable[Sequence[Any]], width: int) -> list[list[Any]]:
@@ -46,6 +47,20 @@ def pair_columns(pairs: Iterable[tuple[str, str]]) -> list[list[str]]:
 def vectors(embeddings: Any) -> list[Vector]:
     """The rows of a 2-D array as pgvector values, for a ``$n::vector[]`` parameter."""
     return [Vector(row) for row in np.asarray(embeddings, dtype=np.float32)]
+
+
+def vector_columns(
+    keys: Sequence[K], given: Mapping[K, tuple[str, Any]]
+) -> tuple[list[str | None], list[Vector | None]]:
+    """The texts and vectors ``given`` for ``keys``, as two parallel lists for
+    ``$n::text[], $m::vector[]`` parameters; None where a key has no vector."""
+    texts: list[str | None] = []
+    values: list[Vector | None] = []
+    for key in keys:
+        text, value = given.get(key, (None, None))
+        texts.append(text)
+        values.append(None if value is None else Vector(np.asarray(value, dtype=np.float32)))
+    return texts, values
 
 
 def canonical_pair(a: str, b: str) -> tuple[str, str]:

@@ -63,7 +63,7 @@ SQL = load_queries("bench", "scale.sql")
 
 MODES: tuple[str, ...] = ("local", "global", "hybrid", "mix", "naive")
 FULL = {"entities": 1_000_000, "relations": 3_000_000, "chunks": 300_000, "dim": 384}
-QUICK = {"entities": 2_000, "relations": 6_000, "chunks": 600, "dim": 384}
+QUICK = {"entities": 1_000, "relations": 3_000, "chunks": 300, "dim": 384}
 ENTITY_TYPES = ("PERSON", "ORGANIZATION", "LOCATION", "EVENT", "CONCEPT", "TECHNOLOGY", "PRODUCT", "CATEGORY")
 CHUNKS_PER_DOC = 10
 MAX_SOURCE_IDS = 300
@@ -809,7 +809,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     if args.quick:
         for key, value in QUICK.items():
             setattr(args, key, value)
-        args.chunk_tokens, args.queries, args.warmup = 300, 30, 5
+        args.chunk_tokens, args.queries, args.warmup = 200, 20, 3
     return args
 
 

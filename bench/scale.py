@@ -293,13 +293,16 @@ class Loader:
         self.tokenizer = tokenizer
         self.chunk_words = chunk_words
         self.rng = np.random.default_rng((ws.seed, 3))
+        self.copying = 0.0  # seconds spent waiting on COPY (the rest of a load is generating rows)
 
     async def copy(self, table: str, columns: Sequence[str], rows: Iterator[list[tuple[Any, ...]]]) -> int:
         written = 0
         for batch in rows:
+            started = time.perf_counter()
             await self.conn.copy_records_to_table(
                 table, records=batch, columns=list(columns), schema_name=self.schema
             )
+            self.copying += time.perf_counter() - started
             written += len(batch)
         return written
 
@@ -496,8 +499,9 @@ async def load(
     )
     for table, columns, rows in steps:
         started = time.perf_counter()
+        waited = loader.copying
         written = await loader.copy(table, columns, rows)
-        timings.add(f"copy {table} ({written:,} rows)", started)
+        timings.add(f"copy {table} ({written:,} rows; COPY {loader.copying - waited:.1f} s)", started)
 
 
 async def mirror_graph(conn: asyncpg.Connection, workspace: str, timings: Timings) -> bool:
@@ -736,7 +740,7 @@ async def measure(dsn: str, args: argparse.Namespace, ws: Workspace) -> list[Mod
         extra = f", indexes {_mb(r['index_bytes'])}" if r["index_bytes"] is not None else ""
         rows = f" ~{r['row_estimate']:,} rows" if (r["row_estimate"] or -1) >= 0 else ""
         print(f"  {r['schema_name']}.{r['name']:<34}{r['kind']:>7} {_mb(r['bytes']):>12}{extra}{rows}")
-    print("settings: " + ", ".join(f"{r['name']}={r['value']}" for r in settings))
+    print("query session settings: " + ", ".join(f"{r['name']}={r['value']}" for r in settings))
     memory = server_memory(args.data_dir_used)
     if memory:
         print(f"server memory: {memory}")

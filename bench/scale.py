@@ -114,6 +114,10 @@ class Text:
     def words(self) -> int:
         return len(self.starts) - 1
 
+    def words_for(self, tokens: int) -> int:
+        """How many words make about ``tokens`` tokens in this text."""
+        return max(1, round(tokens * self.words / int(self.spaced[-1])))
+
     def piece(self, first: int, count: int) -> tuple[str, int]:
         """Words ``first`` .. ``first + count - 1`` and their exact token count."""
         first %= self.words - count
@@ -542,7 +546,8 @@ async def build(
         await conn.execute(f"SET max_parallel_maintenance_workers = {int(args.workers)}")
         await conn.execute("SET synchronous_commit = off")
         load_started = time.perf_counter()
-        await load(conn, args.workspace, ws, text, tokenizer, args.chunk_tokens, timings)
+        chunk_words = text.words_for(args.chunk_tokens)
+        await load(conn, args.workspace, ws, text, tokenizer, chunk_words, timings)
         timings.add("load total", load_started)
         index_started = time.perf_counter()
         for o in objects:
@@ -786,9 +791,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--skew", type=float, default=0.8, help="endpoint popularity exponent (degree tail 1 + 1/skew)"
     )
-    parser.add_argument(
-        "--chunk-tokens", type=int, default=1100, help="words per chunk (about as many tokens)"
-    )
+    parser.add_argument("--chunk-tokens", type=int, default=1100, help="tokens per chunk (whole words)")
     parser.add_argument("--queries", type=int, default=200, help="timed queries per mode")
     parser.add_argument("--warmup", type=int, default=30, help="warm-up queries per mode")
     parser.add_argument("--seed", type=int, default=0)

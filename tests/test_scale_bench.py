@@ -104,6 +104,7 @@ def test_quick_scale_bench_builds_the_migrated_workspace_and_times_every_mode(
     count = get_tokenizer(Settings().tokenizer_name).count
     assert len(seen["chunks"]) == scale.QUICK["chunks"]
     assert all(r["tokens"] == count(r["content"]) for r in seen["chunks"])
+    assert all(0.8 * args.chunk_tokens <= r["tokens"] <= 1.2 * args.chunk_tokens for r in seen["chunks"])
     assert len(seen["entities"]) == scale.QUICK["entities"]
     assert all(
         r["context_tokens"] == count(entity_context_line(r["name"], r["entity_type"], r["description"]))

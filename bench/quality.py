@@ -15,7 +15,9 @@ share found among the retrieved entities.
 
 The corpus, the embedded server's data and the indexed workspace live in a cache
 directory (default ``~/.cache/lightrag-pg-bench/quality``); a second run reuses the
-workspace. Usage: ``python bench/quality.py [--modes naive mix] [--limit 40]``.
+workspace. Usage: ``python bench/quality.py [--modes naive mix] [--lexical on] [--limit 40]``.
+A first run indexes the 96 passages (about 4 minutes on 2 idle cores); the 1,620
+queries of a full run take about 0.15 s each on idle cores, 0.45 s at load 10.
 """
 
 from __future__ import annotations
@@ -130,7 +132,12 @@ async def build(rag: LightRAG, items: Sequence[FaqItem]) -> float:
     return time.perf_counter() - started
 
 
-def table(results: dict[tuple[str, str, bool], Score], sets: Sequence[str], modes: Sequence[str]) -> str:
+def table(
+    results: dict[tuple[str, str, bool], Score],
+    sets: Sequence[str],
+    modes: Sequence[str],
+    switches: Sequence[bool],
+) -> str:
     """A markdown table: one row per question set, mode and lexical switch."""
     lines = [
         "| questions | mode | lexical | recall@5 | recall@10 | MRR | local: own entities kept |",
@@ -138,7 +145,7 @@ def table(results: dict[tuple[str, str, bool], Score], sets: Sequence[str], mode
     ]
     for name in sets:
         for mode in modes:
-            for lexical in (False, True):
+            for lexical in switches:
                 s = results[(name, mode, lexical)]
                 own = "" if s.own_entities is None else f"{s.own_entities:.0%}"
                 lines.append(
@@ -165,15 +172,17 @@ async def main(args: argparse.Namespace) -> None:
             names = [r[0] for r in await conn.fetch("SELECT name FROM entities")]
             backend = await conn.fetchval("SELECT lexical_backend FROM workspace_info")
         print(f"{len(names)} entities; lexical backend: {backend}")
+        switches = {"both": (False, True), "off": (False,), "on": (True,)}[args.lexical]
         results: dict[tuple[str, str, bool], Score] = {}
         started = time.perf_counter()
         for name, questions in sets.items():
             for mode in args.modes:
-                for lexical in (False, True):
+                for lexical in switches:
                     results[(name, mode, lexical)] = await score(rag, questions, mode, lexical, names)
-        asked = sum(len(v) for v in sets.values()) * len(args.modes) * 2
-        print(f"{asked} queries in {time.perf_counter() - started:.1f} s; load average {os.getloadavg()}")
-        print(table(results, list(sets), args.modes))
+        asked = sum(len(v) for v in sets.values()) * len(args.modes) * len(switches)
+        load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+        print(f"{asked} queries in {time.perf_counter() - started:.1f} s; load average {load}")
+        print(table(results, list(sets), args.modes, switches))
     finally:
         await rag.finalize()
         if not (args.dsn or os.environ.get(DSN_ENV)) and args.stop:
@@ -186,6 +195,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--dsn", default=None, help=f"PostgreSQL DSN (default ${DSN_ENV}, else embedded)")
     parser.add_argument("--workspace", default=WORKSPACE)
     parser.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES)
+    parser.add_argument("--lexical", default="both", choices=["both", "off", "on"], help="lexical fusion")
     parser.add_argument("--limit", type=int, default=0, help="use only the first N passages")
     parser.add_argument("--stop", action="store_true", help="stop the embedded server at the end")
     return parser.parse_args(argv)

@@ -61,7 +61,7 @@ class QueryParam:
     cosine_threshold: float | None = None
     kg_chunk_pick_method: Literal["VECTOR", "WEIGHT"] | None = None
     related_chunk_number: int | None = None
-    lexical: bool = False
+    lexical: bool = True
     """Fuse lexical search (BM25 or full text) with the vector searches: chunks in naive
     and mix, entities in the graph modes, and the entities the question names."""
 

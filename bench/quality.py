@@ -15,9 +15,10 @@ share found among the retrieved entities.
 
 The corpus, the embedded server's data and the indexed workspace live in a cache
 directory (default ``~/.cache/lightrag-pg-bench/quality``); a second run reuses the
-workspace. Usage: ``python bench/quality.py [--modes naive mix] [--lexical on] [--limit 40]``.
-A first run indexes the 96 passages (about 4 minutes on 2 idle cores); the 1,620
-queries of a full run take about 0.15 s each on idle cores, 0.45 s at load 10.
+workspace (``--backend`` chooses the lexical backend of a new one). Usage:
+``python bench/quality.py [--modes naive mix] [--lexical on] [--limit 40]``. Measured
+on 2 cores at load average 10: indexing the 96 passages took 15 minutes, and each
+query 0.35-0.5 s (a full run asks 1,620); a lighter machine is several times faster.
 """
 
 from __future__ import annotations
@@ -38,7 +39,9 @@ if __package__ in (None, ""):
 
 from bench.debian_faq import FaqItem, fetch_faq_text, parse_faq, reword
 from lightrag_pg import LightRAG, QueryParam
+from lightrag_pg.db.connect import connect
 from lightrag_pg.db.embedded import DSN_ENV, embedded_dsn, stop_server
+from lightrag_pg.db.workspace import create_workspace
 from lightrag_pg.defaults import local_embedding_func
 
 MODES: tuple[str, ...] = ("naive", "local", "global", "hybrid", "mix")
@@ -163,7 +166,15 @@ async def main(args: argparse.Namespace) -> None:
     sets = question_sets(items)
     data_dir = cache / "pgdata"
     dsn = args.dsn or os.environ.get(DSN_ENV) or embedded_dsn(data_dir)
-    rag = LightRAG(dsn=dsn, workspace=args.workspace, embedding_func=local_embedding_func(), extractor="nlp")
+    embedding = local_embedding_func()
+    conn = await connect(dsn, timeout=30)
+    try:
+        await create_workspace(
+            conn, dsn, args.workspace, embedding.embedding_dim, embedding.model_name, args.backend
+        )
+    finally:
+        await conn.close()
+    rag = LightRAG(dsn=dsn, workspace=args.workspace, embedding_func=embedding, extractor="nlp")
     try:
         await rag.initialize()
         print(f"{len(items)} passages; questions: " + ", ".join(f"{k} {len(v)}" for k, v in sets.items()))
@@ -195,6 +206,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--dsn", default=None, help=f"PostgreSQL DSN (default ${DSN_ENV}, else embedded)")
     parser.add_argument("--workspace", default=WORKSPACE)
     parser.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES)
+    parser.add_argument(
+        "--backend", default=None, choices=["bm25", "tsvector"], help="of a new workspace (default tsvector)"
+    )
     parser.add_argument("--lexical", default="both", choices=["both", "off", "on"], help="lexical fusion")
     parser.add_argument("--limit", type=int, default=0, help="use only the first N passages")
     parser.add_argument("--stop", action="store_true", help="stop the embedded server at the end")

@@ -82,9 +82,27 @@ async def chunk_ids(rag: LightRAG, mode: str, lexical: bool, **extra: object) ->
     return [c["file_path"].removesuffix(".txt") for c in data["data"]["chunks"]]
 
 
-async def test_the_embedded_server_gets_bm25_by_default(rag: LightRAG, conn: asyncpg.Connection) -> None:
+async def test_a_new_workspace_gets_full_text_search_by_default(
+    rag: LightRAG, conn: asyncpg.Connection
+) -> None:
     info = await read_info(conn, rag.workspace)
-    assert info is not None and info.lexical_backend == "bm25"
+    assert info is not None and info.lexical_backend == "tsvector"
+
+
+async def test_a_bm25_workspace_cannot_be_written_by_two_transactions_at_once(lexical_rag: LightRAG) -> None:
+    """Why bm25 is opt-in: pg_textsearch 1.0.0 holds a per-index lock to the end of a
+    writing transaction; a second writer waits on it, and a cancel does not reach it."""
+    await store_chunks(lexical_rag, corpus())
+    backend = lexical_rag.info.lexical_backend if lexical_rag.info else None
+    async with lexical_rag.pool.acquire() as first, lexical_rag.pool.acquire() as second:
+        async with first.transaction():
+            await first.execute("UPDATE text_chunks SET content = 'one' WHERE id = 'chunk-d00'")
+            task = asyncio.ensure_future(
+                second.execute("UPDATE text_chunks SET content = 'two' WHERE id = 'chunk-d01'")
+            )
+            done, _ = await asyncio.wait([task], timeout=2)
+            assert bool(done) == (backend == "tsvector")
+        await asyncio.wait_for(task, timeout=10)
 
 
 @pytest.mark.parametrize("mode", ["naive", "mix"])
@@ -208,7 +226,7 @@ async def test_a_workspace_from_before_lexical_search_upgrades_and_is_searchable
         await rag.initialize()
         try:
             assert rag.info is not None and rag.info.revision == head_revision()
-            assert rag.info.lexical_backend == "bm25"
+            assert rag.info.lexical_backend == "tsvector"
             data = await rag.aquery_data(f"what is {CODE}", QueryParam(mode="naive", cosine_threshold=0.99))
             assert [c["content"] for c in data["data"]["chunks"]] == [needle()]
             async with rag.pool.acquire() as c:
@@ -219,9 +237,9 @@ async def test_a_workspace_from_before_lexical_search_upgrades_and_is_searchable
         assert (
             await conn.fetchval(f"SELECT to_jsonb(i) ? 'lexical_backend' FROM {ws}.workspace_info i") is False
         )
-        await alembic(dsn, ws, "-x", "lexical=tsvector", "upgrade", "head")
+        await alembic(dsn, ws, "-x", "lexical=bm25", "upgrade", "head")
         info = await read_info(conn, ws)
-        assert info is not None and info.lexical_backend == "tsvector"
+        assert info is not None and info.lexical_backend == "bm25"
     finally:
         await drop_workspace(conn, ws)
 

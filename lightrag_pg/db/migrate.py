@@ -43,7 +43,8 @@ class MigrationTarget:
     embedding_model: str | None = None
     lexical: str | None = None
     """The lexical search backend of a new workspace (see :data:`LEXICAL_BACKENDS`); None:
-    ``bm25`` where the server has pg_textsearch, else ``tsvector``."""
+    ``tsvector``. ``bm25`` needs pg_textsearch, whose version 1.0 holds a per-index lock
+    for the whole of a writing transaction (see :func:`lexical_backend`)."""
 
     def __post_init__(self) -> None:
         validate_workspace(self.workspace)
@@ -177,15 +178,14 @@ def _require_vector(connection: Connection) -> None:
         ) from None
 
 
-def ensure_extensions(connection: Connection, textsearch: bool = True) -> bool:
+def ensure_extensions(connection: Connection, textsearch: bool = False) -> bool:
     """Create pgvector (required), AGE (when available and permitted) and, if ``textsearch``,
     pg_textsearch (when available and loadable); return whether AGE is usable.
 
     A role that may not install AGE, or may not use it, gets a workspace
     without the graph mirror (``graph_enabled = false``) rather than an error.
     pg_textsearch refuses to install unless the server preloads its library
-    (``shared_preload_libraries``); any failure leaves it out, and new
-    workspaces use the built-in full text search instead.
+    (``shared_preload_libraries``); any failure leaves it out.
     """
     from sqlalchemy.exc import DBAPIError
 
@@ -213,18 +213,22 @@ def textsearch_installed(connection: Connection) -> bool:
 
 
 def lexical_backend(connection: Connection, wanted: str | None) -> str:
-    """The lexical search backend for a workspace: ``wanted`` if given, else ``bm25`` when
-    pg_textsearch is installed, else ``tsvector``.
+    """The lexical search backend for a workspace: ``wanted`` if given, else ``tsvector``.
 
-    Raises :class:`ConfigurationError` if ``bm25`` is wanted and pg_textsearch is missing.
+    ``bm25`` (pg_textsearch) ranks better but is only used when asked for: pg_textsearch
+    1.0.0, the version the embedded server ships, takes a per-index lock at a transaction's
+    first write to a BM25 index and keeps it to the end of the transaction, so writers of
+    a workspace queue behind each other, a writing transaction can neither be cancelled
+    nor time out, and two writers that also wait on each other's row locks would never
+    wake (fixed upstream by per-operation locking, timescale/pg_textsearch#307). Raises
+    :class:`ConfigurationError` if ``bm25`` is wanted and pg_textsearch is missing.
     """
-    installed = textsearch_installed(connection)
-    if wanted == "bm25" and not installed:
+    if wanted == "bm25" and not textsearch_installed(connection):
         raise ConfigurationError(
             "lexical='bm25' needs the pg_textsearch extension, which this database does not have "
             "(it must be in shared_preload_libraries before CREATE EXTENSION pg_textsearch)"
         )
-    return wanted or ("bm25" if installed else "tsvector")
+    return wanted or "tsvector"
 
 
 def ownership(connection: Connection, workspace: str) -> Ownership:
@@ -239,7 +243,7 @@ def prepare_workspace(connection: Connection, target: MigrationTarget) -> None:
     Raises :class:`WorkspaceConflict` (before creating anything) if a schema or
     graph of that name exists and is not lightrag_pg's.
     """
-    ensure_extensions(connection, textsearch=target.lexical != "tsvector")
+    ensure_extensions(connection, textsearch=target.lexical == "bm25")
     _lock(connection, lock_key("workspace", target.workspace))
     owner = ownership(connection, target.workspace)
     owner.check_can_create()

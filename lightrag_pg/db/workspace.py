@@ -141,8 +141,8 @@ async def create_workspace(
     holds an advisory lock on the workspace name for its whole transaction.
     Raises :class:`DimensionMismatch` if the workspace exists with another
     embedding dimension. ``lexical`` chooses the lexical search backend of a new
-    workspace (``bm25`` or ``tsvector``; default: ``bm25`` where the server has
-    pg_textsearch); an existing workspace keeps the one it recorded.
+    workspace (``tsvector``, the default, or ``bm25``, which needs pg_textsearch);
+    an existing workspace keeps the one it recorded.
     """
     target = MigrationTarget(validate_workspace(name), embedding_dim, embedding_model, lexical)
     info = await read_info(conn, name)

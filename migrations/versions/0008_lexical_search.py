@@ -6,11 +6,13 @@ Create Date: 2026-11-25 10:00:00
 
 Retrieval fuses vector search with lexical search, which finds exact names,
 codes and rare words that embeddings miss. The backend is chosen here, once:
-``bm25`` (pg_textsearch's BM25 indexes on ``text_chunks.content``,
-``entities.name`` and ``entities.description``) where the database has
-pg_textsearch, else ``tsvector`` (GIN indexes on the same text, each query
-word weighed by its rarity); a caller may ask for one (``MigrationTarget.lexical``,
-``alembic -x lexical=tsvector``). It is recorded in
+``tsvector`` (GIN full text indexes on ``text_chunks.content`` and on entity
+names and descriptions, each query word weighed by its rarity) unless the
+caller asks for ``bm25`` (``MigrationTarget.lexical``, ``alembic -x
+lexical=bm25``): pg_textsearch's BM25 indexes on ``text_chunks.content``,
+``entities.name`` and ``entities.description``, which rank better but, in
+pg_textsearch 1.0, serialise a workspace's writing transactions (see
+``lightrag_pg.db.migrate.lexical_backend``). It is recorded in
 ``workspace_info.lexical_backend``. Both backends define the functions
 ``lexical_chunks(query, k)`` and ``lexical_entities(query, k)``, so retrieval
 runs the same statement on either. ``entities_name_key_idx`` finds the

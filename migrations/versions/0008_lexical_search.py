@@ -20,7 +20,9 @@ entities a phrase of the question names (see ``lexical_name_key``).
 
 The indexes cover the existing columns, so PostgreSQL keeps them right on
 every insert, update (re-index, graph edit, rename) and delete; a workspace
-upgraded from 0007 has its existing rows indexed by the upgrade.
+upgraded from 0007 has its existing rows indexed by the upgrade. Everything is
+created only when missing and a recorded backend is kept, so a workspace whose
+recorded revision was rewound upgrades again.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from collections.abc import Sequence
 
 from alembic import op
 
-from lightrag_pg.db.migrate import TARGET_KEY, lexical_backend, migration_queries, run
+from lightrag_pg.db.migrate import TARGET_KEY, lexical_backend, migration_queries, recorded_lexical, run
 
 revision: str = "0008"
 down_revision: str | Sequence[str] | None = "0007"
@@ -53,7 +55,7 @@ BACKEND_BLOCKS: dict[str, tuple[str, ...]] = {
 def upgrade() -> None:
     bind = op.get_bind()
     target = op.get_context().config.attributes[TARGET_KEY]
-    backend = lexical_backend(bind, target.lexical)
+    backend = recorded_lexical(bind, target.workspace) or lexical_backend(bind, target.lexical)
     for block in ("add_backend", "comment_backend"):
         run(bind, SQL[block])
     run(bind, SQL["record_backend"], backend)

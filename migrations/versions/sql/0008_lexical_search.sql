@@ -11,7 +11,7 @@
 
 -- name: add_backend
 -- The backend column; filled right after, then its default goes.
-ALTER TABLE workspace_info ADD COLUMN lexical_backend text NOT NULL DEFAULT 'tsvector'
+ALTER TABLE workspace_info ADD COLUMN IF NOT EXISTS lexical_backend text NOT NULL DEFAULT 'tsvector'
     CONSTRAINT workspace_info_lexical_backend_check CHECK (lexical_backend IN ('bm25', 'tsvector'));
 
 -- name: comment_backend
@@ -31,30 +31,30 @@ ALTER TABLE workspace_info ALTER COLUMN lexical_backend DROP DEFAULT;
 -- The form in which an entity name and a phrase of the question are compared: the
 -- sorted English stems of its words, stop words dropped ("The Debian packages" and
 -- "debian package" give 'debian packag'); empty for a name of stop words only.
-CREATE FUNCTION lexical_name_key(name text) RETURNS text
+CREATE OR REPLACE FUNCTION lexical_name_key(name text) RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
 RETURN array_to_string(tsvector_to_array(to_tsvector('english'::regconfig, name)), ' ');
 
 -- name: name_key_index
 -- Finds the entities a phrase of the question names, exactly or nearly.
-CREATE INDEX entities_name_key_idx ON entities (lexical_name_key(name));
+CREATE INDEX IF NOT EXISTS entities_name_key_idx ON entities (lexical_name_key(name));
 
 -- name: bm25_chunk_index
 -- BM25 over chunk text.
-CREATE INDEX text_chunks_content_bm25 ON text_chunks USING bm25 (content) WITH (text_config = 'english');
+CREATE INDEX IF NOT EXISTS text_chunks_content_bm25 ON text_chunks USING bm25 (content) WITH (text_config = 'english');
 
 -- name: bm25_entity_name_index
 -- BM25 over entity names (pg_textsearch indexes columns, not expressions).
-CREATE INDEX entities_name_bm25 ON entities USING bm25 (name) WITH (text_config = 'english');
+CREATE INDEX IF NOT EXISTS entities_name_bm25 ON entities USING bm25 (name) WITH (text_config = 'english');
 
 -- name: bm25_entity_description_index
 -- BM25 over entity descriptions.
-CREATE INDEX entities_description_bm25 ON entities USING bm25 (description) WITH (text_config = 'english');
+CREATE INDEX IF NOT EXISTS entities_description_bm25 ON entities USING bm25 (description) WITH (text_config = 'english');
 
 -- name: bm25_chunks
 -- The k chunks of highest BM25 score. The NULL guard matters: pg_textsearch 1.0.0
 -- crashes the backend on a NULL query under a generic plan.
-CREATE FUNCTION lexical_chunks(query text, k bigint) RETURNS TABLE (id text, score float8)
+CREATE OR REPLACE FUNCTION lexical_chunks(query text, k bigint) RETURNS TABLE (id text, score float8)
 LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
 #variable_conflict use_column
 BEGIN
@@ -75,7 +75,7 @@ $$;
 -- name: bm25_entities
 -- The k entities of highest BM25 score, the sum of the name's and the description's
 -- (each index searched for its own k best).
-CREATE FUNCTION lexical_entities(query text, k bigint) RETURNS TABLE (name text, score float8)
+CREATE OR REPLACE FUNCTION lexical_entities(query text, k bigint) RETURNS TABLE (name text, score float8)
 LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
 #variable_conflict use_column
 BEGIN
@@ -104,17 +104,17 @@ $$;
 
 -- name: fts_word
 -- One lexeme (as to_tsvector gives it) as a tsquery, quoted for tsquery's input.
-CREATE FUNCTION lexical_word(lexeme text) RETURNS tsquery
+CREATE OR REPLACE FUNCTION lexical_word(lexeme text) RETURNS tsquery
 LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
 RETURN ('''' || replace(replace(lexeme, '\', '\\'), '''', '''''') || '''')::tsquery;
 
 -- name: fts_chunk_index
 -- Full text index over chunk text.
-CREATE INDEX text_chunks_content_fts ON text_chunks USING gin (to_tsvector('english'::regconfig, content));
+CREATE INDEX IF NOT EXISTS text_chunks_content_fts ON text_chunks USING gin (to_tsvector('english'::regconfig, content));
 
 -- name: fts_entity_index
 -- Full text index over entity names (weight A) and descriptions (weight B).
-CREATE INDEX entities_text_fts ON entities USING gin (
+CREATE INDEX IF NOT EXISTS entities_text_fts ON entities USING gin (
     (setweight(to_tsvector('english'::regconfig, name), 'A')
      || setweight(to_tsvector('english'::regconfig, description), 'B'))
 );
@@ -126,7 +126,7 @@ CREATE INDEX entities_text_fts ON entities USING gin (
 -- scores the weights of the words it has. Document frequencies are counted up to
 -- 10,000 and the table size read from its statistics; words at that cap are left
 -- out when the query has rarer ones.
-CREATE FUNCTION lexical_chunks(query text, k bigint) RETURNS TABLE (id text, score float8)
+CREATE OR REPLACE FUNCTION lexical_chunks(query text, k bigint) RETURNS TABLE (id text, score float8)
 LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
 #variable_conflict use_column
 DECLARE
@@ -166,7 +166,7 @@ $$;
 -- name: fts_entities
 -- The k entities sharing the most informative words with the query, weighed as in
 -- lexical_chunks over entity names and descriptions; a word of the name counts twice.
-CREATE FUNCTION lexical_entities(query text, k bigint) RETURNS TABLE (name text, score float8)
+CREATE OR REPLACE FUNCTION lexical_entities(query text, k bigint) RETURNS TABLE (name text, score float8)
 LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
 #variable_conflict use_column
 DECLARE

@@ -54,8 +54,14 @@ def _statements(s: Stores, query: np.ndarray) -> dict[str, tuple[str, str, tuple
         "retrieval": (
             s.retrieval.sql["context"],
             "chunk_vectors_embedding_hnsw",
-            (query, query, 0.0, 3, 4000, 4000, query, 3, 2, None),
+            (query, query, 0.0, 3, 4000, 4000, query, 3, 2, None, None, None, None),
         ),
+        "retrieval with lexical search": (
+            s.retrieval.sql["context"],
+            "chunk_vectors_embedding_hnsw",
+            (query, query, 0.0, 3, 4000, 4000, query, 3, 2, None, "Alice Paris", "Alice", "Alice Paris"),
+        ),
+        "naive": (s.retrieval.sql["naive"], "chunk_vectors_embedding_hnsw", (query, 0.0, 3, "Alice Paris")),
     }
 
 
@@ -68,7 +74,7 @@ async def test_every_search_of_a_3072_dimension_workspace_scans_its_hnsw_index(w
             assert index in plan, (what, plan)
             for table in ("entity_vectors", "relation_vectors", "chunk_vectors"):
                 assert f"Seq Scan on {table}" not in plan, (what, plan)
-                if what == "retrieval":
+                if what.startswith("retrieval"):
                     assert f"Index Scan using {table}_embedding_hnsw" in plan, plan
 
 

@@ -44,7 +44,7 @@ async def expected_entity_ranking(rag: LightRAG, keywords: str, conn: asyncpg.Co
 
 
 async def test_local_mode_ranks_entities_then_edges(corpus_rag: LightRAG, conn: asyncpg.Connection) -> None:
-    data = await corpus_rag.aquery_data(QUESTION, QueryParam(mode="local"))
+    data = await corpus_rag.aquery_data(QUESTION, QueryParam(mode="local", lexical=False))
     assert data["status"] == "success"
     assert data["metadata"]["keywords"]["low_level"] == ["Alice", "Bob", "Acme"]
     assert names(data) == await expected_entity_ranking(corpus_rag, "Alice, Bob, Acme", conn)
@@ -54,6 +54,12 @@ async def test_local_mode_ranks_entities_then_edges(corpus_rag: LightRAG, conn: 
     found = set(names(data))
     assert all(r["src_id"] in found or r["tgt_id"] in found for r in rels)
     assert data["data"]["chunks"] and data["data"]["references"]
+
+
+async def test_with_lexical_search_the_entities_the_question_names_come_first(corpus_rag: LightRAG) -> None:
+    data = await corpus_rag.aquery_data(QUESTION, QueryParam(mode="local"))
+    named = {n for n in ("Alice", "Bob", "Acme") if n in QUESTION}
+    assert named and set(names(data)[: len(named)]) == named
 
 
 async def test_global_mode_returns_relations_and_their_endpoints(corpus_rag: LightRAG) -> None:
@@ -151,18 +157,20 @@ def test_invalid_params_are_refused() -> None:
         QueryParam(cosine_threshold=2.0)
 
 
+@pytest.mark.parametrize("lexical", [False, True], ids=["vector", "lexical"])
 @pytest.mark.parametrize("mode", ["local", "global", "hybrid", "mix", "naive"])
-async def test_round_trips_stay_small_and_do_not_grow_with_top_k(corpus_rag: LightRAG, mode: str) -> None:
-    await corpus_rag.aquery_data(QUESTION, QueryParam(mode=mode))
+async def test_round_trips_stay_small_and_do_not_grow_with_top_k(
+    corpus_rag: LightRAG, mode: str, lexical: bool
+) -> None:
+    await corpus_rag.aquery_data(QUESTION, QueryParam(mode=mode, lexical=lexical))
     hits, misses = [], []
     for top_k in (2, 40):
+        param = QueryParam(mode=mode, top_k=top_k, chunk_top_k=top_k, lexical=lexical)
         with StatementCounter() as counter:
-            await corpus_rag.aquery_data(QUESTION, QueryParam(mode=mode, top_k=top_k, chunk_top_k=top_k))
+            await corpus_rag.aquery_data(QUESTION, param)
         hits.append(counter.total)
         with StatementCounter() as counter:  # a new question: the keyword answer is looked up, then stored
-            await corpus_rag.aquery_data(
-                f"{QUESTION} ({top_k})", QueryParam(mode=mode, top_k=top_k, chunk_top_k=top_k)
-            )
+            await corpus_rag.aquery_data(f"{QUESTION} ({top_k}, {lexical})", param)
         misses.append(counter.total)
     assert hits[0] == hits[1] and misses[0] == misses[1], "round trips must not grow with top_k"
     graph = mode != "naive"

@@ -30,6 +30,8 @@ DIM_ENV = "LIGHTRAG_PG_EMBEDDING_DIM"
 WORKSPACE_ENV = "LIGHTRAG_PG_WORKSPACE"
 DEFAULT_CLI_DIM = 1536
 INSUFFICIENT_PRIVILEGE = "42501"
+LEXICAL_BACKENDS: tuple[str, ...] = ("bm25", "tsvector")
+"""Lexical search indexes a workspace can have: BM25 (pg_textsearch) or built-in full text search."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,9 +41,17 @@ class MigrationTarget:
     workspace: str
     embedding_dim: int
     embedding_model: str | None = None
+    lexical: str | None = None
+    """The lexical search backend of a new workspace (see :data:`LEXICAL_BACKENDS`); None:
+    ``tsvector``. ``bm25`` needs pg_textsearch, whose version 1.0 holds a per-index lock
+    for the whole of a writing transaction (see :func:`lexical_backend`)."""
 
     def __post_init__(self) -> None:
         validate_workspace(self.workspace)
+        if self.lexical not in (None, *LEXICAL_BACKENDS):
+            raise ConfigurationError(
+                f"lexical must be one of {', '.join(LEXICAL_BACKENDS)} (or unset), got {self.lexical!r}"
+            )
         dim = self.embedding_dim
         if not isinstance(dim, int) or isinstance(dim, bool) or dim < 1:
             raise ConfigurationError(f"embedding_dim must be a positive integer, got {dim!r}")
@@ -69,7 +79,7 @@ def target_from_cli(x_args: dict[str, str]) -> MigrationTarget:
         dim = int(raw_dim)
     except ValueError as exc:
         raise ConfigurationError(f"embedding_dim must be an integer, got {raw_dim!r}") from exc
-    return MigrationTarget(workspace, dim, x_args.get("embedding_model"))
+    return MigrationTarget(workspace, dim, x_args.get("embedding_model"), x_args.get("lexical") or None)
 
 
 def migrations_dir() -> Path:
@@ -168,11 +178,14 @@ def _require_vector(connection: Connection) -> None:
         ) from None
 
 
-def ensure_extensions(connection: Connection) -> bool:
-    """Create pgvector (required) and AGE (when available and permitted); return whether AGE is usable.
+def ensure_extensions(connection: Connection, textsearch: bool = False) -> bool:
+    """Create pgvector (required), AGE (when available and permitted) and, if ``textsearch``,
+    pg_textsearch (when available and loadable); return whether AGE is usable.
 
     A role that may not install AGE, or may not use it, gets a workspace
     without the graph mirror (``graph_enabled = false``) rather than an error.
+    pg_textsearch refuses to install unless the server preloads its library
+    (``shared_preload_libraries``); any failure leaves it out.
     """
     from sqlalchemy.exc import DBAPIError
 
@@ -185,7 +198,37 @@ def ensure_extensions(connection: Connection) -> bool:
         except DBAPIError as exc:
             if not _permission_denied(exc):
                 raise
+    if textsearch and run(connection, SQL["textsearch_available"]) and not textsearch_installed(connection):
+        try:
+            with connection.begin_nested():
+                run(connection, SQL["create_textsearch"])
+        except DBAPIError:
+            pass
     return age_usable(connection)
+
+
+def textsearch_installed(connection: Connection) -> bool:
+    """Whether pg_textsearch (BM25 indexes) is installed in this database."""
+    return bool(run(connection, SQL["textsearch_installed"]))
+
+
+def lexical_backend(connection: Connection, wanted: str | None) -> str:
+    """The lexical search backend for a workspace: ``wanted`` if given, else ``tsvector``.
+
+    ``bm25`` (pg_textsearch) ranks better but is only used when asked for: pg_textsearch
+    1.0.0, the version the embedded server ships, takes a per-index lock at a transaction's
+    first write to a BM25 index and keeps it to the end of the transaction, so writers of
+    a workspace queue behind each other, a writing transaction can neither be cancelled
+    nor time out, and two writers that also wait on each other's row locks would never
+    wake (fixed upstream by per-operation locking, timescale/pg_textsearch#307). Raises
+    :class:`ConfigurationError` if ``bm25`` is wanted and pg_textsearch is missing.
+    """
+    if wanted == "bm25" and not textsearch_installed(connection):
+        raise ConfigurationError(
+            "lexical='bm25' needs the pg_textsearch extension, which this database does not have "
+            "(it must be in shared_preload_libraries before CREATE EXTENSION pg_textsearch)"
+        )
+    return wanted or "tsvector"
 
 
 def ownership(connection: Connection, workspace: str) -> Ownership:
@@ -200,7 +243,7 @@ def prepare_workspace(connection: Connection, target: MigrationTarget) -> None:
     Raises :class:`WorkspaceConflict` (before creating anything) if a schema or
     graph of that name exists and is not lightrag_pg's.
     """
-    ensure_extensions(connection)
+    ensure_extensions(connection, textsearch=target.lexical == "bm25")
     _lock(connection, lock_key("workspace", target.workspace))
     owner = ownership(connection, target.workspace)
     owner.check_can_create()
@@ -230,12 +273,20 @@ def recorded_dim(connection: Connection, workspace: str) -> int | None:
     return run(connection, render(SQL["recorded_dim"], schema=schema_of(workspace)))
 
 
+def recorded_lexical(connection: Connection, workspace: str) -> str | None:
+    """The lexical search backend recorded in a workspace, or None (new, or older than 0008)."""
+    if not run(connection, SQL["has_workspace_info"], validate_workspace(workspace)):
+        return None
+    return run(connection, render(SQL["recorded_lexical"], schema=schema_of(workspace)))
+
+
 def configure_context(context: Any, connection: Connection, target: MigrationTarget) -> None:
     """Configure Alembic's context for ``target`` on a prepared connection."""
     from .schema import build_metadata
 
     dim = recorded_dim(connection, target.workspace) or target.embedding_dim
-    metadata = build_metadata(dim)
+    lexical = recorded_lexical(connection, target.workspace) or lexical_backend(connection, target.lexical)
+    metadata = build_metadata(dim, lexical)
     foreign = set(connection.exec_driver_sql(SQL["foreign_tables"], (target.workspace,)).scalars())
 
     def include_name(name: str | None, type_: str, parent_names: dict[str, Any]) -> bool:

@@ -36,6 +36,19 @@ SELECT count(*) FROM pg_available_extensions WHERE name = 'age';
 -- Install AGE; run inside a savepoint, since a role may not be allowed to.
 CREATE EXTENSION IF NOT EXISTS age;
 
+-- name: textsearch_available
+-- Whether the pg_textsearch extension (BM25 indexes) can be installed on this server (0 or 1).
+SELECT count(*) FROM pg_available_extensions WHERE name = 'pg_textsearch';
+
+-- name: textsearch_installed
+-- Whether pg_textsearch is installed in this database.
+SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_textsearch');
+
+-- name: create_textsearch
+-- Install pg_textsearch; run inside a savepoint: it fails unless the server preloads its
+-- library, and a role may not be allowed to.
+CREATE EXTENSION IF NOT EXISTS pg_textsearch;
+
 -- name: create_schema
 -- The workspace's schema.
 CREATE SCHEMA IF NOT EXISTS {schema};
@@ -51,6 +64,10 @@ SELECT to_regclass(format('%I.workspace_info', $1::text)) IS NOT NULL;
 -- name: recorded_dim
 -- The embedding dimension recorded when the workspace was created.
 SELECT embedding_dim FROM {schema}.workspace_info;
+
+-- name: recorded_lexical
+-- The lexical search backend recorded at creation (NULL before revision 0008).
+SELECT to_jsonb(i) ->> 'lexical_backend' FROM {schema}.workspace_info i;
 
 -- name: foreign_tables
 -- Tables of other schemas, which autogenerate must not mistake for ours ($1: schema name).

@@ -98,8 +98,42 @@ def _hnsw(table: str, embedding_dim: int) -> Index:
     )
 
 
-def build_metadata(embedding_dim: int) -> MetaData:
-    """Return the metadata of one workspace whose vectors have ``embedding_dim`` dimensions."""
+def _lexical_indexes(table: str, lexical: str) -> list[Index]:
+    """The lexical search indexes of ``table`` for a workspace's backend (migration 0008)."""
+    if table == "text_chunks":
+        if lexical == "bm25":
+            return [_bm25("text_chunks_content_bm25", "content")]
+        return [
+            Index(
+                "text_chunks_content_fts",
+                literal_column("to_tsvector('english'::regconfig, content)").label("content_fts"),
+                postgresql_using="gin",
+            )
+        ]
+    name_key = Index("entities_name_key_idx", literal_column("lexical_name_key(name)").label("name_key"))
+    if lexical == "bm25":
+        return [
+            name_key,
+            _bm25("entities_name_bm25", "name"),
+            _bm25("entities_description_bm25", "description"),
+        ]
+    text = (
+        "(setweight(to_tsvector('english'::regconfig, name), 'A'::\"char\") "
+        "|| setweight(to_tsvector('english'::regconfig, description), 'B'::\"char\"))"
+    )
+    return [
+        name_key,
+        Index("entities_text_fts", literal_column(text).label("text_fts"), postgresql_using="gin"),
+    ]
+
+
+def _bm25(name: str, column: str) -> Index:
+    return Index(name, column, postgresql_using="bm25", postgresql_with={"text_config": "english"})
+
+
+def build_metadata(embedding_dim: int, lexical: str = "bm25") -> MetaData:
+    """Return the metadata of one workspace whose vectors have ``embedding_dim`` dimensions
+    and whose lexical search backend is ``lexical`` (``bm25`` or ``tsvector``)."""
     md = MetaData()
     Table(
         "workspace_info",
@@ -120,7 +154,17 @@ def build_metadata(embedding_dim: int) -> MetaData:
         ),
         Column("graph_enabled", Boolean, nullable=False, comment="Whether the AGE graph mirror exists"),
         _ts("created_at", "When the workspace was created"),
+        Column(
+            "lexical_backend",
+            Text,
+            nullable=False,
+            comment="Lexical search index: bm25 (pg_textsearch) or tsvector (built-in full text search), "
+            "chosen at creation",
+        ),
         CheckConstraint("id = 1", name="workspace_info_single_row"),
+        CheckConstraint(
+            "lexical_backend IN ('bm25', 'tsvector')", name="workspace_info_lexical_backend_check"
+        ),
         comment="Facts about the workspace; the embedding model and dimension change only by a re-embed",
     )
     Table(
@@ -208,6 +252,7 @@ def build_metadata(embedding_dim: int) -> MetaData:
         _ts("created_at", "When the chunk was stored"),
         _ts("updated_at", "When the chunk last changed"),
         Index("text_chunks_doc_id_idx", "doc_id"),
+        *_lexical_indexes("text_chunks", lexical),
         comment="Token-sized slices of documents",
     )
     Table(
@@ -247,6 +292,7 @@ def build_metadata(embedding_dim: int) -> MetaData:
             "description", Text, nullable=False, server_default="", comment="Merged or summarised description"
         ),
         *_merged_columns("entity"),
+        *_lexical_indexes("entities", lexical),
         comment="Knowledge graph vertices",
     )
     Table(

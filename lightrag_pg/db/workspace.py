@@ -40,6 +40,8 @@ class WorkspaceInfo:
     graph_enabled: bool
     created_at: datetime
     revision: str | None
+    lexical_backend: str | None = None
+    """``bm25`` or ``tsvector`` (see migration 0008); None before the workspace is upgraded to it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +124,7 @@ async def read_info(conn: asyncpg.Connection, name: str) -> WorkspaceInfo | None
         if not await workspace_exists(conn, name):
             return None
         row = await conn.fetchrow(sql)
-    return WorkspaceInfo(name, row[0], row[1], row[2], row[3], row[4])
+    return WorkspaceInfo(name, row[0], row[1], row[2], row[3], row[4], row[5])
 
 
 async def create_workspace(
@@ -131,15 +133,18 @@ async def create_workspace(
     name: str,
     embedding_dim: int,
     embedding_model: str | None = None,
+    lexical: str | None = None,
 ) -> WorkspaceInfo:
     """Create the workspace (or upgrade it to the newest schema) and check its dimension.
 
     Idempotent and safe to run from several processes at once: the migration
     holds an advisory lock on the workspace name for its whole transaction.
     Raises :class:`DimensionMismatch` if the workspace exists with another
-    embedding dimension.
+    embedding dimension. ``lexical`` chooses the lexical search backend of a new
+    workspace (``tsvector``, the default, or ``bm25``, which needs pg_textsearch);
+    an existing workspace keeps the one it recorded.
     """
-    target = MigrationTarget(validate_workspace(name), embedding_dim, embedding_model)
+    target = MigrationTarget(validate_workspace(name), embedding_dim, embedding_model, lexical)
     info = await read_info(conn, name)
     if info is None or info.revision != head_revision():
         await upgrade(dsn, target)

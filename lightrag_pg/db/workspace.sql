@@ -14,9 +14,12 @@ ORDER BY n.nspname;
 
 -- name: read_info
 -- The facts a workspace recorded at creation, and its Alembic revision.
+-- The lexical search backend is read through to_jsonb, so a workspace older than
+-- revision 0008 (no such column yet) reads as NULL.
 SELECT embedding_dim, embedding_model, graph_enabled, created_at,
-       (SELECT version_num FROM {schema}.alembic_version LIMIT 1) AS revision
-FROM {schema}.workspace_info;
+       (SELECT version_num FROM {schema}.alembic_version LIMIT 1) AS revision,
+       to_jsonb(i) ->> 'lexical_backend' AS lexical_backend
+FROM {schema}.workspace_info i;
 
 -- name: record_embedding
 -- The embedding dimension ($1) and model ($2) of the vectors, after a re-embed.

@@ -117,7 +117,9 @@ class QueryEngine:
         timings["embed"] = time.perf_counter() - started
         threshold = float(param.cosine_threshold)  # type: ignore[arg-type]
         async with session(self.pool) as s:
-            found = await retrieve_all(s, plan, vectors, param, threshold, rerank=self._reranks(param))
+            found = await retrieve_all(
+                s, plan, vectors, param, threshold, rerank=self._reranks(param), query=texts[2]
+            )
         timings["search"] = time.perf_counter() - started
         chunks = await self._rerank(query, found.chunks, param)
         context = build_context(

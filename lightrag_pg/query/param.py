@@ -28,6 +28,7 @@ _BOOLS = (
     "stream",
     "enable_rerank",
     "include_references",
+    "lexical",
 )
 
 
@@ -60,6 +61,9 @@ class QueryParam:
     cosine_threshold: float | None = None
     kg_chunk_pick_method: Literal["VECTOR", "WEIGHT"] | None = None
     related_chunk_number: int | None = None
+    lexical: bool = True
+    """Fuse lexical search (BM25 or full text) with the vector searches: chunks in naive
+    and mix, entities in the graph modes, and the entities the question names."""
 
     def __post_init__(self) -> None:
         self.validate()

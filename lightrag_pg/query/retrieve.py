@@ -46,11 +46,17 @@ async def retrieve_all(
     threshold: float,
     *,
     rerank: bool = False,
+    query: str | None = None,
 ) -> Retrieved:
     """Run the searches of ``plan`` (``vectors``: low-level, high-level and query
-    embeddings) on one connection: one statement (more for the WEIGHT chunk pick)."""
+    embeddings) on one connection: one statement (more for the WEIGHT chunk pick).
+
+    With ``param.lexical``, ``query`` (the text whose embedding is ``vectors[2]``) is
+    also searched lexically for chunks and for the entities it names, and the
+    low-level keywords for entities; the matches are fused with the vector results."""
+    lexical = query if param.lexical else None
     if param.mode == "naive":
-        chunks = await s.chunks.search(vectors[2], threshold, param.chunk_top_k)
+        chunks = await s.retrieval.naive(vectors[2], threshold, param.chunk_top_k, lexical)
         return Retrieved(chunks=chunks, merged_chunks=len(chunks))
     vector_top_k = param.chunk_top_k if plan.use_vector else 0
     by_weight = param.kg_chunk_pick_method == "WEIGHT"
@@ -65,12 +71,17 @@ async def retrieve_all(
         vector_top_k=0 if by_weight else vector_top_k,
         related_chunks=param.related_chunk_number or 5,
         chunk_limit=None if rerank else param.chunk_top_k,
+        lexical_chunks=lexical,
+        lexical_entities=plan.ll_query if lexical and plan.ll_keywords else None,
+        question=lexical,
     )
     found = Retrieved(got.entities, got.relations, [], got.found_entities, got.found_relations)
     if not (by_weight or got.needs_weight):
         found.chunks, found.merged_chunks = got.chunks, got.merged_chunks
         return found
-    vector_chunks = await s.chunks.search(vectors[2], threshold, vector_top_k) if vector_top_k else []
+    vector_chunks = (
+        await s.retrieval.naive(vectors[2], threshold, vector_top_k, lexical) if vector_top_k else []
+    )
     merged = await graph_chunks(s, found.entities, found.relations, vector_chunks, vectors[2], param)
     found.chunks = merged if rerank else merged[: param.chunk_top_k]
     found.merged_chunks = len(merged)

@@ -84,10 +84,17 @@ class RetrievalStore:
         vector_top_k: int,
         related_chunks: int,
         chunk_limit: int | None,
+        lexical_chunks: str | None = None,
+        lexical_entities: str | None = None,
+        question: str | None = None,
     ) -> Retrieval:
         """Local and global graph search merged, ranked and cut to the token budgets, and the
         chunks nearest to ``chunk_query`` merged with the VECTOR pick of the kept rows' chunks,
-        cut to ``chunk_limit`` (None: all); ``None`` for a graph vector switches that side off."""
+        cut to ``chunk_limit`` (None: all); ``None`` for a graph vector switches that side off.
+
+        Lexical search, fused with the vector searches by reciprocal rank: chunks matching
+        ``lexical_chunks``, entities matching ``lexical_entities`` and, ahead of them, the
+        entities a phrase of ``question`` names; ``None`` leaves each out."""
         rows = await self.conn.fetch(
             self.sql["context"],
             _vector(local_query),
@@ -100,6 +107,9 @@ class RetrievalStore:
             vector_top_k,
             related_chunks,
             chunk_limit,
+            lexical_chunks,
+            lexical_entities,
+            question,
         )
         by_kind: dict[str, list[asyncpg.Record]] = {"entity": [], "relation": [], "chunk": [], "flags": []}
         for r in rows:
@@ -115,3 +125,13 @@ class RetrievalStore:
             merged_chunks=flags["found"],
             needs_weight=bool(flags["needs_weight"]),
         )
+
+    @translating
+    async def naive(
+        self, query: np.ndarray, threshold: float, top_k: int, lexical: str | None = None
+    ) -> list[ChunkRow]:
+        """The ``top_k`` chunks nearest to ``query`` (similarity >= ``threshold``), fused with the
+        ``top_k`` best lexical matches of ``lexical`` by reciprocal rank; best first. Without
+        ``lexical``, exactly the vector search's order."""
+        rows = await self.conn.fetch(self.sql["naive"], _vector(query), threshold, top_k, lexical)
+        return [ChunkRow.from_record(r) for r in rows]

@@ -17,7 +17,8 @@
 -- by one scan of both relation indexes; degrees are counted inline, in one
 -- grouped pass over the two relation indexes for every endpoint at once; full
 -- rows are fetched only for what is kept.
--- Chunks: the chunks nearest to $7 (at most $8, similarity >= $3), then the
+-- Chunks: the chunks nearest to $7 (at most $8, similarity >= $3; fused with the
+-- lexical matches, below), then the
 -- VECTOR pick of the chunks behind the kept entities and relations (each one's
 -- source ids in order), merged round-robin (vector, entity, relation; the
 -- first occurrence wins) and cut to the first $10 (NULL: all). Each side's
@@ -30,6 +31,12 @@
 -- merged before the cut), and one 'flags' row whose needs_weight is true when a
 -- side had chunk candidates but the VECTOR pick chose none (the caller then
 -- picks by WEIGHT) and whose found is the number of merged chunks.
+-- Lexical search (NULL texts switch it off, leaving the vector-only statement): the
+-- local side fuses its vector hits with the $4 entities lexical_entities finds for
+-- $12 (the low-level keywords) by reciprocal rank (1 / (60 + rank), summed), after
+-- the entities a phrase of $13 (the question) names exactly or nearly, which always
+-- come first; the chunk side fuses the vector hits with the $8 chunks lexical_chunks
+-- finds for $11 the same way. Both functions come with the workspace's backend.
 WITH local_hits AS MATERIALIZED (
     SELECT name, embedding{halfvec} <=> $1::vector{halfvec} AS distance
     FROM entity_vectors
@@ -37,9 +44,42 @@ WITH local_hits AS MATERIALIZED (
     ORDER BY embedding{halfvec} <=> $1::vector{halfvec}
     LIMIT $4
 ),
+local_lexical AS MATERIALIZED (
+    SELECT name, score FROM lexical_entities(CASE WHEN $1::vector IS NOT NULL THEN $12::text END, $4)
+),
+question_phrases AS (
+    SELECT lexical_name_key(array_to_string(q.words[i:i + n], ' ')) AS name_key
+    FROM (SELECT regexp_split_to_array(btrim($13::text), '\s+') AS words WHERE $1::vector IS NOT NULL) q,
+         generate_series(1, cardinality(q.words)) AS i, generate_series(0, 5) AS n
+    WHERE i + n <= cardinality(q.words)
+),
+named_entities AS MATERIALIZED (
+    SELECT e.name
+    FROM entities e
+    WHERE lexical_name_key(e.name) = ANY (ARRAY(SELECT name_key FROM question_phrases WHERE name_key <> ''))
+),
+local_fused AS (
+    SELECT ranks.name, bool_or(ranks.named) AS named, sum(1.0 / (60 + ranks.rank)) AS score,
+           min(ranks.distance) AS distance
+    FROM (
+        SELECT name, false AS named, row_number() OVER (ORDER BY distance, name) AS rank, distance
+        FROM local_hits
+        UNION ALL
+        SELECT name, false, row_number() OVER (ORDER BY score DESC, name), NULL FROM local_lexical
+        UNION ALL
+        SELECT name, true, NULL, NULL FROM named_entities
+    ) ranks
+    GROUP BY ranks.name
+),
 local_entities AS MATERIALIZED (
-    SELECT row_number() OVER (ORDER BY h.distance, h.name) AS idx, h.name, 1 - h.distance AS similarity
-    FROM local_hits h JOIN entities e ON e.name = h.name
+    SELECT idx, name, similarity FROM (
+        SELECT row_number() OVER (ORDER BY f.named DESC, f.score DESC NULLS LAST, f.name) AS idx, f.name,
+               f.named, coalesce(1 - f.distance, 1 - (v.embedding{halfvec} <=> $1::vector{halfvec})) AS similarity
+        FROM local_fused f
+        JOIN entities e ON e.name = f.name
+        LEFT JOIN entity_vectors v ON v.name = f.name AND f.distance IS NULL
+    ) fused
+    WHERE idx <= $4 OR named
 ),
 local_names AS MATERIALIZED (
     SELECT ARRAY(SELECT name FROM local_entities) AS names
@@ -169,9 +209,19 @@ vector_hits AS MATERIALIZED (
     ORDER BY embedding{halfvec} <=> $7::vector{halfvec}
     LIMIT $8
 ),
-vector_chunks AS (
-    SELECT row_number() OVER (ORDER BY h.distance, c.id) AS idx, c.id, 1 - h.distance AS similarity
-    FROM vector_hits h JOIN text_chunks c ON c.id = h.chunk_id
+lexical_hits AS MATERIALIZED (
+    SELECT id, score FROM lexical_chunks($11::text, $8)
+),
+query_chunks AS (
+    SELECT row_number() OVER (ORDER BY sum(1.0 / (60 + ranks.rank)) DESC, min(ranks.rank), ranks.id) AS idx,
+           ranks.id
+    FROM (
+        SELECT c.id, row_number() OVER (ORDER BY h.distance, c.id) AS rank
+        FROM vector_hits h JOIN text_chunks c ON c.id = h.chunk_id
+        UNION ALL
+        SELECT id, row_number() OVER (ORDER BY score DESC, id) FROM lexical_hits
+    ) ranks
+    GROUP BY ranks.id
 ),
 entity_listed AS (
     SELECT item, id, pos FROM entity_sources WHERE btrim(id, E' \t\n\r\f\v') <> ''
@@ -216,7 +266,7 @@ relation_picks AS (
 merged AS (
     SELECT DISTINCT ON (id) id, idx, side
     FROM (
-        SELECT id, idx, 0 AS side FROM vector_chunks
+        SELECT id, idx, 0 AS side FROM query_chunks
         UNION ALL
         SELECT id, idx, 1 FROM entity_picks
         UNION ALL
@@ -256,3 +306,37 @@ SELECT 'flags', 0, coalesce((SELECT max(merged_count) FROM ranked), 0), NULL, NU
        NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, needs_weight
 FROM flags
 ORDER BY kind, rank;
+
+-- name: naive
+-- The chunks of a naive query, best first: the nearest to $1 (at most $3, similarity
+-- >= $2) fused with the $3 chunks lexical_chunks finds for $4 (NULL: none) by
+-- reciprocal rank (1 / (60 + rank), summed; ties by best rank, then id), cut to $3.
+-- Without $4 this is the vector search's order (distance, then id).
+WITH vector_hits AS MATERIALIZED (
+    SELECT chunk_id, embedding{halfvec} <=> $1::vector{halfvec} AS distance
+    FROM chunk_vectors
+    WHERE embedding{halfvec} <=> $1::vector{halfvec} <= 1 - $2::float8
+    ORDER BY embedding{halfvec} <=> $1::vector{halfvec}
+    LIMIT $3
+),
+lexical_hits AS MATERIALIZED (
+    SELECT id, score FROM lexical_chunks($4::text, $3)
+),
+fused AS (
+    SELECT ranks.id, sum(1.0 / (60 + ranks.rank)) AS score, min(ranks.rank) AS best
+    FROM (
+        SELECT c.id, row_number() OVER (ORDER BY h.distance, c.id) AS rank
+        FROM vector_hits h JOIN text_chunks c ON c.id = h.chunk_id
+        UNION ALL
+        SELECT id, row_number() OVER (ORDER BY score DESC, id) FROM lexical_hits
+    ) ranks
+    GROUP BY ranks.id
+    ORDER BY score DESC, best, ranks.id
+    LIMIT $3
+)
+SELECT c.id, c.doc_id, c.chunk_order_index, c.tokens, c.content, c.file_path, c.created_at,
+       1 - (v.embedding{halfvec} <=> $1::vector{halfvec}) AS similarity
+FROM fused f
+JOIN text_chunks c ON c.id = f.id
+LEFT JOIN chunk_vectors v ON v.chunk_id = f.id
+ORDER BY f.score DESC, f.best, f.id;

@@ -1,0 +1,263 @@
+"""Lexical search fused with vector search, on both backends (pg_textsearch BM25 and tsvector)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import asyncpg
+import pytest
+import pytest_asyncio
+
+from lightrag_pg import LightRAG, QueryParam
+from lightrag_pg.db.migrate import MigrationTarget, upgrade
+from lightrag_pg.db.workspace import create_workspace, drop_workspace, head_revision, read_info
+from lightrag_pg.store.rows import ChunkRow, DocumentRow, EntityRow
+from lightrag_pg.testing import StatementCounter, hashed_embedding_func, hashed_vectors
+
+ROOT = Path(__file__).resolve().parents[1]
+DIM = 32
+BACKENDS = ["bm25", "tsvector"]
+CODE = "XK7Q"
+QUESTION = f"How do I configure the network on my machine with {CODE}?"
+FILLER = [
+    "river",
+    "stone",
+    "ledger",
+    "quantum",
+    "harbour",
+    "meadow",
+    "lantern",
+    "copper",
+    "orchard",
+    "valley",
+]
+
+
+def distractor(i: int) -> str:
+    return f"How do I configure the network on my machine? Configure the network, then the machine {i}."
+
+
+def needle() -> str:
+    words = [FILLER[i % len(FILLER)] for i in range(40)]
+    words[20] = CODE
+    return " ".join(words)
+
+
+@pytest_asyncio.fixture(params=BACKENDS)
+async def lexical_rag(
+    request: pytest.FixtureRequest, dsn: str, workspace_name: str, conn: asyncpg.Connection
+) -> AsyncIterator[LightRAG]:
+    """A workspace created with the backend of the test's parameter."""
+    info = await create_workspace(conn, dsn, workspace_name, DIM, f"hashed-bow-{DIM}", lexical=request.param)
+    assert info.lexical_backend == request.param
+    rag = LightRAG(dsn=dsn, workspace=workspace_name, embedding_func=hashed_embedding_func(DIM))
+    await rag.initialize()
+    yield rag
+    await rag.finalize()
+    await drop_workspace(conn, workspace_name)
+
+
+async def store_chunks(rag: LightRAG, texts: dict[str, str], doc_id: str = "doc-1") -> None:
+    async with rag.unit_of_work() as uow:
+        await uow.docs.insert([DocumentRow(doc_id, "x")])
+        await uow.chunks.upsert(
+            [ChunkRow(cid, doc_id, i, 10, text, f"{cid}.txt") for i, (cid, text) in enumerate(texts.items())],
+            hashed_vectors(list(texts.values()), DIM),
+        )
+
+
+def corpus() -> dict[str, str]:
+    texts = {f"chunk-d{i:02d}": distractor(i) for i in range(40)}
+    texts["chunk-needle"] = needle()
+    return texts
+
+
+async def chunk_ids(rag: LightRAG, mode: str, lexical: bool, **extra: object) -> list[str]:
+    param = QueryParam(mode=mode, chunk_top_k=3, lexical=lexical, **extra)  # type: ignore[arg-type]
+    data = await rag.aquery_data(QUESTION, param)
+    return [c["file_path"].removesuffix(".txt") for c in data["data"]["chunks"]]
+
+
+async def test_a_new_workspace_gets_full_text_search_by_default(
+    rag: LightRAG, conn: asyncpg.Connection
+) -> None:
+    info = await read_info(conn, rag.workspace)
+    assert info is not None and info.lexical_backend == "tsvector"
+
+
+async def test_a_bm25_workspace_cannot_be_written_by_two_transactions_at_once(lexical_rag: LightRAG) -> None:
+    """Why bm25 is opt-in: pg_textsearch 1.0.0 holds a per-index lock to the end of a
+    writing transaction; a second writer waits on it, and a cancel does not reach it."""
+    await store_chunks(lexical_rag, corpus())
+    backend = lexical_rag.info.lexical_backend if lexical_rag.info else None
+    async with lexical_rag.pool.acquire() as first, lexical_rag.pool.acquire() as second:
+        async with first.transaction():
+            await first.execute("UPDATE text_chunks SET content = 'one' WHERE id = 'chunk-d00'")
+            task = asyncio.ensure_future(
+                second.execute("UPDATE text_chunks SET content = 'two' WHERE id = 'chunk-d01'")
+            )
+            done, _ = await asyncio.wait([task], timeout=2)
+            assert bool(done) == (backend == "tsvector")
+        await asyncio.wait_for(task, timeout=10)
+
+
+@pytest.mark.parametrize("mode", ["naive", "mix"])
+async def test_fusion_finds_a_chunk_by_a_rare_code_word_the_embeddings_miss(
+    lexical_rag: LightRAG, mode: str
+) -> None:
+    await store_chunks(lexical_rag, corpus())
+    keywords = {"hl_keywords": ["network"], "ll_keywords": ["machine"]} if mode == "mix" else {}
+    assert "chunk-needle" not in await chunk_ids(lexical_rag, mode, False, **keywords)
+    assert "chunk-needle" in await chunk_ids(lexical_rag, mode, True, **keywords)
+
+
+async def test_lexical_search_follows_chunk_updates_and_deletes(lexical_rag: LightRAG) -> None:
+    await store_chunks(lexical_rag, corpus())
+    async with lexical_rag.unit_of_work() as uow:
+        await uow.chunks.upsert(
+            [ChunkRow("chunk-needle", "doc-1", 40, 10, "nothing to see", "chunk-needle.txt")],
+            hashed_vectors(["nothing to see"], DIM),
+        )
+    assert "chunk-needle" not in await chunk_ids(lexical_rag, "naive", True)
+    await store_chunks(lexical_rag, {"chunk-new": needle()}, doc_id="doc-2")
+    assert "chunk-new" in await chunk_ids(lexical_rag, "naive", True)
+    await lexical_rag.adelete_by_doc_id("doc-2")
+    assert "chunk-new" not in await chunk_ids(lexical_rag, "naive", True)
+
+
+async def seed_entities(rag: LightRAG) -> None:
+    """Forty entities whose vectors are nearer the keyword than Nordic Freight's."""
+    entities = [EntityRow(f"Port {i}", "location", f"A shipping company port number {i}") for i in range(40)]
+    entities.append(EntityRow("Nordic Freight", "organization", "Runs lorries between warehouses"))
+    async with rag.unit_of_work() as uow:
+        await uow.graph.upsert_entities_if_unchanged(entities)
+        names = [e.name for e in entities]
+        vectors = hashed_vectors(["shipping company"] * 40 + ["lorries warehouses"], DIM)
+        await uow.vectors.upsert_entities(names, names, vectors)
+
+
+async def local_names(rag: LightRAG, question: str, lexical: bool) -> list[str]:
+    param = QueryParam(mode="local", top_k=3, ll_keywords=["shipping company"], lexical=lexical)
+    data = await rag.aquery_data(question, param)
+    return [e["entity_name"] for e in data["data"]["entities"]]
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["Which routes does Nordic Freight serve?", "Which routes do the nordic freights serve?"],
+    ids=["exactly", "nearly"],
+)
+async def test_an_entity_the_question_names_is_always_a_local_candidate(
+    lexical_rag: LightRAG, question: str
+) -> None:
+    await seed_entities(lexical_rag)
+    assert "Nordic Freight" not in await local_names(lexical_rag, question, False)
+    assert (await local_names(lexical_rag, question, True))[0] == "Nordic Freight"
+
+
+async def test_a_renamed_entity_is_found_by_its_new_name(lexical_rag: LightRAG) -> None:
+    await seed_entities(lexical_rag)
+    await lexical_rag.aedit_entity("Nordic Freight", {"entity_name": "Baltic Haulage"})
+    assert (await local_names(lexical_rag, "Does Baltic Haulage run lorries?", True))[0] == "Baltic Haulage"
+    assert "Nordic Freight" not in await local_names(lexical_rag, "Does Nordic Freight run lorries?", True)
+
+
+async def test_entity_lexical_search_ranks_names_and_descriptions(lexical_rag: LightRAG) -> None:
+    await seed_entities(lexical_rag)
+    async with lexical_rag.pool.acquire() as conn:
+        rows = await conn.fetch("SELECT name FROM lexical_entities('lorries', 5)")
+    assert [r["name"] for r in rows] == ["Nordic Freight"]
+
+
+@pytest.mark.parametrize("text", [None, "", "   ", "the of and", "?!", "東京 naïve", "x" * 3000])
+async def test_lexical_functions_take_any_query_text(lexical_rag: LightRAG, text: str | None) -> None:
+    await store_chunks(lexical_rag, corpus())
+    await seed_entities(lexical_rag)
+    async with lexical_rag.pool.acquire() as conn:
+        await conn.execute("SET plan_cache_mode = force_generic_plan")
+        try:
+            for _ in range(2):
+                assert await conn.fetch("SELECT * FROM lexical_chunks($1, 5)", text) == []
+                assert await conn.fetch("SELECT * FROM lexical_entities($1, 5)", text) == []
+        finally:
+            await conn.execute("RESET plan_cache_mode")
+
+
+@pytest.mark.parametrize("lexical", [False, True])
+async def test_lexical_fusion_adds_no_statement(lexical_rag: LightRAG, lexical: bool) -> None:
+    await store_chunks(lexical_rag, corpus())
+    await seed_entities(lexical_rag)
+    for mode in ("naive", "local", "mix"):
+        param = QueryParam(mode=mode, hl_keywords=["network"], ll_keywords=["machine"], lexical=lexical)  # type: ignore[arg-type]
+        with StatementCounter() as counter:
+            await lexical_rag.aquery_data(QUESTION, param)
+        assert counter.total == 1, (mode, counter.by_method)
+
+
+async def test_a_workspace_from_before_lexical_search_upgrades_and_is_searchable(
+    dsn: str, workspace_name: str, conn: asyncpg.Connection
+) -> None:
+    ws = workspace_name
+    await upgrade(dsn, MigrationTarget(ws, DIM), "0007")
+    try:
+        info = await read_info(conn, ws)
+        assert info is not None and info.revision == "0007" and info.lexical_backend is None
+        vector = hashed_vectors([needle()], DIM)[0]
+        await conn.execute(f"INSERT INTO {ws}.full_docs (id, content) VALUES ('doc-1', 'x')")
+        await conn.execute(
+            f"INSERT INTO {ws}.text_chunks (id, doc_id, chunk_order_index, tokens, content) "
+            "VALUES ('chunk-needle', 'doc-1', 0, 10, $1)",
+            needle(),
+        )
+        await conn.execute(
+            f"INSERT INTO {ws}.chunk_vectors (chunk_id, embedding) "
+            "VALUES ('chunk-needle', $1::float4[]::vector)",
+            vector.tolist(),
+        )
+        await conn.execute(
+            f"INSERT INTO {ws}.entities (name, entity_type, description) "
+            "VALUES ('Nordic Freight', 'org', 'lorries')"
+        )
+        rag = LightRAG(dsn=dsn, workspace=ws, embedding_func=hashed_embedding_func(DIM))
+        await rag.initialize()
+        try:
+            assert rag.info is not None and rag.info.revision == head_revision()
+            assert rag.info.lexical_backend == "tsvector"
+            data = await rag.aquery_data(f"what is {CODE}", QueryParam(mode="naive", cosine_threshold=0.99))
+            assert [c["content"] for c in data["data"]["chunks"]] == [needle()]
+            async with rag.pool.acquire() as c:
+                assert await c.fetchval("SELECT name FROM lexical_entities('lorries', 5)") == "Nordic Freight"
+        finally:
+            await rag.finalize()
+        await alembic(dsn, ws, "downgrade", "0007")
+        assert (
+            await conn.fetchval(f"SELECT to_jsonb(i) ? 'lexical_backend' FROM {ws}.workspace_info i") is False
+        )
+        await alembic(dsn, ws, "-x", "lexical=bm25", "upgrade", "head")
+        info = await read_info(conn, ws)
+        assert info is not None and info.lexical_backend == "bm25"
+    finally:
+        await drop_workspace(conn, ws)
+
+
+async def alembic(dsn: str, ws: str, *args: str) -> None:
+    """Run the alembic command line on workspace ``ws`` (``-x`` options first)."""
+    command = ["-x", f"workspace={ws}", *args]
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "alembic", *command,
+        cwd=ROOT, env={**os.environ, "LIGHTRAG_PG_DSN": dsn},
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    _, err = await proc.communicate()
+    assert proc.returncode == 0, err.decode()
+
+
+def test_an_unknown_backend_is_refused() -> None:
+    from lightrag_pg.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="lexical must be one of"):
+        MigrationTarget("ws_x", 8, lexical="trigram")

@@ -13,6 +13,7 @@ import pytest_asyncio
 
 from lightrag_pg.db.workspace import create_workspace, drop_workspace, workspace_exists
 from lightrag_pg.server import ServerSettings
+from lightrag_pg.server.query import QueryRequest
 
 from .server_files import SAMPLES
 from .server_support import TEXT, Served, counted, serving
@@ -161,6 +162,11 @@ async def test_query_routes_answer_stream_and_data(served: Served) -> None:
     assert {"Alice", "Acme"} <= {e["entity_name"] for e in data["data"]["entities"]}
     context = (await served.client.post("/query", json={**question, "only_need_context": True})).json()
     assert context["llm_generated"] is False and "Alice" in context["response"]
+
+
+def test_the_lexical_switch_reaches_the_query_param() -> None:
+    assert QueryRequest(query="Who is Alice?").param().lexical is True
+    assert QueryRequest(query="Who is Alice?", lexical=False).param().lexical is False
 
 
 async def test_query_on_an_empty_workspace_says_so(served: Served) -> None:

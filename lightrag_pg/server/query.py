@@ -41,6 +41,7 @@ _PARAM_FIELDS = (
     "user_prompt",
     "enable_rerank",
     "include_references",
+    "lexical",
 )
 
 
@@ -66,6 +67,8 @@ class QueryRequest(BaseModel):
     include_chunk_content: bool | None = False
     include_progress: bool | None = False
     stream: bool | None = None
+    lexical: bool | None = None
+    """lightrag_pg's own field: fuse lexical search with the vector searches (QueryParam.lexical)."""
 
     @field_validator("query")
     @classmethod

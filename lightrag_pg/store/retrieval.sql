@@ -14,9 +14,9 @@
 -- two lines merges into the closing brace's token, so the sum is the count of the
 -- lines joined, upstream 1.5.7's measure). A NULL vector
 -- switches its side off; $3 is the cosine threshold, $4 top_k. Edges are read
--- by one scan of both relation indexes; degrees are counted inline, in one
--- grouped pass over the two relation indexes for every endpoint at once; full
--- rows are fetched only for what is kept.
+-- by one scan of both relation indexes; degrees are counted inline: each relation
+-- index is read once for every endpoint at once and counted in index order (no
+-- hashing), the two counts joined; full rows are fetched only for what is kept.
 -- Chunks: the chunks nearest to $7 (at most $8, similarity >= $3), then the
 -- VECTOR pick of the chunks behind the kept entities and relations (each one's
 -- source ids in order), merged round-robin (vector, entity, relation; the
@@ -24,7 +24,8 @@
 -- candidates: blank ids dropped, a chunk kept under the first item listing it
 -- (items and positions grow together: its least item and position), ordered
 -- by item, then by how many items list it (desc), then position; relations skip
--- the chunks picked for entities and count only items left with a chunk. Of the candidates that exist and have a vector, the
+-- the chunks picked for entities and count only items left with a chunk. Of the
+-- candidates that have a vector (a chunk vector implies its chunk: foreign key), the
 -- floor($9 * items / 2) most similar to $7 are picked (ties in candidate order).
 -- Rows: kind 'entity', 'relation' or 'chunk' with its rank and found (the rows
 -- merged before the cut), and one 'flags' row whose needs_weight is true when a
@@ -84,13 +85,17 @@ ends AS MATERIALIZED (
     ) AS names
 ),
 degrees AS MATERIALIZED (
-    SELECT name, count(*) AS degree
+    SELECT coalesce(s.name, t.name) AS name, coalesce(s.n, 0) + coalesce(t.n, 0) AS degree
     FROM (
-        SELECT r.src AS name FROM relations r, ends WHERE r.src = ANY (ends.names)
-        UNION ALL
-        SELECT r.tgt FROM relations r, ends WHERE r.tgt = ANY (ends.names)
-    ) touching
-    GROUP BY name
+        SELECT src AS name, count(*) AS n FROM relations
+        WHERE src = ANY ((SELECT names FROM ends)::text[])
+        GROUP BY src
+    ) s
+    FULL JOIN (
+        SELECT tgt AS name, count(*) AS n FROM relations
+        WHERE tgt = ANY ((SELECT names FROM ends)::text[])
+        GROUP BY tgt
+    ) t ON t.name = s.name
 ),
 local_relations AS MATERIALIZED (
     SELECT row_number() OVER (
@@ -184,13 +189,12 @@ entity_first AS (
 entity_candidates AS (
     SELECT l.item, l.id, l.pos, l.listed, 1 - (v.embedding{halfvec} <=> $7::vector{halfvec}) AS similarity
     FROM entity_first l
-    JOIN text_chunks c ON c.id = l.id
-    LEFT JOIN chunk_vectors v ON v.chunk_id = l.id
+    JOIN chunk_vectors v ON v.chunk_id = l.id
 ),
 entity_picks AS (
     SELECT id, idx FROM (
         SELECT id, row_number() OVER (ORDER BY similarity DESC, item, listed DESC, pos) AS idx
-        FROM entity_candidates WHERE similarity IS NOT NULL
+        FROM entity_candidates
     ) ranked
     WHERE idx <= ($9 * (SELECT count(DISTINCT item) FROM entity_listed)) / 2
 ),
@@ -203,13 +207,12 @@ relation_first AS (
 relation_candidates AS (
     SELECT l.item, l.id, l.pos, l.listed, 1 - (v.embedding{halfvec} <=> $7::vector{halfvec}) AS similarity
     FROM relation_first l
-    JOIN text_chunks c ON c.id = l.id
-    LEFT JOIN chunk_vectors v ON v.chunk_id = l.id
+    JOIN chunk_vectors v ON v.chunk_id = l.id
 ),
 relation_picks AS (
     SELECT id, idx FROM (
         SELECT id, row_number() OVER (ORDER BY similarity DESC, item, listed DESC, pos) AS idx
-        FROM relation_candidates WHERE similarity IS NOT NULL
+        FROM relation_candidates
     ) ranked
     WHERE idx <= ($9 * (SELECT count(DISTINCT item) FROM relation_first)) / 2
 ),
@@ -231,8 +234,10 @@ ranked AS (
     LIMIT $10
 ),
 flags AS (
-    SELECT (EXISTS (SELECT 1 FROM entity_candidates) AND NOT EXISTS (SELECT 1 FROM entity_picks))
-        OR (EXISTS (SELECT 1 FROM relation_candidates) AND NOT EXISTS (SELECT 1 FROM relation_picks))
+    SELECT (NOT EXISTS (SELECT 1 FROM entity_picks)
+            AND EXISTS (SELECT 1 FROM entity_first l JOIN text_chunks c ON c.id = l.id))
+        OR (NOT EXISTS (SELECT 1 FROM relation_picks)
+            AND EXISTS (SELECT 1 FROM relation_first l JOIN text_chunks c ON c.id = l.id))
         AS needs_weight
 )
 SELECT 'entity' AS kind, rank, found, name, NULL::text AS tgt, entity_type, NULL::text AS keywords,

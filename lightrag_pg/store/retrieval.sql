@@ -16,7 +16,10 @@
 -- switches its side off; $3 is the cosine threshold, $4 top_k. Edges are read
 -- by one scan of both relation indexes; degrees are counted inline: each relation
 -- index is read once for every endpoint at once and counted in index order (no
--- hashing), the two counts joined; full rows are fetched only for what is kept.
+-- hashing), the two counts joined, each endpoint with its place among the found
+-- entities (for the tie-break); full rows are fetched only for what is kept.
+-- Foreign keys spare existence checks: an entity vector has its entity, a
+-- relation its two endpoints.
 -- Chunks: the chunks nearest to $7 (at most $8, similarity >= $3), then the
 -- VECTOR pick of the chunks behind the kept entities and relations (each one's
 -- source ids in order), merged round-robin (vector, entity, relation; the
@@ -40,7 +43,7 @@ WITH local_hits AS MATERIALIZED (
 ),
 local_entities AS MATERIALIZED (
     SELECT row_number() OVER (ORDER BY h.distance, h.name) AS idx, h.name, 1 - h.distance AS similarity
-    FROM local_hits h JOIN entities e ON e.name = h.name
+    FROM local_hits h
 ),
 local_names AS MATERIALIZED (
     SELECT ARRAY(SELECT name FROM local_entities) AS names
@@ -75,7 +78,6 @@ global_entities AS (
         UNION ALL
         SELECT tgt, 2 * idx + 1 FROM global_relations
     ) ends
-    JOIN entities e ON e.name = ends.name
     GROUP BY ends.name
 ),
 ends AS MATERIALIZED (
@@ -85,27 +87,29 @@ ends AS MATERIALIZED (
     ) AS names
 ),
 degrees AS MATERIALIZED (
-    SELECT coalesce(s.name, t.name) AS name, coalesce(s.n, 0) + coalesce(t.n, 0) AS degree
+    SELECT d.name, d.degree, e.idx AS local_idx
     FROM (
-        SELECT src AS name, count(*) AS n FROM relations
-        WHERE src = ANY ((SELECT names FROM ends)::text[])
-        GROUP BY src
-    ) s
-    FULL JOIN (
-        SELECT tgt AS name, count(*) AS n FROM relations
-        WHERE tgt = ANY ((SELECT names FROM ends)::text[])
-        GROUP BY tgt
-    ) t ON t.name = s.name
+        SELECT coalesce(s.name, t.name) AS name, coalesce(s.n, 0) + coalesce(t.n, 0) AS degree
+        FROM (
+            SELECT src AS name, count(*) AS n FROM relations
+            WHERE src = ANY ((SELECT names FROM ends)::text[])
+            GROUP BY src
+        ) s
+        FULL JOIN (
+            SELECT tgt AS name, count(*) AS n FROM relations
+            WHERE tgt = ANY ((SELECT names FROM ends)::text[])
+            GROUP BY tgt
+        ) t ON t.name = s.name
+    ) d
+    LEFT JOIN local_entities e ON e.name = d.name
 ),
 local_relations AS MATERIALIZED (
     SELECT row_number() OVER (
-               ORDER BY ds.degree + dt.degree DESC, l.weight DESC, least(es.idx, et.idx), l.src, l.tgt
+               ORDER BY ds.degree + dt.degree DESC, l.weight DESC, least(ds.local_idx, dt.local_idx), l.src, l.tgt
            ) AS idx, l.src, l.tgt, l.tokens, ds.degree + dt.degree AS degree
     FROM local_edges l
     JOIN degrees ds ON ds.name = l.src
     JOIN degrees dt ON dt.name = l.tgt
-    LEFT JOIN local_entities es ON es.name = l.src
-    LEFT JOIN local_entities et ON et.name = l.tgt
 ),
 entity_merged AS (
     SELECT DISTINCT ON (name) name, idx, side, similarity

@@ -261,3 +261,30 @@ async def test_equal_distances_are_broken_by_name(rag: LightRAG) -> None:
             vector_top_k=0, related_chunks=5, chunk_limit=None,
         )  # fmt: skip
     assert [e.name for e in got.entities] == ["Alpha", "Beta", "Mu", "Zeta"]
+
+
+async def test_degrees_count_the_edges_on_both_sides_of_every_endpoint(rag: LightRAG) -> None:
+    # A is only ever a source and E only ever a target (relations are stored src < tgt):
+    # each side's count must still reach the degree, for local and global endpoints alike
+    dim = rag.embedding_func.embedding_dim  # type: ignore[union-attr]
+    basis = np.eye(dim, dtype=np.float32)
+    names = ["A", "B", "C", "D", "E"]
+    pairs = [("A", "B"), ("A", "C"), ("B", "C"), ("C", "D"), ("D", "E")]
+    entities = [EntityRow(n, "Thing", f"about {n}") for n in names]
+    relations = [RelationRow(s, t, keywords="k", description=f"{s} and {t}") for s, t in pairs]
+    count_context_tokens([*entities, *relations], rag.tokenizer)
+    async with rag.unit_of_work() as uow:
+        await uow.graph.upsert_entities_if_unchanged(entities)
+        await uow.graph.upsert_relations_if_unchanged(relations)
+        await uow.vectors.upsert_entities(names, names, basis[: len(names)])
+        await uow.vectors.upsert_relations(pairs, [s for s, _ in pairs], basis[5 : 5 + len(pairs)])
+    async with rag.session() as s:
+        got = await s.retrieval.context(
+            basis[0], basis[9], basis[0], threshold=-1.0, top_k=1, max_entity_tokens=10_000,
+            max_relation_tokens=10_000, vector_top_k=0, related_chunks=5, chunk_limit=None,
+        )  # fmt: skip
+    degree = {n: sum(n in p for p in pairs) for n in names}
+    assert {e.name: e.degree for e in got.entities} == {n: degree[n] for n in ("A", "D", "E")}
+    assert {r.pair: r.degree for r in got.relations} == {
+        p: degree[p[0]] + degree[p[1]] for p in [("A", "B"), ("A", "C"), ("D", "E")]
+    }

@@ -13,13 +13,15 @@
 -- longest prefix within $5 (entities) and $6 (relations) tokens (the newline joining
 -- two lines merges into the closing brace's token, so the sum is the count of the
 -- lines joined, upstream 1.5.7's measure). A NULL vector
--- switches its side off; $3 is the cosine threshold, $4 top_k. Edges are read
+-- switches its side off (checked once, also by a generic plan, which gives the same
+-- rows as a custom one); $3 is the cosine threshold, $4 top_k. Edges are read
 -- by one scan of both relation indexes; degrees are counted inline: each relation
 -- index is read once for every endpoint at once and counted in index order (no
 -- hashing), the two counts joined, each endpoint with its place among the found
 -- entities (for the tie-break); full rows are fetched only for what is kept.
 -- Foreign keys spare existence checks: an entity vector has its entity, a
--- relation its two endpoints.
+-- relation vector its relation (looked up by key, never by a join over all
+-- relations), a relation its two endpoints.
 -- Chunks: the chunks nearest to $7 (at most $8, similarity >= $3), then the
 -- VECTOR pick of the chunks behind the kept entities and relations (each one's
 -- source ids in order), merged round-robin (vector, entity, relation; the
@@ -59,17 +61,17 @@ local_edges AS MATERIALIZED (
 global_hits AS MATERIALIZED (
     SELECT src, tgt, embedding{halfvec} <=> $2::vector{halfvec} AS distance
     FROM relation_vectors
-    WHERE embedding{halfvec} <=> $2::vector{halfvec} <= 1 - $3::float8
+    WHERE $2::vector IS NOT NULL AND embedding{halfvec} <=> $2::vector{halfvec} <= 1 - $3::float8
     ORDER BY embedding{halfvec} <=> $2::vector{halfvec}
     LIMIT $4
 ),
 global_relations AS MATERIALIZED (
     SELECT row_number() OVER (ORDER BY h.distance, h.src, h.tgt) AS idx, h.src, h.tgt,
            1 - h.distance AS similarity,
-           coalesce(r.context_tokens,
-                    (octet_length(r.src) + octet_length(r.tgt) + octet_length(r.description)) / 4 + 12)
-               AS tokens
-    FROM global_hits h JOIN relations r USING (src, tgt)
+           (SELECT coalesce(r.context_tokens,
+                            (octet_length(r.src) + octet_length(r.tgt) + octet_length(r.description)) / 4 + 12)
+            FROM relations r WHERE r.src = h.src AND r.tgt = h.tgt) AS tokens
+    FROM global_hits h
 ),
 global_entities AS (
     SELECT row_number() OVER (ORDER BY min(ends.pos)) AS idx, ends.name

@@ -18,8 +18,11 @@ from pathlib import Path
 import asyncpg
 import numpy as np
 import pytest
+from pgvector.asyncpg import register_vector
 
 from lightrag_pg import LightRAG, QueryParam
+from lightrag_pg.db.dimensions import HalfvecCast
+from lightrag_pg.db.identifiers import search_path
 from lightrag_pg.db.workspace import create_workspace, drop_workspace, migrate_all
 from lightrag_pg.index.merge import count_context_tokens
 from lightrag_pg.llm.tokenizer import get_tokenizer
@@ -32,6 +35,7 @@ from lightrag_pg.query.ranking import (
     truncate_kg,
 )
 from lightrag_pg.query.retrieve import graph_chunks, retrieve_all
+from lightrag_pg.store.retrieval import RetrievalStore
 from lightrag_pg.store.rows import ChunkRow, DocumentRow, EntityRow, RelationRow
 from lightrag_pg.store.uow import Stores
 
@@ -261,3 +265,60 @@ async def test_equal_distances_are_broken_by_name(rag: LightRAG) -> None:
             vector_top_k=0, related_chunks=5, chunk_limit=None,
         )  # fmt: skip
     assert [e.name for e in got.entities] == ["Alpha", "Beta", "Mu", "Zeta"]
+
+
+async def test_degrees_count_the_edges_on_both_sides_of_every_endpoint(rag: LightRAG) -> None:
+    # A is only ever a source and E only ever a target (relations are stored src < tgt):
+    # each side's count must still reach the degree, for local and global endpoints alike
+    dim = rag.embedding_func.embedding_dim  # type: ignore[union-attr]
+    basis = np.eye(dim, dtype=np.float32)
+    names = ["A", "B", "C", "D", "E"]
+    pairs = [("A", "B"), ("A", "C"), ("B", "C"), ("C", "D"), ("D", "E")]
+    entities = [EntityRow(n, "Thing", f"about {n}") for n in names]
+    relations = [RelationRow(s, t, keywords="k", description=f"{s} and {t}") for s, t in pairs]
+    count_context_tokens([*entities, *relations], rag.tokenizer)
+    async with rag.unit_of_work() as uow:
+        await uow.graph.upsert_entities_if_unchanged(entities)
+        await uow.graph.upsert_relations_if_unchanged(relations)
+        await uow.vectors.upsert_entities(names, names, basis[: len(names)])
+        await uow.vectors.upsert_relations(pairs, [s for s, _ in pairs], basis[5 : 5 + len(pairs)])
+    async with rag.session() as s:
+        got = await s.retrieval.context(
+            basis[0], basis[9], basis[0], threshold=-1.0, top_k=1, max_entity_tokens=10_000,
+            max_relation_tokens=10_000, vector_top_k=0, related_chunks=5, chunk_limit=None,
+        )  # fmt: skip
+    degree = {n: sum(n in p for p in pairs) for n in names}
+    assert {e.name: e.degree for e in got.entities} == {n: degree[n] for n in ("A", "D", "E")}
+    assert {r.pair: r.degree for r in got.relations} == {
+        p: degree[p[0]] + degree[p[1]] for p in [("A", "B"), ("A", "C"), ("D", "E")]
+    }
+
+
+async def test_a_generic_plan_gives_the_rows_of_a_custom_plan(rag: LightRAG, dsn: str) -> None:
+    # the plan must not depend on parameter values for its rows: a connection forced to
+    # generic plans (no planning per execution) reads the same context
+    rng = random.Random(5)
+    await seed_graph(rag, rng, n_entities=50, n_relations=140)
+    dim = rag.embedding_func.embedding_dim  # type: ignore[union-attr]
+    vec = np.random.default_rng(5)
+    settings = {"search_path": search_path(rag.workspace), "plan_cache_mode": "force_generic_plan"}
+    generic = await asyncpg.connect(dsn, server_settings=settings)
+    try:
+        await register_vector(generic)
+        store = RetrievalStore(generic, HalfvecCast(dim))
+        for round_ in range(12):
+            vectors = vec.normal(size=(3, dim)).astype(np.float32)
+            local = vectors[0] if round_ % 3 != 1 else None
+            global_ = vectors[1] if round_ % 3 != 2 else None
+            kwargs = dict(
+                threshold=rng.choice([-1.0, 0.0]), top_k=rng.randint(1, 40),
+                max_entity_tokens=rng.randint(1, 2000), max_relation_tokens=rng.randint(1, 3000),
+                vector_top_k=rng.randint(0, 20),
+                related_chunks=rng.randint(1, 6), chunk_limit=rng.choice([None, 10]),
+            )  # fmt: skip
+            async with rag.session() as s:
+                custom = await s.retrieval.context(local, global_, vectors[2], **kwargs)  # type: ignore[arg-type]
+            assert await store.context(local, global_, vectors[2], **kwargs) == custom  # type: ignore[arg-type]
+            assert custom.entities or custom.relations or custom.chunks
+    finally:
+        await generic.close()

@@ -13,10 +13,15 @@
 -- longest prefix within $5 (entities) and $6 (relations) tokens (the newline joining
 -- two lines merges into the closing brace's token, so the sum is the count of the
 -- lines joined, upstream 1.5.7's measure). A NULL vector
--- switches its side off; $3 is the cosine threshold, $4 top_k. Edges are read
--- by one scan of both relation indexes; degrees are counted inline, in one
--- grouped pass over the two relation indexes for every endpoint at once; full
--- rows are fetched only for what is kept.
+-- switches its side off (checked once, also by a generic plan, which gives the same
+-- rows as a custom one); $3 is the cosine threshold, $4 top_k. Edges are read
+-- by one scan of both relation indexes; degrees are counted inline: each relation
+-- index is read once for every endpoint at once and counted in index order (no
+-- hashing), the two counts joined, each endpoint with its place among the found
+-- entities (for the tie-break); full rows are fetched only for what is kept.
+-- Foreign keys spare existence checks: an entity vector has its entity, a
+-- relation vector its relation (looked up by key, never by a join over all
+-- relations), a relation its two endpoints.
 -- Chunks: the chunks nearest to $7 (at most $8, similarity >= $3; fused with the
 -- lexical matches, below), then the
 -- VECTOR pick of the chunks behind the kept entities and relations (each one's
@@ -25,7 +30,8 @@
 -- candidates: blank ids dropped, a chunk kept under the first item listing it
 -- (items and positions grow together: its least item and position), ordered
 -- by item, then by how many items list it (desc), then position; relations skip
--- the chunks picked for entities and count only items left with a chunk. Of the candidates that exist and have a vector, the
+-- the chunks picked for entities and count only items left with a chunk. Of the
+-- candidates that have a vector (a chunk vector implies its chunk: foreign key), the
 -- floor($9 * items / 2) most similar to $7 are picked (ties in candidate order).
 -- Rows: kind 'entity', 'relation' or 'chunk' with its rank and found (the rows
 -- merged before the cut), and one 'flags' row whose needs_weight is true when a
@@ -76,7 +82,6 @@ local_entities AS MATERIALIZED (
         SELECT row_number() OVER (ORDER BY f.named DESC, f.score DESC NULLS LAST, f.name) AS idx, f.name,
                f.named, coalesce(1 - f.distance, 1 - (v.embedding{halfvec} <=> $1::vector{halfvec})) AS similarity
         FROM local_fused f
-        JOIN entities e ON e.name = f.name
         LEFT JOIN entity_vectors v ON v.name = f.name AND f.distance IS NULL
     ) fused
     WHERE idx <= $4 OR named
@@ -95,17 +100,17 @@ local_edges AS MATERIALIZED (
 global_hits AS MATERIALIZED (
     SELECT src, tgt, embedding{halfvec} <=> $2::vector{halfvec} AS distance
     FROM relation_vectors
-    WHERE embedding{halfvec} <=> $2::vector{halfvec} <= 1 - $3::float8
+    WHERE $2::vector IS NOT NULL AND embedding{halfvec} <=> $2::vector{halfvec} <= 1 - $3::float8
     ORDER BY embedding{halfvec} <=> $2::vector{halfvec}
     LIMIT $4
 ),
 global_relations AS MATERIALIZED (
     SELECT row_number() OVER (ORDER BY h.distance, h.src, h.tgt) AS idx, h.src, h.tgt,
            1 - h.distance AS similarity,
-           coalesce(r.context_tokens,
-                    (octet_length(r.src) + octet_length(r.tgt) + octet_length(r.description)) / 4 + 12)
-               AS tokens
-    FROM global_hits h JOIN relations r USING (src, tgt)
+           (SELECT coalesce(r.context_tokens,
+                            (octet_length(r.src) + octet_length(r.tgt) + octet_length(r.description)) / 4 + 12)
+            FROM relations r WHERE r.src = h.src AND r.tgt = h.tgt) AS tokens
+    FROM global_hits h
 ),
 global_entities AS (
     SELECT row_number() OVER (ORDER BY min(ends.pos)) AS idx, ends.name
@@ -114,7 +119,6 @@ global_entities AS (
         UNION ALL
         SELECT tgt, 2 * idx + 1 FROM global_relations
     ) ends
-    JOIN entities e ON e.name = ends.name
     GROUP BY ends.name
 ),
 ends AS MATERIALIZED (
@@ -124,23 +128,29 @@ ends AS MATERIALIZED (
     ) AS names
 ),
 degrees AS MATERIALIZED (
-    SELECT name, count(*) AS degree
+    SELECT d.name, d.degree, e.idx AS local_idx
     FROM (
-        SELECT r.src AS name FROM relations r, ends WHERE r.src = ANY (ends.names)
-        UNION ALL
-        SELECT r.tgt FROM relations r, ends WHERE r.tgt = ANY (ends.names)
-    ) touching
-    GROUP BY name
+        SELECT coalesce(s.name, t.name) AS name, coalesce(s.n, 0) + coalesce(t.n, 0) AS degree
+        FROM (
+            SELECT src AS name, count(*) AS n FROM relations
+            WHERE src = ANY ((SELECT names FROM ends)::text[])
+            GROUP BY src
+        ) s
+        FULL JOIN (
+            SELECT tgt AS name, count(*) AS n FROM relations
+            WHERE tgt = ANY ((SELECT names FROM ends)::text[])
+            GROUP BY tgt
+        ) t ON t.name = s.name
+    ) d
+    LEFT JOIN local_entities e ON e.name = d.name
 ),
 local_relations AS MATERIALIZED (
     SELECT row_number() OVER (
-               ORDER BY ds.degree + dt.degree DESC, l.weight DESC, least(es.idx, et.idx), l.src, l.tgt
+               ORDER BY ds.degree + dt.degree DESC, l.weight DESC, least(ds.local_idx, dt.local_idx), l.src, l.tgt
            ) AS idx, l.src, l.tgt, l.tokens, ds.degree + dt.degree AS degree
     FROM local_edges l
     JOIN degrees ds ON ds.name = l.src
     JOIN degrees dt ON dt.name = l.tgt
-    LEFT JOIN local_entities es ON es.name = l.src
-    LEFT JOIN local_entities et ON et.name = l.tgt
 ),
 entity_merged AS (
     SELECT DISTINCT ON (name) name, idx, side, similarity
@@ -234,13 +244,12 @@ entity_first AS (
 entity_candidates AS (
     SELECT l.item, l.id, l.pos, l.listed, 1 - (v.embedding{halfvec} <=> $7::vector{halfvec}) AS similarity
     FROM entity_first l
-    JOIN text_chunks c ON c.id = l.id
-    LEFT JOIN chunk_vectors v ON v.chunk_id = l.id
+    JOIN chunk_vectors v ON v.chunk_id = l.id
 ),
 entity_picks AS (
     SELECT id, idx FROM (
         SELECT id, row_number() OVER (ORDER BY similarity DESC, item, listed DESC, pos) AS idx
-        FROM entity_candidates WHERE similarity IS NOT NULL
+        FROM entity_candidates
     ) ranked
     WHERE idx <= ($9 * (SELECT count(DISTINCT item) FROM entity_listed)) / 2
 ),
@@ -253,13 +262,12 @@ relation_first AS (
 relation_candidates AS (
     SELECT l.item, l.id, l.pos, l.listed, 1 - (v.embedding{halfvec} <=> $7::vector{halfvec}) AS similarity
     FROM relation_first l
-    JOIN text_chunks c ON c.id = l.id
-    LEFT JOIN chunk_vectors v ON v.chunk_id = l.id
+    JOIN chunk_vectors v ON v.chunk_id = l.id
 ),
 relation_picks AS (
     SELECT id, idx FROM (
         SELECT id, row_number() OVER (ORDER BY similarity DESC, item, listed DESC, pos) AS idx
-        FROM relation_candidates WHERE similarity IS NOT NULL
+        FROM relation_candidates
     ) ranked
     WHERE idx <= ($9 * (SELECT count(DISTINCT item) FROM relation_first)) / 2
 ),
@@ -281,8 +289,10 @@ ranked AS (
     LIMIT $10
 ),
 flags AS (
-    SELECT (EXISTS (SELECT 1 FROM entity_candidates) AND NOT EXISTS (SELECT 1 FROM entity_picks))
-        OR (EXISTS (SELECT 1 FROM relation_candidates) AND NOT EXISTS (SELECT 1 FROM relation_picks))
+    SELECT (NOT EXISTS (SELECT 1 FROM entity_picks)
+            AND EXISTS (SELECT 1 FROM entity_first l JOIN text_chunks c ON c.id = l.id))
+        OR (NOT EXISTS (SELECT 1 FROM relation_picks)
+            AND EXISTS (SELECT 1 FROM relation_first l JOIN text_chunks c ON c.id = l.id))
         AS needs_weight
 )
 SELECT 'entity' AS kind, rank, found, name, NULL::text AS tgt, entity_type, NULL::text AS keywords,

@@ -151,3 +151,9 @@ def test_relations_join_entities_of_one_sentence_with_the_words_between(extracto
     assert frozenset({"Acme Robotics", "Lena Holm"}) not in pairs, "different sentences"
     assert all(r.description in text for r in result.relations)
     assert extractor.extract(text, chunk_id="c") == result
+
+
+def test_a_name_never_runs_across_a_heading_into_its_paragraph(extractor: SpacyExtractor) -> None:
+    text = "# Chunking\n\nA document is split into chunks before extraction. Chunks overlap by 100 tokens."
+    names = [e.name for e in extractor.extract(text, chunk_id="c").entities]
+    assert names and not [name for name in names if "." in name or "\n" in name], names

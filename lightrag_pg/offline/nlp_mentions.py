@@ -159,7 +159,8 @@ class _Finder:
 
     def _add(self, mention: Mention) -> None:
         self._take(mention.start, mention.end)
-        self.found.append(mention)
+        if not any(t.is_sent_start for t in self.doc[mention.start + 1 : mention.end]):
+            self.found.append(mention)  # a name never runs across sentences ("Chunking. A document")
 
     def names(self) -> None:
         """Named entities and capitalised runs, joined where they touch."""

@@ -45,6 +45,7 @@ from lightrag_pg.query.context import (
     render_data,
 )
 from lightrag_pg.query.keyword_plan import parse_keywords, predefined_keywords, resolve_keywords
+from lightrag_pg.query.knowledge import clip
 from lightrag_pg.query.param import QueryParam, clean_query
 from lightrag_pg.query.ranking import (
     endpoint_names,
@@ -798,3 +799,11 @@ def test_description_fragments_are_sorted_not_ordered_by_extraction_time() -> No
     fragments = ["Bob builds long bridges over rivers.", "An engineer.", "An engineer."]
     assert description_fragments(fragments) == ["An engineer.", "Bob builds long bridges over rivers."]
     assert description_fragments(list(reversed(fragments))) == description_fragments(fragments)
+
+
+def test_knowledge_excerpts_end_at_a_sentence_or_a_word() -> None:
+    text = "The pipeline claims a document. It extracts every chunk. Then it merges the graph rows."
+    assert clip(text, 200) == text
+    assert clip(text, 60) == "The pipeline claims a document. It extracts every chunk. …"
+    assert clip("one two three four five six seven eight nine", 20) == "one two three four…"
+    assert clip("x" * 50, 10) == "x" * 9 + "…"

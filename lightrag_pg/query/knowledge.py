@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from ..types import GRAPH_FIELD_SEP
 from .context import QueryContext
 
@@ -11,9 +13,21 @@ BYPASS_WITHOUT_LLM = (
 )
 
 
-def _clip(text: str, limit: int) -> str:
+_SENTENCE_END = re.compile(r"[.!?](?=\s)")
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` on one line, cut to at most ``limit`` characters plus an ellipsis: after the
+    last whole sentence that fits, unless that leaves less than a third, then after a word."""
     text = " ".join(text.replace(GRAPH_FIELD_SEP, " ").split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    if len(text) <= limit:
+        return text
+    head = text[: limit + 1]
+    ends = [m.end() for m in _SENTENCE_END.finditer(head)]
+    if ends and ends[-1] >= limit // 3:
+        return head[: ends[-1]] + " …"
+    words = head[:limit].rsplit(" ", 1)[0] if " " in head[:limit] else head[: limit - 1]
+    return words.rstrip() + "…"
 
 
 def format_knowledge(ctx: QueryContext, *, max_items: int = 10) -> str:
@@ -22,19 +36,19 @@ def format_knowledge(ctx: QueryContext, *, max_items: int = 10) -> str:
     if ctx.entities:
         lines.append("Entities:")
         for e in ctx.entities[:max_items]:
-            lines.append(f"  - {e.name} ({e.entity_type}): {_clip(e.description, 160)}")
+            lines.append(f"  - {e.name} ({e.entity_type}): {clip(e.description, 160)}")
         lines.append("")
     if ctx.relations:
         lines.append("Relations:")
         for r in ctx.relations[:max_items]:
-            lines.append(f"  - {r.src} <-> {r.tgt} [{r.keywords}]: {_clip(r.description, 160)}")
+            lines.append(f"  - {r.src} <-> {r.tgt} [{r.keywords}]: {clip(r.description, 160)}")
         lines.append("")
     if ctx.chunks:
         lines.append("Sources:")
         excerpts = list(zip(ctx.chunks, ctx.chunk_reference_ids, strict=True))
         for chunk, ref_id in excerpts[: max(3, max_items // 2)]:
             label = f"[{ref_id}] " if ref_id else ""
-            lines.append(f"  - {label}{_clip(chunk.content, 240)}")
+            lines.append(f"  - {label}{clip(chunk.content, 400)}")
         lines.append("")
     if ctx.references:
         lines.append("References:")

@@ -129,6 +129,31 @@ async def test_lexical_search_follows_chunk_updates_and_deletes(lexical_rag: Lig
     assert "chunk-new" not in await chunk_ids(lexical_rag, "naive", True)
 
 
+@pytest.mark.parametrize(
+    "texts",
+    [
+        {
+            "chunk-a": "APT pinning priority set. " + " ".join(FILLER * 4),
+            "chunk-b": "APT pinning priority set.",
+        },
+        {
+            "chunk-a": "APT pinning priority set by river stone ledger.",
+            "chunk-b": "APT pinning priority set, pinning, pinning.",
+        },
+    ],
+    ids=["shorter", "more often"],
+)
+async def test_chunk_lexical_search_ranks_the_chunk_about_the_words_first(
+    lexical_rag: LightRAG, texts: dict[str, str]
+) -> None:
+    """Both chunks have every word of the query; chunk-b has them among fewer other words,
+    or more often: BM25 ranks it first (a sum of word weights ties them)."""
+    await store_chunks(lexical_rag, corpus() | texts)
+    async with lexical_rag.pool.acquire() as conn:
+        rows = await conn.fetch("SELECT id FROM lexical_chunks('How is the APT pinning priority set?', 2)")
+    assert [r["id"] for r in rows] == ["chunk-b", "chunk-a"]
+
+
 async def seed_entities(rag: LightRAG) -> None:
     """Forty entities whose vectors are nearer the keyword than Nordic Freight's."""
     entities = [EntityRow(f"Port {i}", "location", f"A shipping company port number {i}") for i in range(40)]

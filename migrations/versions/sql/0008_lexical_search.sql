@@ -1,7 +1,8 @@
 -- SQL of migration 0008: lexical search over chunks and entities.
 -- Two backends, chosen when the migration runs and recorded in workspace_info:
 -- bm25 (pg_textsearch's BM25 indexes) and tsvector (built-in full text search, GIN
--- indexes, query words weighed by rarity). Each backend defines the same two functions, so retrieval's
+-- indexes, chunks ranked by BM25 computed from the tsvectors, entities by the rarity of
+-- the query words they have). Each backend defines the same two functions, so retrieval's
 -- statement is the same for both:
 --   lexical_chunks(query, k)   -> (id, score): the k chunks best matching query
 --   lexical_entities(query, k) -> (name, score): the k entities whose name and
@@ -181,8 +182,9 @@ END
 $$;
 
 -- name: fts_entities
--- The k entities sharing the most informative words with the query, weighed as in
--- lexical_chunks over entity names and descriptions; a word of the name counts twice.
+-- The k entities sharing the most informative words with the query: each word of the
+-- query weighs ln(1 + entities / entities having it) (counted as in lexical_chunks),
+-- over names and descriptions; a word of the name counts twice.
 CREATE OR REPLACE FUNCTION lexical_entities(query text, k bigint) RETURNS TABLE (name text, score float8)
 LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
 #variable_conflict use_column

@@ -198,6 +198,21 @@ async def test_entity_lexical_search_ranks_names_and_descriptions(lexical_rag: L
     assert [r["name"] for r in rows] == ["Nordic Freight"]
 
 
+async def test_entity_lexical_search_ranks_the_shorter_description_first(lexical_rag: LightRAG) -> None:
+    """Both descriptions have the query's word once; BM25 weighs it more in the shorter one
+    (a sum of word weights ties them)."""
+    entities = [
+        EntityRow("Alpha Yard", "location", "Lorries park here among " + " ".join(FILLER * 4)),
+        EntityRow("Beta Yard", "location", "Lorries park here."),
+        *(EntityRow(f"Port {i}", "location", f"A shipping company port number {i}") for i in range(10)),
+    ]
+    async with lexical_rag.unit_of_work() as uow:
+        await uow.graph.upsert_entities_if_unchanged(entities)
+    async with lexical_rag.pool.acquire() as conn:
+        rows = await conn.fetch("SELECT name FROM lexical_entities('Where do lorries park?', 5)")
+    assert [r["name"] for r in rows] == ["Beta Yard", "Alpha Yard"]
+
+
 @pytest.mark.parametrize("text", [None, "", "   ", "the of and", "?!", "東京 naïve", "x" * 3000])
 async def test_lexical_functions_take_any_query_text(lexical_rag: LightRAG, text: str | None) -> None:
     await store_chunks(lexical_rag, corpus())

@@ -1,9 +1,8 @@
 -- SQL of migration 0008: lexical search over chunks and entities.
 -- Two backends, chosen when the migration runs and recorded in workspace_info:
 -- bm25 (pg_textsearch's BM25 indexes) and tsvector (built-in full text search, GIN
--- indexes, chunks ranked by BM25 computed from the tsvectors, entities by the rarity of
--- the query words they have). Each backend defines the same two functions, so retrieval's
--- statement is the same for both:
+-- indexes, chunks and entities ranked by BM25 computed from the tsvectors). Each
+-- backend defines the same two functions, so retrieval's statement is the same for both:
 --   lexical_chunks(query, k)   -> (id, score): the k chunks best matching query
 --   lexical_entities(query, k) -> (name, score): the k entities whose name and
 --                                 description best match query
@@ -182,9 +181,9 @@ END
 $$;
 
 -- name: fts_entities
--- The k entities sharing the most informative words with the query: each word of the
--- query weighs ln(1 + entities / entities having it) (counted as in lexical_chunks),
--- over names and descriptions; a word of the name counts twice.
+-- The k entities of highest BM25 score over names and descriptions, as in
+-- lexical_chunks (document frequencies and lengths over both); a word of the name
+-- counts twice.
 CREATE OR REPLACE FUNCTION lexical_entities(query text, k bigint) RETURNS TABLE (name text, score float8)
 LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
 #variable_conflict use_column
@@ -196,7 +195,7 @@ BEGIN
     END IF;
     RETURN QUERY
     WITH words AS MATERIALIZED (
-        SELECT w.word, (
+        SELECT w.lexeme, w.word, (
             SELECT count(*) FROM (
                 SELECT 1 FROM entities e
                 WHERE (setweight(to_tsvector('english'::regconfig, e.name), 'A')
@@ -205,23 +204,38 @@ BEGIN
             ) m
         ) AS df
         FROM (
-            SELECT DISTINCT lexical_word(l) AS word
+            SELECT DISTINCT l AS lexeme, lexical_word(l) AS word
             FROM unnest(tsvector_to_array(to_tsvector('english'::regconfig, query))) AS l
         ) w
     ),
-    used AS (
-        SELECT word, ln(1 + greatest(total, (SELECT max(df) FROM words)) / df) AS weight
+    used AS MATERIALIZED (
+        SELECT lexeme, word,
+               ln(1 + (greatest(total, (SELECT max(df) FROM words)) - df + 0.5) / (df + 0.5)) AS weight
         FROM words
         WHERE df > 0 AND (df < 10000 OR NOT EXISTS (SELECT 1 FROM words WHERE df BETWEEN 1 AND 9999))
+    ),
+    matched AS MATERIALIZED (
+        SELECT e.name, t.lexeme,
+               (SELECT sum(CASE WHEN x = 'A' THEN 2 ELSE 1 END) FROM unnest(t.weights) AS x)::float8 AS tf
+        FROM entities e,
+             unnest(setweight(to_tsvector('english'::regconfig, e.name), 'A')
+                    || setweight(to_tsvector('english'::regconfig, e.description), 'B')) AS t
+        WHERE (setweight(to_tsvector('english'::regconfig, e.name), 'A')
+               || setweight(to_tsvector('english'::regconfig, e.description), 'B'))
+              @@ (SELECT string_agg(u.word::text, ' | ')::tsquery FROM used u)
+    ),
+    lengths AS (
+        SELECT m.name, sum(m.tf) AS len FROM matched m GROUP BY m.name
+    ),
+    mean AS (
+        SELECT greatest(avg(len), 1) AS len FROM lengths
     )
-    SELECT e.name,
-           sum(u.weight * CASE WHEN to_tsvector('english'::regconfig, e.name) @@ u.word THEN 2 ELSE 1 END)::float8
-               AS score
-    FROM used u
-    JOIN entities e
-      ON (setweight(to_tsvector('english'::regconfig, e.name), 'A')
-          || setweight(to_tsvector('english'::regconfig, e.description), 'B')) @@ u.word
-    GROUP BY e.name
+    SELECT m.name, sum(u.weight * m.tf * 2.2 / (m.tf + 1.2 * (0.25 + 0.75 * l.len / a.len)))::float8 AS score
+    FROM matched m
+    JOIN used u ON u.lexeme = m.lexeme
+    JOIN lengths l ON l.name = m.name
+    CROSS JOIN mean a
+    GROUP BY m.name
     ORDER BY 2 DESC, 1
     LIMIT k;
 END

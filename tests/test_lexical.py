@@ -129,6 +129,31 @@ async def test_lexical_search_follows_chunk_updates_and_deletes(lexical_rag: Lig
     assert "chunk-new" not in await chunk_ids(lexical_rag, "naive", True)
 
 
+@pytest.mark.parametrize(
+    "texts",
+    [
+        {
+            "chunk-a": "APT pinning priority set. " + " ".join(FILLER * 4),
+            "chunk-b": "APT pinning priority set.",
+        },
+        {
+            "chunk-a": "APT pinning priority set by river stone ledger.",
+            "chunk-b": "APT pinning priority set, pinning, pinning.",
+        },
+    ],
+    ids=["shorter", "more often"],
+)
+async def test_chunk_lexical_search_ranks_the_chunk_about_the_words_first(
+    lexical_rag: LightRAG, texts: dict[str, str]
+) -> None:
+    """Both chunks have every word of the query; chunk-b has them among fewer other words,
+    or more often: BM25 ranks it first (a sum of word weights ties them)."""
+    await store_chunks(lexical_rag, corpus() | texts)
+    async with lexical_rag.pool.acquire() as conn:
+        rows = await conn.fetch("SELECT id FROM lexical_chunks('How is the APT pinning priority set?', 2)")
+    assert [r["id"] for r in rows] == ["chunk-b", "chunk-a"]
+
+
 async def seed_entities(rag: LightRAG) -> None:
     """Forty entities whose vectors are nearer the keyword than Nordic Freight's."""
     entities = [EntityRow(f"Port {i}", "location", f"A shipping company port number {i}") for i in range(40)]
@@ -171,6 +196,21 @@ async def test_entity_lexical_search_ranks_names_and_descriptions(lexical_rag: L
     async with lexical_rag.pool.acquire() as conn:
         rows = await conn.fetch("SELECT name FROM lexical_entities('lorries', 5)")
     assert [r["name"] for r in rows] == ["Nordic Freight"]
+
+
+async def test_entity_lexical_search_ranks_the_shorter_description_first(lexical_rag: LightRAG) -> None:
+    """Both descriptions have the query's word once; BM25 weighs it more in the shorter one
+    (a sum of word weights ties them)."""
+    entities = [
+        EntityRow("Alpha Yard", "location", "Lorries park here among " + " ".join(FILLER * 4)),
+        EntityRow("Beta Yard", "location", "Lorries park here."),
+        *(EntityRow(f"Port {i}", "location", f"A shipping company port number {i}") for i in range(10)),
+    ]
+    async with lexical_rag.unit_of_work() as uow:
+        await uow.graph.upsert_entities_if_unchanged(entities)
+    async with lexical_rag.pool.acquire() as conn:
+        rows = await conn.fetch("SELECT name FROM lexical_entities('Where do lorries park?', 5)")
+    assert [r["name"] for r in rows] == ["Beta Yard", "Alpha Yard"]
 
 
 @pytest.mark.parametrize("text", [None, "", "   ", "the of and", "?!", "東京 naïve", "x" * 3000])

@@ -215,7 +215,7 @@ def textsearch_installed(connection: Connection) -> bool:
 def lexical_backend(connection: Connection, wanted: str | None) -> str:
     """The lexical search backend for a workspace: ``wanted`` if given, else ``tsvector``.
 
-    ``bm25`` (pg_textsearch) ranks better but is only used when asked for: pg_textsearch
+    ``bm25`` (pg_textsearch, corpus-wide statistics) is only used when asked for: pg_textsearch
     1.0.0, the version the embedded server ships, takes a per-index lock at a transaction's
     first write to a BM25 index and keeps it to the end of the transaction, so writers of
     a workspace queue behind each other, a writing transaction can neither be cancelled

@@ -10,7 +10,7 @@ codes and rare words that embeddings miss. The backend is chosen here, once:
 names and descriptions, ranked by BM25 computed from the tsvectors) unless the
 caller asks for ``bm25`` (``MigrationTarget.lexical``, ``alembic -x
 lexical=bm25``): pg_textsearch's BM25 indexes on ``text_chunks.content``,
-``entities.name`` and ``entities.description``, which rank better but, in
+``entities.name`` and ``entities.description``, which keep corpus-wide statistics but, in
 pg_textsearch 1.0, serialise a workspace's writing transactions (see
 ``lightrag_pg.db.migrate.lexical_backend``). It is recorded in
 ``workspace_info.lexical_backend``. Both backends define the functions

@@ -65,7 +65,10 @@ async def store_chunks(rag: LightRAG, texts: dict[str, str], doc_id: str = "doc-
     async with rag.unit_of_work() as uow:
         await uow.docs.insert([DocumentRow(doc_id, "x")])
         await uow.chunks.upsert(
-            [ChunkRow(cid, doc_id, i, 10, text, f"{cid}.txt") for i, (cid, text) in enumerate(texts.items())],
+            [
+                ChunkRow(cid, doc_id, i, len(text.split()), text, f"{cid}.txt")
+                for i, (cid, text) in enumerate(texts.items())
+            ],
             hashed_vectors(list(texts.values()), DIM),
         )
 
@@ -146,8 +149,9 @@ async def test_lexical_search_follows_chunk_updates_and_deletes(lexical_rag: Lig
 async def test_chunk_lexical_search_ranks_the_chunk_about_the_words_first(
     lexical_rag: LightRAG, texts: dict[str, str]
 ) -> None:
-    """Both chunks have every word of the query; chunk-b has them among fewer other words,
-    or more often: BM25 ranks it first (a sum of word weights ties them)."""
+    """Both chunks have every word of the query; chunk-b has them among fewer other words
+    (or repeats them instead of other words): scaled by length, it ranks first (a plain
+    sum of word weights ties them)."""
     await store_chunks(lexical_rag, corpus() | texts)
     async with lexical_rag.pool.acquire() as conn:
         rows = await conn.fetch("SELECT id FROM lexical_chunks('How is the APT pinning priority set?', 2)")

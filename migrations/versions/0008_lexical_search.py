@@ -7,7 +7,7 @@ Create Date: 2026-11-25 10:00:00
 Retrieval fuses vector search with lexical search, which finds exact names,
 codes and rare words that embeddings miss. The backend is chosen here, once:
 ``tsvector`` (GIN full text indexes on ``text_chunks.content`` and on entity
-names and descriptions, ranked by BM25 computed from the tsvectors) unless the
+names and descriptions, ranked by BM25 counting each word once per text) unless the
 caller asks for ``bm25`` (``MigrationTarget.lexical``, ``alembic -x
 lexical=bm25``): pg_textsearch's BM25 indexes on ``text_chunks.content``,
 ``entities.name`` and ``entities.description``, which keep corpus-wide statistics but, in

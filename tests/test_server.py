@@ -178,9 +178,9 @@ async def test_query_on_an_empty_workspace_says_so(served: Served) -> None:
 
 async def test_upload_one_file_of_each_supported_type(served: Served) -> None:
     tracks = {}
-    for ext, make in SAMPLES.items():
-        text = f"Alice wrote this {ext[1:]} file at Acme."
-        files = {"file": (f"sample{ext}", make(text), "application/octet-stream")}
+    samples = {ext: make(f"Alice wrote this {ext[1:]} file at Acme.") for ext, make in SAMPLES.items()}
+    for ext, data in samples.items():
+        files = {"file": (f"sample{ext}", data, "application/octet-stream")}
         response = await served.client.post("/documents/upload", files=files)
         assert response.status_code == 200, response.text
         body = response.json()
@@ -188,7 +188,7 @@ async def test_upload_one_file_of_each_supported_type(served: Served) -> None:
         tracks[ext] = body["track_id"]
     for ext, track_id in tracks.items():
         (doc,) = (await served.track(track_id))["documents"]
-        assert doc["status"] == "processed", (ext, doc)
+        assert doc["status"] == "processed", (ext, doc["error_msg"])
         assert doc["file_path"] == f"sample{ext}"
         assert f"{ext[1:]} file at Acme" in doc["content_summary"]
     folder = Path(served.app.state.server.settings.input_dir) / served.workspace

@@ -10,10 +10,16 @@ from __future__ import annotations
 
 import csv
 import io
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import InvalidInput
+
+_ONE_AT_A_TIME = threading.Lock()
+"""Conversions run in worker threads, and python-docx and python-pptx parse with
+module-level lxml parsers that are not safe to share between threads; parsing holds
+the GIL anyway, so one conversion runs at a time."""
 
 
 class UnreadableFile(InvalidInput):
@@ -120,7 +126,8 @@ def convert(name: str, data: bytes) -> str:
     if converter is None:
         raise UnreadableFile(f"unsupported file type {Path(name).suffix or '(none)'!r}")
     try:
-        text = converter(data)
+        with _ONE_AT_A_TIME:
+            text = converter(data)
     except UnreadableFile:
         raise
     except Exception as exc:  # every parser has its own errors; all mean "unreadable"

@@ -17,9 +17,9 @@ from pathlib import Path
 from ..errors import InvalidInput
 
 _ONE_AT_A_TIME = threading.Lock()
-"""Conversions run in worker threads, and python-docx and python-pptx parse with
-module-level lxml parsers that are not safe to share between threads; parsing holds
-the GIL anyway, so one conversion runs at a time."""
+"""Conversions run in worker threads, one at a time: the document libraries
+(python-docx, python-pptx, openpyxl and their module-level state) never run
+concurrently, and nothing is lost, since parsing holds the GIL anyway."""
 
 
 class UnreadableFile(InvalidInput):

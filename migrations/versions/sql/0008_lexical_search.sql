@@ -163,7 +163,7 @@ BEGIN
         SELECT c.id, c.tokens, sum(u.weight) AS weight
         FROM used u
         JOIN text_chunks c ON to_tsvector('english'::regconfig, c.content) @@ u.word
-        GROUP BY c.id, c.tokens
+        GROUP BY c.id
     ),
     mean AS (
         SELECT greatest(avg(tokens), 1) AS tokens FROM matched
@@ -218,7 +218,7 @@ BEGIN
         JOIN entities e
           ON (setweight(to_tsvector('english'::regconfig, e.name), 'A')
               || setweight(to_tsvector('english'::regconfig, e.description), 'B')) @@ u.word
-        GROUP BY e.name, e.context_tokens, e.description
+        GROUP BY e.name
     ),
     mean AS (
         SELECT greatest(avg(tokens), 1) AS tokens FROM matched

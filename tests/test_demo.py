@@ -15,11 +15,12 @@ import pytest
 from lightrag_pg import LightRAG
 from lightrag_pg.cli import demo, main
 from lightrag_pg.cli.common import ProgressBar
-from lightrag_pg.cli.passages import MARK, Sentence, passage, render, sentences_of_chunk, split_sentences
+from lightrag_pg.cli.passages import MARK, passage, render, sentences_of_chunk
 from lightrag_pg.db.workspace import drop_workspace, workspace_exists
 from lightrag_pg.index.chunking import chunk_text
 from lightrag_pg.index.progress import Progress
 from lightrag_pg.llm.tokenizer import get_tokenizer
+from lightrag_pg.sentences import Sentence, split_sentences
 from lightrag_pg.testing import hashed_embedding_func
 
 ENDPOINT_VARS = (

@@ -807,3 +807,12 @@ def test_knowledge_excerpts_end_at_a_sentence_or_a_word() -> None:
     assert clip(text, 60) == "The pipeline claims a document. It extracts every chunk. …"
     assert clip("one two three four five six seven eight nine", 20) == "one two three four…"
     assert clip("x" * 50, 10) == "x" * 9 + "…"
+
+
+def test_knowledge_excerpts_do_not_end_at_an_abbreviation() -> None:
+    assert clip("The tool, e.g. apt and dpkg, installs many packages on the system", 40) == (
+        "The tool, e.g. apt and dpkg, installs…"
+    )
+    assert clip("Tools such as e.g. apt install packages cleanly. Then the system is upgraded.", 60) == (
+        "Tools such as e.g. apt install packages cleanly. …"
+    )

@@ -14,50 +14,10 @@ import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ..sentences import Sentence, split_sentences
+
 MARK = ">> "
 """The prefix of a matching sentence's lines."""
-
-_BLOCK = re.compile(r"[ \t]*#[^\n]*|[^\n]+(?:\n(?![ \t]*\n|[ \t]*#)[^\n]+)*")
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+")
-_ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|Mr|Mrs|Ms|Dr|St|No)|\b[A-Z])\.$")
-
-
-@dataclass(frozen=True, slots=True)
-class Sentence:
-    """One sentence of a text: its offsets, its text on one line, and its paragraph."""
-
-    start: int
-    end: int
-    text: str
-    paragraph: int
-    heading: bool = False
-
-
-def split_sentences(text: str) -> list[Sentence]:
-    """The sentences of ``text``; a Markdown heading line is a sentence (and paragraph) of its own.
-
-    Paragraphs are separated by blank lines. A sentence ends at ``.``, ``!``
-    or ``?`` (and any closing quote or bracket) followed by whitespace,
-    except after a common abbreviation or an initial.
-    """
-    found: list[Sentence] = []
-    blocks = [b for b in _BLOCK.finditer(text) if b.group().strip()]
-    for paragraph, block in enumerate(blocks):
-        base = block.start()
-        raw = block.group()
-        if raw.lstrip().startswith("#"):
-            found.append(Sentence(base, block.end(), _one_line(raw), paragraph, heading=True))
-            continue
-        start = 0
-        for end_mark in _SENTENCE_END.finditer(raw):
-            piece = raw[start : end_mark.start()]
-            if _ABBREVIATION.search(piece):
-                continue
-            found.append(Sentence(base + start, base + end_mark.start(), _one_line(piece), paragraph))
-            start = end_mark.end()
-        if raw[start:].strip():
-            found.append(Sentence(base + start, block.end(), _one_line(raw[start:]), paragraph))
-    return found
 
 
 def locate(chunk: str, document: str) -> tuple[int, int] | None:
@@ -139,7 +99,3 @@ def render(
         else:
             lines.extend(indent + w for w in wrapped)
     return lines
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import re
-
+from ..sentences import sentence_ends
 from ..types import GRAPH_FIELD_SEP
 from .context import QueryContext
 
@@ -13,9 +12,6 @@ BYPASS_WITHOUT_LLM = (
 )
 
 
-_SENTENCE_END = re.compile(r"[.!?](?=\s)")
-
-
 def clip(text: str, limit: int) -> str:
     """``text`` on one line, cut to at most ``limit`` characters plus an ellipsis: after the
     last whole sentence that fits, unless that leaves less than a third, then after a word."""
@@ -23,7 +19,7 @@ def clip(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     head = text[: limit + 1]
-    ends = [m.end() for m in _SENTENCE_END.finditer(head)]
+    ends = [end for end, _ in sentence_ends(head)]
     if ends and ends[-1] >= limit // 3:
         return head[: ends[-1]] + " …"
     words = head[:limit].rsplit(" ", 1)[0] if " " in head[:limit] else head[: limit - 1]

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 
 import asyncpg
 import pytest
 
-from lightrag_pg.cli.serve import exposure_warning
+from lightrag_pg.cli.serve import exposure_warning, register, settings_from
 from lightrag_pg.db.workspace import drop_workspace, workspace_exists
 from lightrag_pg.errors import ConfigurationError
 from lightrag_pg.server import ServerSettings
@@ -218,3 +219,17 @@ async def test_open_workspaces_are_bounded(dsn: str, workspace_name: str, conn: 
         assert len(server.app.state.server.registry.opened()) <= 2
     for name in (workspace_name, *names):
         await drop_workspace(conn, name)
+
+
+def test_pool_size_flags_override_the_environment() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--dsn")
+    parser.add_argument("--workspace", default="default")
+    register(parser.add_subparsers(), [])
+    args = parser.parse_args(["serve", "--pool-size", "24", "--workspace-pool-size", "6"])
+    settings = settings_from(args)
+    assert (settings.pool_size, settings.workspace_pool_size) == (24, 6)
+    unset = settings_from(parser.parse_args(["serve"]))
+    assert (unset.pool_size, unset.workspace_pool_size) == (16, 8)
+    with pytest.raises(ConfigurationError, match="workspace_pool_size"):
+        settings_from(parser.parse_args(["serve", "--pool-size", "4", "--workspace-pool-size", "4"]))

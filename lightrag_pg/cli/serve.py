@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
         description="Serve LightRAG Server's REST and Ollama APIs. Each request picks its workspace with "
         "the LIGHTRAG-WORKSPACE header (default: --workspace). Flags override the environment "
         "(HOST, PORT, LIGHTRAG_API_KEY, CORS_ORIGINS, INPUT_DIR, MAX_UPLOAD_SIZE, "
-        "AUTH_ACCOUNTS, TOKEN_SECRET).",
+        "LIGHTRAG_PG_POOL_SIZE, LIGHTRAG_PG_WORKSPACE_POOL_SIZE, AUTH_ACCOUNTS, TOKEN_SECRET).",
     )
     p.add_argument("--host", help="address to bind (default: $HOST, else 127.0.0.1)")
     p.add_argument("--port", type=int, help="port (default: $PORT, else 9621)")
@@ -39,6 +39,14 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
     p.add_argument("--cors-origins", help="comma-separated allowed origins (default: $CORS_ORIGINS)")
     p.add_argument("--input-dir", help="folder for uploads, one subfolder per workspace (default: ./inputs)")
     p.add_argument("--max-upload-size", type=int, help="largest upload in bytes (default: 100 MiB)")
+    p.add_argument(
+        "--pool-size", type=int, help="database connections shared by all workspaces (default: 16)"
+    )
+    p.add_argument(
+        "--workspace-pool-size",
+        type=int,
+        help="most connections one workspace may hold, below --pool-size (default: 8)",
+    )
     p.add_argument(
         "--allow-create", action="store_true", default=None, help="create unknown workspaces instead of a 404"
     )
@@ -59,6 +67,8 @@ def settings_from(args: argparse.Namespace) -> ServerSettings:
         cors_origins=tuple(o.strip() for o in cors.split(",") if o.strip()) if cors else None,
         input_dir=args.input_dir,
         max_upload_bytes=args.max_upload_size,
+        pool_size=args.pool_size,
+        workspace_pool_size=args.workspace_pool_size,
         allow_create=args.allow_create,
     )
 

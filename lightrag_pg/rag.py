@@ -32,7 +32,8 @@ from .index.summary import Summarizer
 from .index.writer import GraphWriter
 from .llm.cached import CachedKeywords, CachedLLM
 from .llm.embedding_func import EmbeddingFunc
-from .llm.tokenizer import Tokenizer, encoding_name, get_tokenizer
+from .llm.memo import QueryMemo
+from .llm.tokenizer import LazyTokenizer, Tokenizer, encoding_name, get_tokenizer
 from .llm.wrap import LLMFunc, wrap_embedding, wrap_llm
 from .offline.keywords import offline_keywords, rule_version
 from .query.engine import QueryEngine, QueryStream, RerankFunc
@@ -146,8 +147,12 @@ class LightRAG:
     async def initialize(self) -> None:
         """Start the embedded server if needed, create or upgrade the workspace, open the pool.
 
-        The tokenizer is built in a worker thread meanwhile."""
+        The tokenizer is built in a worker thread meanwhile (with ``query_memo``, only
+        when a query first needs it)."""
         if self._pool is not None:
+            return
+        if self.settings.query_memo:
+            await self._open()
             return
         building = asyncio.ensure_future(asyncio.to_thread(get_tokenizer, self.settings.tokenizer_name))
         try:
@@ -208,7 +213,7 @@ class LightRAG:
             self._engine_instance = QueryEngine(
                 pool=self.pool,
                 settings=self.settings,
-                tokenizer=self.tokenizer,
+                tokenizer=LazyTokenizer(self.settings.tokenizer_name),
                 embed=self._embedder,
                 llm=self._llm,
                 keyword_fallback=CachedKeywords(
@@ -217,8 +222,20 @@ class LightRAG:
                     rule_version(),
                 ),
                 rerank=self.rerank_model_func,
+                memo=self._query_memo(),
             )
         return self._engine_instance
+
+    def _query_memo(self) -> QueryMemo | None:
+        s = self.settings
+        if not (s.query_memo and s.enable_llm_cache) or self.embedding_func is None:
+            return None
+        return QueryMemo(
+            PoolCache(self.pool),
+            self.embedding_func.model_name,
+            self.embedding_func.embedding_dim,
+            encoding_name(s.tokenizer_name),
+        )
 
     def _pipeline(self) -> Pipeline:
         if self._pipeline_instance is None:
@@ -486,7 +503,8 @@ class LightRAG:
 
     async def aclear_cache(self, cache_types: Sequence[str] | None = None) -> int:
         """Delete cached LLM answers of the given types (``extract``, ``summary``,
-        ``keywords``, ``query``; ``None``: all); return how many were deleted."""
+        ``keywords``, ``query``, and ``query_memo``: the vectors and token counts kept
+        by ``query_memo``; ``None``: all); return how many were deleted."""
         async with self.session() as s:
             return await PipelineStateStore(s.conn).clear_cache(cache_types)
 

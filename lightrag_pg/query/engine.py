@@ -12,7 +12,8 @@ import asyncpg
 from ..config import Settings
 from ..llm.cached import CachedLLM
 from ..llm.embedding_func import EmbeddingFunc
-from ..llm.tokenizer import Tokenizer
+from ..llm.memo import QueryMemo
+from ..llm.tokenizer import TokenEncoder
 from ..store.rows import ChunkRow
 from ..store.uow import session
 from .answer_prompts import FAIL_RESPONSE, full_prompt, keywords_prompt
@@ -73,11 +74,12 @@ class QueryEngine:
         self,
         pool: asyncpg.Pool,
         settings: Settings,
-        tokenizer: Tokenizer,
+        tokenizer: TokenEncoder,
         embed: EmbeddingFunc,
         llm: CachedLLM | None,
         keyword_fallback: KeywordFunc,
         rerank: RerankFunc | None = None,
+        memo: QueryMemo | None = None,
     ) -> None:
         self.pool = pool
         self.settings = settings
@@ -86,6 +88,7 @@ class QueryEngine:
         self.llm = llm
         self.keyword_fallback = keyword_fallback
         self.rerank = rerank
+        self.memo = memo
 
     async def keywords(self, query: str, param: QueryParam) -> tuple[list[str], list[str]]:
         """High- and low-level keywords: given by the caller, from the LLM, or from NLP."""
@@ -113,7 +116,12 @@ class QueryEngine:
         if plan.fail:
             return Answer(query, param, plan, None, timings)
         texts = [plan.ll_query, plan.hl_query, self._vector_query(query, param)]
-        vectors = await self.embed(texts)
+        memo = await self.memo.open(param.mode, texts) if self.memo is not None else None
+        vectors = memo.vectors(texts) if memo is not None else None
+        if vectors is None:
+            vectors = await self.embed(texts)
+            if memo is not None:
+                memo.keep_vectors(texts, vectors)
         timings["embed"] = time.perf_counter() - started
         threshold = float(param.cosine_threshold)  # type: ignore[arg-type]
         async with session(self.pool) as s:
@@ -126,13 +134,15 @@ class QueryEngine:
             found.entities,
             found.relations,
             chunks,
-            tokenizer=self.tokenizer,
+            tokenizer=memo.counter(self.tokenizer) if memo is not None else self.tokenizer,
             param=param,
             query=query,
             found_entities=found.found_entities,
             found_relations=found.found_relations,
             merged_chunks=found.merged_chunks,
         )
+        if memo is not None:
+            await memo.save()
         timings["context"] = time.perf_counter() - started
         return Answer(query, param, plan, context, timings)
 

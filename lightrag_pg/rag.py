@@ -21,15 +21,9 @@ from .db.translate import translated
 from .db.workspace import WorkspaceInfo, create_workspace, drop_workspace, list_workspaces, read_info
 from .defaults import choose_extractor, default_embedding, default_llm
 from .errors import ConfigurationError, InvalidInput, LightRAGError
-from .index.extract import Extractor, LLMExtractor, NLPExtractor
-from .index.intake import SkippedDuplicate, prepare_batch
-from .index.locks import DocumentLocks
-from .index.pipeline import Pipeline
 from .index.progress import Progress, ProgressCallback, ignore_progress
 from .index.reembed import DEFAULT_BATCH_SIZE as DEFAULT_REEMBED_BATCH
 from .index.reembed import ReembedCallback, Reembedder, ReembedResult, ignore_reembed_progress
-from .index.summary import Summarizer
-from .index.writer import GraphWriter
 from .llm.cached import CachedKeywords, CachedLLM
 from .llm.embedding_func import EmbeddingFunc
 from .llm.memo import QueryMemo
@@ -48,7 +42,10 @@ from .types import DocStatus
 if TYPE_CHECKING:  # loaded on first use, so that a query does not import them
     from .export import ExportResult
     from .index.deletion import DeletionResult, DocumentDeleter
+    from .index.extract import Extractor
     from .index.graph_edit import GraphEditor
+    from .index.intake import SkippedDuplicate
+    from .index.pipeline import Pipeline
 
 T = TypeVar("T")
 
@@ -239,6 +236,12 @@ class LightRAG:
 
     def _pipeline(self) -> Pipeline:
         if self._pipeline_instance is None:
+            from .index.extract import LLMExtractor, NLPExtractor
+            from .index.locks import DocumentLocks
+            from .index.pipeline import Pipeline
+            from .index.summary import Summarizer
+            from .index.writer import GraphWriter
+
             s = self.settings
             llm = self._llm
             kind = choose_extractor(s, self.llm_model_func)
@@ -548,6 +551,8 @@ class LightRAG:
         Validation and ``replace`` are :meth:`ainsert`'s: bad input raises before
         anything is written.
         """
+        from .index.intake import prepare_batch
+
         track_id = track_id or new_track_id()
         intake = prepare_batch(
             texts, ids, file_paths, track_id=track_id, max_bytes=self.settings.max_document_bytes

@@ -68,7 +68,12 @@ async def _one(text: str) -> AsyncIterator[str]:
 
 
 class QueryEngine:
-    """Answers questions over one workspace; every dependency is passed in."""
+    """Answers questions over one workspace; every dependency is passed in.
+
+    With ``memo``, a question's vectors and context token counts are read from its
+    memo when it holds them (and written back when any was computed), so
+    ``embed`` and ``tokenizer`` are called only for what the memo lacks.
+    """
 
     def __init__(
         self,

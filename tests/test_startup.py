@@ -35,9 +35,13 @@ NOT_FOR_ANY_QUERY = (
     "lightrag_pg.export",
     "lightrag_pg.index.custom_kg",
     "lightrag_pg.index.deletion",
+    "lightrag_pg.index.extract",
     "lightrag_pg.index.graph_edit",
+    "lightrag_pg.index.intake",
+    "lightrag_pg.index.pipeline",
+    "lightrag_pg.index.writer",
 )
-"""Modules of other commands, which a query must not import."""
+"""Modules of other commands (export, indexing, deletion, graph editing), which a query must not import."""
 
 
 def offline_env(**extra: str) -> dict[str, str]:

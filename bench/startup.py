@@ -6,8 +6,8 @@ process ``--runs`` times; the report gives the median and the slowest wall
 time, the median minus the bare interpreter start measured in the same run,
 and the median CPU time (user + system, all threads) of the process. A
 question is asked once before its runs are timed: a warm query is a question
-asked before (its offline keywords and its embeddings come from the cache), on
-a running server.
+asked before (its offline keywords, vectors and token counts come from the
+cache), on a running server; a new question is one never asked before.
 
 Bytecode: by default the commands run in this environment as it is; where
 ``PYTHONDONTWRITEBYTECODE`` is set, an editable checkout is recompiled by every
@@ -41,6 +41,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "lightrag_pg" / "sample"
 DOCUMENTS = [SAMPLE / "06-chunking.md", SAMPLE / "13-query-modes.md", SAMPLE / "14-budgets.md"]
 QUESTION = "How are the token budgets applied to a question?"
+NEW_QUESTION = "How is a document cut into chunks, run {run}?"
+"""Asked once per run: a cold query (keywords extracted, the question embedded, tokens counted)."""
 
 
 def offline_env(root: Path, pycache: Path | None) -> dict[str, str]:
@@ -65,10 +67,12 @@ def children_cpu() -> float:
 
 
 def timed(command: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """(wall, CPU) seconds of one run of ``command``; fails loudly if it fails."""
+    """(wall, CPU) seconds of one run of ``command``, in the first directory of its
+    ``PYTHONPATH`` (``python -m`` puts the working directory first); fails loudly if it fails."""
+    cwd = env["PYTHONPATH"].split(os.pathsep)[0]
     cpu = children_cpu()
     started = time.perf_counter()
-    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    done = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True)
     times = (time.perf_counter() - started, children_cpu() - cpu)
     if done.returncode != 0:
         sys.exit(f"{' '.join(command)} failed:\n{done.stderr[-2000:]}")
@@ -81,7 +85,13 @@ def cases(target: list[str]) -> dict[str, list[str]]:
         "lightrag-pg query --help": cli("query", "--help"),
         "query (mix, no LLM)": cli("query", QUESTION, *target),
         "query (naive, no LLM)": cli("query", QUESTION, "--mode", "naive", *target),
+        "new question (mix, no LLM)": cli("query", NEW_QUESTION, *target),
     }
+
+
+def filled(command: list[str], run: str) -> list[str]:
+    """``command`` with ``{run}`` replaced (a question never asked before, for each run)."""
+    return [part.replace("{run}", run) for part in command]
 
 
 def main() -> None:
@@ -110,14 +120,14 @@ def main() -> None:
             for label, env in envs.items():
                 for name, command in cases(target).items():
                     commands[name + label] = (command, env)
-            for command, env in commands.values():  # the question asked before; bytecode written
-                timed(command, env)
+            for name, (command, env) in commands.items():  # questions asked before; bytecode written
+                timed(filled(command, f"{name} warm-up"), env)
             load_before = os.getloadavg()[0]
             results: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
             try:
-                for _ in range(args.runs):  # interleaved, so that load changes hit every command alike
+                for run in range(args.runs):  # interleaved, so that load changes hit every command alike
                     for name, (command, env) in commands.items():
-                        results[name].append(timed(command, env))
+                        results[name].append(timed(filled(command, f"{name} {run}"), env))
             finally:
                 drop = cli("drop-workspace", workspace, "--dsn", dsn)
                 subprocess.run(drop, env=envs[""], capture_output=True)

@@ -87,7 +87,9 @@ async def test_a_question_asked_before_embeds_and_tokenizes_nothing_and_gives_th
         expected_text = await plain.aquery(QUESTION, QueryParam(mode=mode, only_need_prompt=True))  # type: ignore[arg-type]
         embedding.texts.clear()
         assert without_timings(await memo.aquery_data(QUESTION, param)) == expected  # stored
-        assert embedding.texts, "the first time, the question's texts are embedded"
+        # the first time, the question is embedded while its keywords are found, then the keywords
+        # (naive mode finds none: its two empty keyword texts go first)
+        assert embedding.texts[2 if mode == "naive" else 0] == QUESTION and len(embedding.texts) == 3
         embedding.texts.clear()
         with monkeypatch.context() as patch:
             patch.setattr(tokenizer_module, "get_tokenizer", refuse_to_tokenize)
@@ -109,6 +111,23 @@ async def test_a_changed_chunk_is_counted_again_not_answered_from_the_memo(
     expected = without_timings(await plain.aquery_data(QUESTION, param))
     assert len(expected["data"]["chunks"]) == 1  # the longer chunks no longer fit
     assert without_timings(await memo.aquery_data(QUESTION, param)) == expected
+
+
+async def test_other_keywords_for_a_question_asked_before_are_embedded_again(
+    memo_rags: tuple[Any, ...],
+) -> None:
+    memo, plain, embedding = memo_rags
+    first = QueryParam(mode="hybrid", hl_keywords=["research"], ll_keywords=["Alice"])
+    other = QueryParam(mode="hybrid", hl_keywords=["competition"], ll_keywords=["Globex"])
+    await memo.aquery_data(QUESTION, first)
+    embedding.texts.clear()
+    expected = without_timings(await plain.aquery_data(QUESTION, other))
+    embedding.texts.clear()
+    assert without_timings(await memo.aquery_data(QUESTION, other)) == expected
+    assert embedding.texts == ["Globex", "competition"]  # the question's own vector was kept
+    embedding.texts.clear()
+    assert without_timings(await memo.aquery_data(QUESTION, other)) == expected
+    assert embedding.texts == []
 
 
 async def test_the_memo_costs_one_statement_and_one_more_the_first_time(memo_rags: tuple[Any, ...]) -> None:
@@ -141,18 +160,18 @@ async def test_an_open_memo_answers_what_it_holds_and_asks_for_the_rest() -> Non
     cache = MemoryCache()
     memo = QueryMemo(cache, "model", 2, "o200k_base")  # type: ignore[arg-type]
     texts = ["low", "high", "question"]
-    first = await memo.open("mix", texts)
-    assert first.vectors(texts) is None
+    first = await memo.open("mix", "question")
+    assert [first.vector(t) for t in texts] == [None] * 3
     first.keep_vectors(texts, np.array([[1, 0], [0, 1], [0.5, 0.5]], dtype=np.float32))
     counter = first.counter(get_tokenizer("o200k_base"))
     assert counter.count("hello world") == 2
     await first.save()
     assert len(cache.rows) == 1
 
-    second = await memo.open("mix", texts)
-    vectors = second.vectors(texts)
-    assert vectors is not None and vectors.dtype == np.float32
-    assert vectors.tolist() == [[1, 0], [0, 1], [0.5, 0.5]]
+    second = await memo.open("mix", "question")
+    vectors = [second.vector(t) for t in texts]
+    assert all(v is not None and v.dtype == np.float32 for v in vectors)
+    assert [v.tolist() for v in vectors] == [[1, 0], [0, 1], [0.5, 0.5]]  # type: ignore[union-attr]
     tokenizer = LazyTokenizer("o200k_base")
     counter = second.counter(tokenizer)
     assert counter.count("hello world") == 2 and not second.computed
@@ -164,15 +183,15 @@ async def test_an_open_memo_answers_what_it_holds_and_asks_for_the_rest() -> Non
     stored = json.loads(next(iter(cache.rows.values())))
     assert set(stored["counts"]) == {text_digest("hello world"), text_digest("hello there, world")}
 
-    assert (await memo.open("naive", texts)).vectors(texts) is None  # another mode, another memo
+    assert (await memo.open("naive", "question")).vector("low") is None  # another mode, another memo
     other = QueryMemo(cache, "other model", 2, "o200k_base")  # type: ignore[arg-type]
-    assert (await other.open("mix", texts)).vectors(texts) is None
+    assert (await other.open("mix", "question")).vector("low") is None
 
 
 async def test_a_memo_that_is_not_one_is_read_as_empty() -> None:
     cache = MemoryCache()
     memo = QueryMemo(cache, "model", 2, "o200k_base")  # type: ignore[arg-type]
-    opened = await memo.open("mix", ["a"])
+    opened = await memo.open("mix", "a")
     for stored in (
         "not json",
         "[]",
@@ -181,15 +200,15 @@ async def test_a_memo_that_is_not_one_is_read_as_empty() -> None:
         json.dumps({"vectors": {text_digest("a"): "not base64!"}, "counts": {text_digest("a"): True}}),
     ):
         cache.rows[opened.key] = stored
-        again = await memo.open("mix", ["a"])
-        assert again.vectors(["a"]) is None
+        again = await memo.open("mix", "a")
+        assert again.vector("a") is None
         assert again.stored_counts == {}
 
 
 async def test_a_memo_that_computed_nothing_is_not_written_again() -> None:
     cache = MemoryCache()
     opened = OpenMemo(cache, "key", "mix", {text_digest("a"): b"\0" * 8}, {text_digest("a"): 1})  # type: ignore[arg-type]
-    assert opened.vectors(["a"]) is not None
+    assert opened.vector("a") is not None
     assert opened.counter(LazyTokenizer("o200k_base")).count("a") == 1
     await opened.save()
     assert cache.rows == {}

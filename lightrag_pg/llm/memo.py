@@ -5,7 +5,7 @@ model, the token count of a text under one encoding. A process that answers one
 question and exits (the command line) would otherwise load the embedding model
 and build the tokenizer for every question. The memo of a question is one
 entry of the answer cache (``llm_cache``), keyed by the query mode, the model,
-its dimension, the encoding and the texts embedded. Inside it, vectors and
+its dimension, the encoding and the question. Inside it, vectors and
 counts are keyed by a digest of their text, so a text that changed (a chunk
 edited since) is simply not found: it is embedded or counted again, never
 answered from another text's entry.
@@ -39,9 +39,9 @@ class QueryMemo:
     embedding_dim: int
     encoding: str
 
-    async def open(self, mode: str, texts: Sequence[str]) -> OpenMemo:
-        """The memo of a question whose embedded texts are ``texts`` (empty if never stored)."""
-        key = cache_key("query_memo", mode, self.model_name, str(self.embedding_dim), self.encoding, *texts)
+    async def open(self, mode: str, question: str) -> OpenMemo:
+        """The memo of ``question`` (the text searched for chunks) in ``mode`` (empty if never stored)."""
+        key = cache_key("query_memo", mode, self.model_name, str(self.embedding_dim), self.encoding, question)
         stored = await self.cache.get(key)
         vectors, counts = _parse(stored, self.embedding_dim) if stored is not None else ({}, {})
         return OpenMemo(self.cache, key, mode, vectors, counts)
@@ -61,21 +61,21 @@ class OpenMemo:
     used_counts: dict[str, int] = field(default_factory=dict)
     computed: bool = False
 
-    def vectors(self, texts: Sequence[str]) -> np.ndarray | None:
-        """The stored float32 vectors of ``texts`` (one row each), or None unless all are stored."""
-        found = [self.stored_vectors.get(text_digest(t)) for t in texts]
-        if any(v is None for v in found):
+    def vector(self, text: str) -> np.ndarray | None:
+        """The stored float32 vector of ``text``, or None (the text is new: a question never
+        asked, or keywords that changed since, a keyword answer cleared and asked again)."""
+        raw = self.stored_vectors.get(text_digest(text))
+        if raw is None:
             return None
-        for text, raw in zip(texts, found, strict=True):
-            self.used_vectors[text_digest(text)] = raw  # type: ignore[assignment]
-        return np.vstack([np.frombuffer(raw, dtype="<f4") for raw in found])  # type: ignore[arg-type]
+        self.used_vectors[text_digest(text)] = raw
+        return np.frombuffer(raw, dtype="<f4").astype(np.float32)
 
     def keep_vectors(self, texts: Sequence[str], vectors: np.ndarray) -> None:
-        """Remember the vectors just computed for ``texts``."""
+        """Remember the vectors just computed for ``texts`` (one row each)."""
         rows = np.asarray(vectors, dtype="<f4")
         for text, row in zip(texts, rows, strict=True):
             self.used_vectors[text_digest(text)] = row.tobytes()
-        self.computed = True
+            self.computed = True
 
     def counter(self, tokenizer: TokenEncoder) -> MemoCounter:
         """A token counter that answers from this memo and asks ``tokenizer`` for the rest."""

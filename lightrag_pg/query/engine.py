@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import asyncpg
+import numpy as np
 
 from ..config import Settings
 from ..llm.cached import CachedLLM
 from ..llm.embedding_func import EmbeddingFunc
-from ..llm.memo import QueryMemo
+from ..llm.memo import OpenMemo, QueryMemo
 from ..llm.tokenizer import TokenEncoder
 from ..store.rows import ChunkRow
 from ..store.uow import session
@@ -115,18 +117,22 @@ class QueryEngine:
         if param.mode == "bypass":
             plan = resolve_keywords([], [], mode="bypass", query=query)
             return Answer(query, param, plan, None, timings)
-        hl, ll = await self.keywords(query, param) if param.mode != "naive" else ([], [])
-        plan = resolve_keywords(hl, ll, mode=param.mode, query=query)
-        timings["keywords"] = time.perf_counter() - started
-        if plan.fail:
-            return Answer(query, param, plan, None, timings)
-        texts = [plan.ll_query, plan.hl_query, self._vector_query(query, param)]
-        memo = await self.memo.open(param.mode, texts) if self.memo is not None else None
-        vectors = memo.vectors(texts) if memo is not None else None
-        if vectors is None:
-            vectors = await self.embed(texts)
-            if memo is not None:
-                memo.keep_vectors(texts, vectors)
+        vector_query = self._vector_query(query, param)
+        memo = await self.memo.open(param.mode, vector_query) if self.memo is not None else None
+        early = None
+        if memo is not None and memo.vector(vector_query) is None:  # a new question: its
+            early = asyncio.ensure_future(self.embed([vector_query]))  # model loads meanwhile
+        try:
+            hl, ll = await self.keywords(query, param) if param.mode != "naive" else ([], [])
+            plan = resolve_keywords(hl, ll, mode=param.mode, query=query)
+            timings["keywords"] = time.perf_counter() - started
+            if plan.fail:
+                return Answer(query, param, plan, None, timings)
+            texts = [plan.ll_query, plan.hl_query, vector_query]
+            vectors = await self._vectors(texts, memo, early)
+        finally:
+            if early is not None:
+                await asyncio.gather(early, return_exceptions=True)
         timings["embed"] = time.perf_counter() - started
         threshold = float(param.cosine_threshold)  # type: ignore[arg-type]
         async with session(self.pool) as s:
@@ -150,6 +156,26 @@ class QueryEngine:
             await memo.save()
         timings["context"] = time.perf_counter() - started
         return Answer(query, param, plan, context, timings)
+
+    async def _vectors(
+        self, texts: list[str], memo: OpenMemo | None, early: asyncio.Future[np.ndarray] | None
+    ) -> np.ndarray:
+        """The vectors of ``texts``: those the memo holds, the others embedded (the last
+        text's may be under way already, as ``early``) and kept in the memo."""
+        if memo is None:
+            return await self.embed(texts)
+        rows = [memo.vector(text) for text in texts]
+        missing = [i for i, row in enumerate(rows) if row is None and not (early and i == len(texts) - 1)]
+        if missing:
+            embedded = await self.embed([texts[i] for i in missing])
+            for i, row in zip(missing, embedded, strict=True):
+                rows[i] = row
+        if early is not None:
+            rows[-1] = (await early)[0]
+            missing.append(len(texts) - 1)
+        vectors = np.vstack(rows)  # type: ignore[arg-type]
+        memo.keep_vectors([texts[i] for i in missing], vectors[missing])
+        return vectors
 
     def _vector_query(self, query: str, param: QueryParam) -> str:
         history = [m["content"] for m in param.conversation_history if m.get("role") == "user"]

@@ -107,6 +107,10 @@ class Settings:
     max_retries: int = 3
     retry_base_delay: float = 1.0
     enable_llm_cache: bool = True
+    query_memo: bool = False
+    """Keep each question's vectors and context token counts in ``llm_cache`` (with the
+    cache on), so that asking it again needs neither the embedding model nor the
+    tokenizer: one more statement per query, for processes that answer one question."""
 
     # pipeline parallelism
     max_parallel_insert: int = 2

@@ -21,18 +21,13 @@ from .db.translate import translated
 from .db.workspace import WorkspaceInfo, create_workspace, drop_workspace, list_workspaces, read_info
 from .defaults import choose_extractor, default_embedding, default_llm
 from .errors import ConfigurationError, InvalidInput, LightRAGError
-from .index.extract import Extractor, LLMExtractor, NLPExtractor
-from .index.intake import SkippedDuplicate, prepare_batch
-from .index.locks import DocumentLocks
-from .index.pipeline import Pipeline
 from .index.progress import Progress, ProgressCallback, ignore_progress
 from .index.reembed import DEFAULT_BATCH_SIZE as DEFAULT_REEMBED_BATCH
 from .index.reembed import ReembedCallback, Reembedder, ReembedResult, ignore_reembed_progress
-from .index.summary import Summarizer
-from .index.writer import GraphWriter
 from .llm.cached import CachedKeywords, CachedLLM
 from .llm.embedding_func import EmbeddingFunc
-from .llm.tokenizer import Tokenizer, encoding_name, get_tokenizer
+from .llm.memo import QueryMemo
+from .llm.tokenizer import LazyTokenizer, Tokenizer, encoding_name, get_tokenizer
 from .llm.wrap import LLMFunc, wrap_embedding, wrap_llm
 from .offline.keywords import offline_keywords, rule_version
 from .query.engine import QueryEngine, QueryStream, RerankFunc
@@ -47,7 +42,10 @@ from .types import DocStatus
 if TYPE_CHECKING:  # loaded on first use, so that a query does not import them
     from .export import ExportResult
     from .index.deletion import DeletionResult, DocumentDeleter
+    from .index.extract import Extractor
     from .index.graph_edit import GraphEditor
+    from .index.intake import SkippedDuplicate
+    from .index.pipeline import Pipeline
 
 T = TypeVar("T")
 
@@ -146,8 +144,12 @@ class LightRAG:
     async def initialize(self) -> None:
         """Start the embedded server if needed, create or upgrade the workspace, open the pool.
 
-        The tokenizer is built in a worker thread meanwhile."""
+        The tokenizer is built in a worker thread meanwhile (with ``query_memo``, only
+        when a query first needs it)."""
         if self._pool is not None:
+            return
+        if self.settings.query_memo:
+            await self._open()
             return
         building = asyncio.ensure_future(asyncio.to_thread(get_tokenizer, self.settings.tokenizer_name))
         try:
@@ -208,7 +210,7 @@ class LightRAG:
             self._engine_instance = QueryEngine(
                 pool=self.pool,
                 settings=self.settings,
-                tokenizer=self.tokenizer,
+                tokenizer=LazyTokenizer(self.settings.tokenizer_name),
                 embed=self._embedder,
                 llm=self._llm,
                 keyword_fallback=CachedKeywords(
@@ -217,11 +219,29 @@ class LightRAG:
                     rule_version(),
                 ),
                 rerank=self.rerank_model_func,
+                memo=self._query_memo(),
             )
         return self._engine_instance
 
+    def _query_memo(self) -> QueryMemo | None:
+        s = self.settings
+        if not (s.query_memo and s.enable_llm_cache) or self.embedding_func is None:
+            return None
+        return QueryMemo(
+            PoolCache(self.pool),
+            self.embedding_func.model_name,
+            self.embedding_func.embedding_dim,
+            encoding_name(s.tokenizer_name),
+        )
+
     def _pipeline(self) -> Pipeline:
         if self._pipeline_instance is None:
+            from .index.extract import LLMExtractor, NLPExtractor
+            from .index.locks import DocumentLocks
+            from .index.pipeline import Pipeline
+            from .index.summary import Summarizer
+            from .index.writer import GraphWriter
+
             s = self.settings
             llm = self._llm
             kind = choose_extractor(s, self.llm_model_func)
@@ -486,7 +506,8 @@ class LightRAG:
 
     async def aclear_cache(self, cache_types: Sequence[str] | None = None) -> int:
         """Delete cached LLM answers of the given types (``extract``, ``summary``,
-        ``keywords``, ``query``; ``None``: all); return how many were deleted."""
+        ``keywords``, ``query``, and ``query_memo``: the vectors and token counts kept
+        by ``query_memo``; ``None``: all); return how many were deleted."""
         async with self.session() as s:
             return await PipelineStateStore(s.conn).clear_cache(cache_types)
 
@@ -530,6 +551,8 @@ class LightRAG:
         Validation and ``replace`` are :meth:`ainsert`'s: bad input raises before
         anything is written.
         """
+        from .index.intake import prepare_batch
+
         track_id = track_id or new_track_id()
         intake = prepare_batch(
             texts, ids, file_paths, track_id=track_id, max_bytes=self.settings.max_document_bytes

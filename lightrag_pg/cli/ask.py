@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 
 from ..errors import InvalidInput
@@ -27,37 +26,18 @@ async def run(args: argparse.Namespace) -> int:
     if not args.question.strip():
         raise InvalidInput("the question is empty")
     workspace = workspace_of(args)
-    loading = asyncio.ensure_future(asyncio.to_thread(load_local_embedding))
-    try:
-        async with connected(args) as (conn, db):
-            await require_workspace(conn, workspace)
-        param = QueryParam(mode=args.mode, top_k=args.top_k)
-        async with make_rag(args, db, workspace) as rag:
-            await loading
-            if args.data:
-                print(json.dumps(await rag.aquery_data(args.question, param), indent=2, ensure_ascii=False))
-            elif args.stream:
-                async for piece in await rag.aquery_stream(args.question, param):
-                    print(piece, end="", flush=True)
-                print()
-            else:
-                print(await rag.aquery(args.question, param))
-    finally:
-        await asyncio.gather(loading, return_exceptions=True)
+    async with connected(args) as (conn, db):
+        await require_workspace(conn, workspace)
+    param = QueryParam(mode=args.mode, top_k=args.top_k)
+    # one question per process: a question asked before reuses its vectors and token
+    # counts, so that neither the embedding model nor the tokenizer is loaded
+    async with make_rag(args, db, workspace, query_memo=True) as rag:
+        if args.data:
+            print(json.dumps(await rag.aquery_data(args.question, param), indent=2, ensure_ascii=False))
+        elif args.stream:
+            async for piece in await rag.aquery_stream(args.question, param):
+                print(piece, end="", flush=True)
+            print()
+        else:
+            print(await rag.aquery(args.question, param))
     return 0
-
-
-def load_local_embedding() -> None:
-    """Load the local embedding model when no embedding endpoint is configured (the
-    question will be embedded by it), so that it loads while the command connects.
-    A model that cannot be loaded is reported later, by the embedding itself."""
-    from ..errors import ConfigurationError
-    from ..llm.openai_client import embedding_configured
-    from ..offline.minilm import LocalMiniLM
-
-    if embedding_configured():
-        return
-    try:
-        LocalMiniLM().load()
-    except ConfigurationError:
-        return

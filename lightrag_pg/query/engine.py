@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import asyncpg
+import numpy as np
 
 from ..config import Settings
 from ..llm.cached import CachedLLM
 from ..llm.embedding_func import EmbeddingFunc
-from ..llm.tokenizer import Tokenizer
+from ..llm.memo import OpenMemo, QueryMemo
+from ..llm.tokenizer import TokenEncoder
 from ..store.rows import ChunkRow
 from ..store.uow import session
 from .answer_prompts import FAIL_RESPONSE, full_prompt, keywords_prompt
@@ -67,17 +70,23 @@ async def _one(text: str) -> AsyncIterator[str]:
 
 
 class QueryEngine:
-    """Answers questions over one workspace; every dependency is passed in."""
+    """Answers questions over one workspace; every dependency is passed in.
+
+    With ``memo``, a question's vectors and context token counts are read from its
+    memo when it holds them (and written back when any was computed), so
+    ``embed`` and ``tokenizer`` are called only for what the memo lacks.
+    """
 
     def __init__(
         self,
         pool: asyncpg.Pool,
         settings: Settings,
-        tokenizer: Tokenizer,
+        tokenizer: TokenEncoder,
         embed: EmbeddingFunc,
         llm: CachedLLM | None,
         keyword_fallback: KeywordFunc,
         rerank: RerankFunc | None = None,
+        memo: QueryMemo | None = None,
     ) -> None:
         self.pool = pool
         self.settings = settings
@@ -86,6 +95,7 @@ class QueryEngine:
         self.llm = llm
         self.keyword_fallback = keyword_fallback
         self.rerank = rerank
+        self.memo = memo
 
     async def keywords(self, query: str, param: QueryParam) -> tuple[list[str], list[str]]:
         """High- and low-level keywords: given by the caller, from the LLM, or from NLP."""
@@ -107,13 +117,22 @@ class QueryEngine:
         if param.mode == "bypass":
             plan = resolve_keywords([], [], mode="bypass", query=query)
             return Answer(query, param, plan, None, timings)
-        hl, ll = await self.keywords(query, param) if param.mode != "naive" else ([], [])
-        plan = resolve_keywords(hl, ll, mode=param.mode, query=query)
-        timings["keywords"] = time.perf_counter() - started
-        if plan.fail:
-            return Answer(query, param, plan, None, timings)
-        texts = [plan.ll_query, plan.hl_query, self._vector_query(query, param)]
-        vectors = await self.embed(texts)
+        vector_query = self._vector_query(query, param)
+        memo = await self.memo.open(param.mode, vector_query) if self.memo is not None else None
+        early = None
+        if memo is not None and memo.vector(vector_query) is None:  # a new question: its
+            early = asyncio.ensure_future(self.embed([vector_query]))  # model loads meanwhile
+        try:
+            hl, ll = await self.keywords(query, param) if param.mode != "naive" else ([], [])
+            plan = resolve_keywords(hl, ll, mode=param.mode, query=query)
+            timings["keywords"] = time.perf_counter() - started
+            if plan.fail:
+                return Answer(query, param, plan, None, timings)
+            texts = [plan.ll_query, plan.hl_query, vector_query]
+            vectors = await self._vectors(texts, memo, early)
+        finally:
+            if early is not None:
+                await asyncio.gather(early, return_exceptions=True)
         timings["embed"] = time.perf_counter() - started
         threshold = float(param.cosine_threshold)  # type: ignore[arg-type]
         async with session(self.pool) as s:
@@ -126,15 +145,37 @@ class QueryEngine:
             found.entities,
             found.relations,
             chunks,
-            tokenizer=self.tokenizer,
+            tokenizer=memo.counter(self.tokenizer) if memo is not None else self.tokenizer,
             param=param,
             query=query,
             found_entities=found.found_entities,
             found_relations=found.found_relations,
             merged_chunks=found.merged_chunks,
         )
+        if memo is not None:
+            await memo.save()
         timings["context"] = time.perf_counter() - started
         return Answer(query, param, plan, context, timings)
+
+    async def _vectors(
+        self, texts: list[str], memo: OpenMemo | None, early: asyncio.Future[np.ndarray] | None
+    ) -> np.ndarray:
+        """The vectors of ``texts``: those the memo holds, the others embedded (the last
+        text's may be under way already, as ``early``) and kept in the memo."""
+        if memo is None:
+            return await self.embed(texts)
+        rows = [memo.vector(text) for text in texts]
+        missing = [i for i, row in enumerate(rows) if row is None and not (early and i == len(texts) - 1)]
+        if missing:
+            embedded = await self.embed([texts[i] for i in missing])
+            for i, row in zip(missing, embedded, strict=True):
+                rows[i] = row
+        if early is not None:
+            rows[-1] = (await early)[0]
+            missing.append(len(texts) - 1)
+        vectors = np.vstack(rows)  # type: ignore[arg-type]
+        memo.keep_vectors([texts[i] for i in missing], vectors[missing])
+        return vectors
 
     def _vector_query(self, query: str, param: QueryParam) -> str:
         history = [m["content"] for m in param.conversation_history if m.get("role") == "user"]

@@ -29,7 +29,7 @@ SORT_FIELDS = ("created_at", "updated_at", "id", "file_path")
 
 SORT_DIRECTIONS = ("asc", "desc")
 
-CACHE_TYPES = ("extract", "summary", "keywords", "query")
+CACHE_TYPES = ("extract", "summary", "keywords", "query", "query_memo")
 """The kinds of cached LLM answers (``llm_cache.cache_type``)."""
 
 MAX_PAGE_SIZE = 1000

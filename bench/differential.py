@@ -37,7 +37,7 @@ import sys
 import tempfile
 import time
 import venv
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +49,18 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.corpus import CorpusLLM, documents, questions, vocabulary
+from bench.differential_compare import (
+    Difference,
+    Distances,
+    Graph,
+    Retrieved,
+    View,
+    cut_summary,
+    explain,
+    jaccard,
+    tie_aware_jaccard,
+    ties_of,
+)
 from bench.ingest import HASHED_DIM, workspace_name
 from lightrag_pg import LightRAG, QueryParam
 from lightrag_pg.index.extraction_prompts import extraction_messages, summary_prompt
@@ -81,6 +93,10 @@ SERIAL: dict[str, Any] = {
     "embedding_max_async": 1,
 }
 EMBEDDINGS = ("hashed", "weighted")
+# Both systems' query defaults (lightrag_pg's equal upstream 1.5.7's; tests pin that).
+TOP_K = QueryParam().top_k
+CHUNK_TOP_K = QueryParam().chunk_top_k
+COSINE_THRESHOLD = 0.2
 O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
 
 
@@ -244,35 +260,19 @@ def _plain(value: Any) -> str:
     return json.loads(text) if text.startswith('"') else text
 
 
-@dataclass(frozen=True, slots=True)
-class Graph:
-    """Entities (name -> type, description) and relations (sorted pair -> weight, keywords, description)."""
-
-    entities: dict[str, tuple[str, str]]
-    relations: dict[tuple[str, str], tuple[float, frozenset[str], str]]
-
-    @classmethod
-    def from_rows(cls, entities: Sequence[Sequence[Any]], relations: Sequence[Sequence[Any]]) -> Graph:
-        """From (name, type, description) and (src, tgt, weight, keywords, description) rows."""
-        return cls(
-            {_plain(n): (str(t).lower(), str(d)) for n, t, d, *_ in entities},
-            {
-                tuple(sorted((_plain(a), _plain(b)))): (  # type: ignore[misc]
-                    float(w),
-                    frozenset(k.strip() for k in str(kw).split(",") if k.strip()),
-                    str(d),
-                )
-                for a, b, w, kw, d, *_ in relations
-            },
-        )
-
-    def degrees(self) -> dict[str, int]:
-        """Relations touching each entity."""
-        out: dict[str, int] = dict.fromkeys(self.entities, 0)
-        for a, b in self.relations:
-            out[a] = out.get(a, 0) + 1
-            out[b] = out.get(b, 0) + 1
-        return out
+def graph_from_rows(entities: Sequence[Sequence[Any]], relations: Sequence[Sequence[Any]]) -> Graph:
+    """A :class:`Graph` from (name, type, description) and (src, tgt, weight, keywords, description) rows."""
+    return Graph(
+        {_plain(n): (str(t).lower(), str(d)) for n, t, d, *_ in entities},
+        {
+            tuple(sorted((_plain(a), _plain(b)))): (  # type: ignore[misc]
+                float(w),
+                frozenset(k.strip() for k in str(kw).split(",") if k.strip()),
+                str(d),
+            )
+            for a, b, w, kw, d, *_ in relations
+        },
+    )
 
 
 def compare_graphs(ours: Graph, theirs: Graph) -> list[str]:
@@ -301,23 +301,91 @@ def differing_descriptions(ours: Graph, theirs: Graph) -> list[dict[str, Any]]:
     return out
 
 
-@dataclass(frozen=True, slots=True)
-class Distances:
-    """Cosine distances seen by one query: entities to the low-level, relations to the high-level keywords."""
+def _rounded(rows: Sequence[Any], key: Callable[[Any], Any]) -> dict[Any, float]:
+    out: dict[Any, float] = {}
+    for r in rows:
+        k = key(r)
+        out[k] = min(round(float(r["d"]), 6), out.get(k, 2.0))
+    return out
 
-    entities: dict[str, float]
-    relations: dict[tuple[str, str], float]
+
+def _pair(a: str, b: str) -> tuple[str, str]:
+    return (a, b) if a <= b else (b, a)
+
+
+def query_vectors(query: Query, kind: str) -> list[str]:
+    """The low-level keyword, high-level keyword and question vectors of ``query``, as pgvector text."""
+    texts = [", ".join(query.ll_keywords), ", ".join(query.hl_keywords), query.question]
+    return ["[" + ",".join(map(str, v.tolist())) + "]" for v in embedder(kind)(texts, HASHED_DIM)]
 
 
 async def search_distances(conn: Any, query: Query, kind: str) -> Distances:
-    """Every entity's and relation's distance to the query's keyword vectors, computed by pgvector."""
-    ll, hl = embedder(kind)([", ".join(query.ll_keywords), ", ".join(query.hl_keywords)], HASHED_DIM)
-    entities = await conn.fetch("SELECT name, embedding <=> $1 AS d FROM entity_vectors", ll)
-    relations = await conn.fetch("SELECT src, tgt, embedding <=> $1 AS d FROM relation_vectors", hl)
-    return Distances(
-        {r["name"]: round(float(r["d"]), 6) for r in entities},
-        {tuple(sorted((r["src"], r["tgt"]))): round(float(r["d"]), 6) for r in relations},  # type: ignore[misc]
+    """Every entity's, relation's and chunk's distance to ``query`` in lightrag_pg's tables, by pgvector."""
+    ll, hl, q = query_vectors(query, kind)
+    entities = await conn.fetch("SELECT name, embedding <=> $1::text::vector AS d FROM entity_vectors", ll)
+    relations = await conn.fetch(
+        "SELECT src, tgt, embedding <=> $1::text::vector AS d FROM relation_vectors", hl
     )
+    chunks = await conn.fetch(
+        "SELECT c.content, v.embedding <=> $1::text::vector AS d"
+        " FROM chunk_vectors v JOIN text_chunks c ON c.id = v.chunk_id",
+        q,
+    )
+    return Distances(
+        _rounded(entities, lambda r: r["name"]),
+        _rounded(relations, lambda r: _pair(r["src"], r["tgt"])),
+        _rounded(chunks, lambda r: r["content"]),
+    )
+
+
+def upstream_table(base: str, model_name: str) -> str:
+    """Upstream's vector table of ``base`` for an embedding model (its name and dimension as a suffix)."""
+    return f"{base}_{re.sub(r'[^a-z0-9_]', '_', model_name.lower())}_{HASHED_DIM}d"
+
+
+async def upstream_distances(
+    dsn: str, workspace: str, queries: Sequence[Query], kind: str
+) -> list[Distances]:
+    """Per query, the same distances as :func:`search_distances`, in upstream's vector tables."""
+    import asyncpg
+
+    model = f"{kind}-bow-{HASHED_DIM}"
+    entity_t, relation_t, chunk_t = (
+        upstream_table(f"lightrag_vdb_{b}", model) for b in ("entity", "relation", "chunks")
+    )
+    conn = await asyncpg.connect(dsn)
+    try:
+        out = []
+        for query in queries:
+            ll, hl, q = query_vectors(query, kind)
+            entities = await conn.fetch(
+                f"SELECT entity_name, content_vector <=> $2::text::vector AS d"
+                f" FROM {entity_t} WHERE workspace = $1",
+                workspace,
+                ll,
+            )
+            relations = await conn.fetch(
+                f"SELECT source_id, target_id, content_vector <=> $2::text::vector AS d"
+                f" FROM {relation_t} WHERE workspace = $1",
+                workspace,
+                hl,
+            )
+            chunks = await conn.fetch(
+                f"SELECT content, content_vector <=> $2::text::vector AS d"
+                f" FROM {chunk_t} WHERE workspace = $1",
+                workspace,
+                q,
+            )
+            out.append(
+                Distances(
+                    _rounded(entities, lambda r: r["entity_name"]),
+                    _rounded(relations, lambda r: _pair(r["source_id"], r["target_id"])),
+                    _rounded(chunks, lambda r: r["content"]),
+                )
+            )
+        return out
+    finally:
+        await conn.close()
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,27 +396,6 @@ class Query:
     mode: str
     hl_keywords: list[str]
     ll_keywords: list[str]
-
-
-@dataclass(frozen=True, slots=True)
-class Retrieved:
-    """What one system retrieved for one query."""
-
-    entities: frozenset[str]
-    relations: frozenset[tuple[str, str]]
-    chunks: frozenset[str]
-    chunk_ids: frozenset[str]
-
-    @classmethod
-    def from_data(cls, result: dict[str, Any]) -> Retrieved:
-        """From an ``aquery_data`` answer (upstream's or ours: same shape)."""
-        data = result.get("data") or {}
-        return cls(
-            frozenset(e["entity_name"] for e in data.get("entities", [])),
-            frozenset(tuple(sorted((r["src_id"], r["tgt_id"]))) for r in data.get("relationships", [])),  # type: ignore[misc]
-            frozenset(c["content"] for c in data.get("chunks", [])),
-            frozenset(c.get("chunk_id", "") for c in data.get("chunks", [])),
-        )
 
 
 def plan(queries_per_mode: Sequence[str], llm: CorpusLLM) -> list[Query]:
@@ -362,12 +409,13 @@ def plan(queries_per_mode: Sequence[str], llm: CorpusLLM) -> list[Query]:
 
 
 def param_of(query: Query) -> QueryParam:
-    """The lightrag_pg query parameters of ``query``."""
+    """The lightrag_pg query parameters of ``query``: lexical search off, as upstream has none."""
     return QueryParam(
         mode=query.mode,  # type: ignore[arg-type]
         hl_keywords=list(query.hl_keywords),
         ll_keywords=list(query.ll_keywords),
         enable_rerank=False,
+        lexical=False,
     )
 
 
@@ -398,7 +446,7 @@ async def run_ours(
                 raise RuntimeError(f"lightrag_pg failed on {path}: {result.progress.failures}")
         results = [await rag.aquery_data(q.question, param_of(q)) for q in queries]
         async with rag.pool.acquire() as conn:
-            graph = Graph.from_rows(
+            graph = graph_from_rows(
                 await conn.fetch("SELECT name, entity_type, description FROM entities"),
                 await conn.fetch("SELECT src, tgt, weight, keywords, description FROM relations"),
             )
@@ -417,11 +465,15 @@ def run_upstream(
     queries: Sequence[Query],
     llm: SharedLLM,
     embedding: str,
-) -> tuple[list[dict[str, Any]], Graph]:
-    """Index and query with upstream in its virtualenv, answering its LLM and embedding requests."""
+) -> tuple[list[dict[str, Any]], Graph, str]:
+    """Index and query with upstream in its virtualenv, answering its LLM and embedding requests.
+
+    Also returns upstream's graph and the workspace it wrote.
+    """
+    workspace = workspace_name("diff_up")
     job = {
         "working_dir": str(work / "upstream"),
-        "workspace": workspace_name("diff_up"),
+        "workspace": workspace,
         "embedding_dim": HASHED_DIM,
         "embedding_name": f"{embedding}-bow-{HASHED_DIM}",
         "documents": [{"text": t, "file_path": p} for t, p in zip(texts, paths, strict=True)],
@@ -461,7 +513,7 @@ def run_upstream(
             elif kind == "inserted":
                 continue
             elif kind == "graph":
-                graph = Graph.from_rows(message["entities"], message["relations"])
+                graph = graph_from_rows(message["entities"], message["relations"])
                 continue
             elif kind == "done":
                 break
@@ -471,85 +523,72 @@ def run_upstream(
             answers.flush()
     if process.wait() != 0:
         raise RuntimeError(f"upstream runner exited with {process.returncode}; log: {log_path}")
-    return results, graph
+    return results, graph, workspace
 
 
 # --- comparison -------------------------------------------------------------
 
 
-def jaccard(a: frozenset[Any], b: frozenset[Any]) -> float:
-    """|a ∩ b| / |a ∪ b|; two empty sets are identical (1.0)."""
-    union = a | b
-    return len(a & b) / len(union) if union else 1.0
-
-
 @dataclass(frozen=True, slots=True)
 class Comparison:
-    """Jaccard of entities, relations, chunks (content) and chunk ids for one query."""
+    """One query as both systems saw and answered it, and why their rows differ."""
 
     query: Query
-    ours: Retrieved
-    theirs: Retrieved
+    ours: View
+    theirs: View
+    differences: tuple[Difference, ...]
+
+    @classmethod
+    def of(cls, query: Query, ours: View, theirs: View) -> Comparison:
+        """Compare the two views of ``query`` (upstream's query defaults: ``top_k``, threshold)."""
+        differences = explain(query.mode, ours, theirs, TOP_K, COSINE_THRESHOLD, CHUNK_TOP_K)
+        return cls(query, ours, theirs, tuple(differences))
 
     @property
-    def scores(self) -> tuple[float, float, float, float]:
-        """(entities, relations, chunks, chunk ids)."""
+    def scores(self) -> tuple[float, float, float]:
+        """Raw Jaccard of (entities, relations, chunks)."""
+        a, b = self.ours.got, self.theirs.got
+        return jaccard(a.entities, b.entities), jaccard(a.relations, b.relations), jaccard(a.chunks, b.chunks)
+
+    @property
+    def tie_aware_scores(self) -> tuple[float, float, float]:
+        """:attr:`scores` with rows tied at a cut, in both systems, counted as agreeing."""
+        a, b = self.ours.got, self.theirs.got
         return (
-            jaccard(self.ours.entities, self.theirs.entities),
-            jaccard(self.ours.relations, self.theirs.relations),
-            jaccard(self.ours.chunks, self.theirs.chunks),
-            jaccard(self.ours.chunk_ids, self.theirs.chunk_ids),
+            tie_aware_jaccard(a.entities, b.entities, ties_of(self.differences, "entities")),
+            tie_aware_jaccard(a.relations, b.relations, ties_of(self.differences, "relations")),
+            jaccard(a.chunks, b.chunks),
         )
 
 
-LOCAL_MODES = ("local", "hybrid", "mix")
-GLOBAL_MODES = ("global", "hybrid", "mix")
+def context_tokens(result: dict[str, Any]) -> dict[str, int]:
+    """Tokens of the entity and relation context of an answer, rendered as upstream 1.5.7 budgets them.
 
-
-def ranking_keys(mode: str, graph: Graph, distances: Distances) -> tuple[Any, Any]:
-    """Functions giving every input the ranking of ``mode`` sorts an entity or a relation by.
-
-    A relation's: its edge degree and weight (local side), its distance to the
-    high-level keywords (global side). An entity's: its distance to the
-    low-level keywords (local side), the smallest distance of its relations to
-    the high-level keywords (global side, where entities follow relations).
+    One JSON object per line (entity: name, type, description; relation: the two
+    names and the description), lines joined by newlines; counted with
+    ``o200k_base``, both systems' tokenizer.
     """
-    degrees = graph.degrees()
-    nearest: dict[str, float] = {}
-    for (a, b), d in distances.relations.items():
-        for name in (a, b):
-            nearest[name] = min(d, nearest.get(name, 2.0))
+    from lightrag_pg.llm.tokenizer import get_tokenizer
 
-    def relation_key(pair: tuple[str, str]) -> tuple[Any, ...]:
-        weight = graph.relations[pair][0] if pair in graph.relations else None
-        local = (degrees.get(pair[0], 0) + degrees.get(pair[1], 0), weight) if mode in LOCAL_MODES else ()
-        return (*local, distances.relations.get(pair)) if mode in GLOBAL_MODES else local
+    count = get_tokenizer().count
+    data = result.get("data") or {}
+    entities = [
+        {"entity": e["entity_name"], "type": e.get("entity_type"), "description": e.get("description")}
+        for e in data.get("entities", [])
+    ]
+    relations = [
+        {"entity1": r["src_id"], "entity2": r["tgt_id"], "description": r.get("description")}
+        for r in data.get("relationships", [])
+    ]
+    return {
+        kind: count("\n".join(json.dumps(row, ensure_ascii=False) for row in rows))
+        for kind, rows in (("entities", entities), ("relations", relations))
+    }
 
-    def entity_key(name: str) -> tuple[Any, ...]:
-        local = (distances.entities.get(name),) if mode in LOCAL_MODES else ()
-        return (*local, nearest.get(name)) if mode in GLOBAL_MODES else local
 
-    return entity_key, relation_key
-
-
-def diagnose(comparison: Comparison, graph: Graph, distances: Distances) -> dict[str, str]:
-    """For entities and relations: ``same``, ``tie`` or ``other``.
-
-    ``tie``: the items only one side kept have, as multisets, the same ranking
-    keys as those only the other kept, so the two systems ranked equal rows in
-    a different order and cut the list at the same place.
-    """
-    entity_key, relation_key = ranking_keys(comparison.query.mode, graph, distances)
-    out = {}
-    for kind, key in (("entities", entity_key), ("relations", relation_key)):
-        ours, theirs = getattr(comparison.ours, kind), getattr(comparison.theirs, kind)
-        if ours == theirs:
-            out[kind] = "same"
-            continue
-        only_ours = sorted(map(repr, map(key, ours - theirs)))
-        only_theirs = sorted(map(repr, map(key, theirs - ours)))
-        out[kind] = "tie" if only_ours == only_theirs else "other"
-    return out
+def retrieved(result: dict[str, Any]) -> Retrieved:
+    """:meth:`Retrieved.from_data` with :func:`context_tokens`."""
+    return dataclasses.replace(Retrieved.from_data(result), tokens=context_tokens(result))
 
 
 def mean(values: Sequence[float]) -> float:
@@ -558,73 +597,73 @@ def mean(values: Sequence[float]) -> float:
 
 
 def report(comparisons: Sequence[Comparison]) -> None:
-    """Print the Jaccard table per mode, with mean sizes on each side."""
+    """Print the raw and tie-aware Jaccard tables per mode, with mean sizes on each side."""
     print(
         f"{'mode':<8}{'entities':>9}{'min':>6}{'relations':>11}{'min':>6}{'chunks':>8}{'min':>6}"
-        f"{'chunk ids':>10}   sizes ours/upstream (e, r, c)"
+        f"   tie-aware e / r / c     sizes ours/upstream (e, r, c)"
     )
     for mode in MODES:
         rows = [c for c in comparisons if c.query.mode == mode]
-        scores = [c.scores for c in rows]
-        cols = [[s[i] for s in scores] for i in range(4)]
+        cols = [[c.scores[i] for c in rows] for i in range(3)]
+        tied = [mean([c.tie_aware_scores[i] for c in rows]) for i in range(3)]
         sizes = " ".join(
-            f"{mean([len(getattr(c.ours, f)) for c in rows]):.1f}/"
-            f"{mean([len(getattr(c.theirs, f)) for c in rows]):.1f}"
+            f"{mean([len(getattr(c.ours.got, f)) for c in rows]):.1f}/"
+            f"{mean([len(getattr(c.theirs.got, f)) for c in rows]):.1f}"
             for f in ("entities", "relations", "chunks")
         )
         print(
             f"{mode:<8}{mean(cols[0]):>9.3f}{min(cols[0]):>6.2f}{mean(cols[1]):>11.3f}{min(cols[1]):>6.2f}"
-            f"{mean(cols[2]):>8.3f}{min(cols[2]):>6.2f}{mean(cols[3]):>10.3f}   {sizes}"
+            f"{mean(cols[2]):>8.3f}{min(cols[2]):>6.2f}   {tied[0]:.3f} / {tied[1]:.3f} / {tied[2]:.3f}"
+            f"   {sizes}"
         )
 
 
-def report_causes(comparisons: Sequence[Comparison], diagnoses: Sequence[dict[str, str]]) -> None:
-    """Per mode: queries whose entities or relations differ, and how many of those are tie swaps."""
-    print("queries that differ (of which equal-key swaps, i.e. tie order):")
+def report_causes(comparisons: Sequence[Comparison]) -> None:
+    """Per mode and kind: rows only one system returned, counted by cause."""
+    print("rows only one system returned, by cause (ours + upstream):")
     for mode in MODES:
-        picked = [d for c, d in zip(comparisons, diagnoses, strict=True) if c.query.mode == mode]
         parts = []
-        for kind in ("entities", "relations"):
-            differ = sum(d[kind] != "same" for d in picked)
-            ties = sum(d[kind] == "tie" for d in picked)
-            parts.append(f"{kind} {differ} ({ties})")
-        chunks = sum(c.ours.chunks != c.theirs.chunks for c in comparisons if c.query.mode == mode)
-        print(f"  {mode:<8}" + ", ".join(parts) + f", chunks {chunks}")
+        for kind in ("entities", "relations", "chunks"):
+            counts: dict[str, list[int]] = {}
+            for c in comparisons:
+                if c.query.mode != mode:
+                    continue
+                for d in c.differences:
+                    if d.kind == kind:
+                        counts.setdefault(d.cause, [0, 0])[d.kept_by != "ours"] += 1
+            if counts:
+                parts.append(f"{kind}: " + ", ".join(f"{k} {o}+{u}" for k, (o, u) in sorted(counts.items())))
+        print(f"  {mode:<8}" + ("; ".join(parts) or "none"))
 
 
-def details(
-    comparisons: Sequence[Comparison], graph: Graph, distances: Sequence[Distances]
-) -> list[dict[str, Any]]:
-    """Per-query scores and the items only one side retrieved, with their ranking keys, for the JSON dump."""
+def boundary_rows(comparisons: Sequence[Comparison]) -> int:
+    """Rows at exactly ``1 - threshold`` from a query (where ``<=`` and ``<`` disagree), in either system."""
+    limit = round(1 - COSINE_THRESHOLD, 6)
+    count = 0
+    for c in comparisons:
+        for view in (c.ours, c.theirs):
+            d = view.distances
+            count += sum(v == limit for m in (d.entities, d.relations, d.chunks) for v in m.values())
+    return count
+
+
+def details(comparisons: Sequence[Comparison]) -> list[dict[str, Any]]:
+    """Per query: scores, where each system cut, and every differing row with its cause and keys."""
     out = []
-    for c, dist in zip(comparisons, distances, strict=True):
-        e, r, ch, ids = c.scores
-        entity_key, relation_key = ranking_keys(c.query.mode, graph, dist)
+    for c in comparisons:
         out.append(
             {
                 "mode": c.query.mode,
                 "question": c.query.question,
                 "hl_keywords": c.query.hl_keywords,
                 "ll_keywords": c.query.ll_keywords,
-                "jaccard": {"entities": e, "relations": r, "chunks": ch, "chunk_ids": ids},
-                "sizes": {
-                    "ours": [len(c.ours.entities), len(c.ours.relations), len(c.ours.chunks)],
-                    "upstream": [len(c.theirs.entities), len(c.theirs.relations), len(c.theirs.chunks)],
+                "jaccard": dict(zip(("entities", "relations", "chunks"), c.scores, strict=True)),
+                "tie_aware": dict(zip(("entities", "relations", "chunks"), c.tie_aware_scores, strict=True)),
+                "cuts": {
+                    "ours": cut_summary(c.query.mode, c.ours, TOP_K, COSINE_THRESHOLD),
+                    "upstream": cut_summary(c.query.mode, c.theirs, TOP_K, COSINE_THRESHOLD),
                 },
-                "only_ours": {
-                    "entities": [[n, entity_key(n)] for n in sorted(c.ours.entities - c.theirs.entities)],
-                    "relations": [
-                        [p, relation_key(p)] for p in sorted(c.ours.relations - c.theirs.relations)
-                    ],
-                    "chunks": len(c.ours.chunks - c.theirs.chunks),
-                },
-                "only_upstream": {
-                    "entities": [[n, entity_key(n)] for n in sorted(c.theirs.entities - c.ours.entities)],
-                    "relations": [
-                        [p, relation_key(p)] for p in sorted(c.theirs.relations - c.ours.relations)
-                    ],
-                    "chunks": len(c.theirs.chunks - c.ours.chunks),
-                },
+                "differences": [dataclasses.asdict(d) for d in c.differences],
             }
         )
     return out
@@ -657,32 +696,38 @@ def main() -> None:
     env = {"TIKTOKEN_CACHE_DIR": str(tiktoken_cache(args.cache))}
     with embedded_server() as (dsn, pg_env), tempfile.TemporaryDirectory(prefix="lightrag-diff-") as tmp:
         started = time.perf_counter()
-        ours, our_graph, distances = asyncio.run(run_ours(dsn, texts, paths, queries, llm, args.embedding))
+        ours, our_graph, our_distances = asyncio.run(
+            run_ours(dsn, texts, paths, queries, llm, args.embedding)
+        )
         ours_s = time.perf_counter() - started
         started = time.perf_counter()
-        theirs, their_graph = run_upstream(
+        theirs, their_graph, their_workspace = run_upstream(
             python, {**env, **pg_env}, Path(tmp), texts, paths, queries, llm, args.embedding
         )
         theirs_s = time.perf_counter() - started
+        their_distances = asyncio.run(upstream_distances(dsn, their_workspace, queries, args.embedding))
     print(
         f"{args.docs} docs x ~{args.words} words, {args.questions} questions x {len(MODES)} modes, "
-        f"{args.embedding} embedding; "
-        f"lightrag_pg {ours_s:.1f} s, upstream {UPSTREAM_VERSION} {theirs_s:.1f} s"
+        f"{args.embedding} embedding, lexical search off; "
+        f"lightrag_pg {ours_s:.1f} s, upstream {UPSTREAM_VERSION} {theirs_s:.1f} s; load {os.getloadavg()}"
     )
     if llm.untranslated:
         unknown = llm.untranslated
         print(f"warning: {len(unknown)} upstream prompts not recognised, e.g. {unknown[0]!r}")
     comparisons = [
-        Comparison(q, Retrieved.from_data(a), Retrieved.from_data(b))
-        for q, a, b in zip(queries, ours, theirs, strict=True)
+        Comparison.of(
+            q,
+            View(our_graph, od, retrieved(a)),
+            View(their_graph, td, retrieved(b), strict=True),
+        )
+        for q, a, b, od, td in zip(queries, ours, theirs, our_distances, their_distances, strict=True)
     ]
     report(comparisons)
-    report_causes(
-        comparisons, [diagnose(c, our_graph, d) for c, d in zip(comparisons, distances, strict=True)]
-    )
+    report_causes(comparisons)
+    print(f"rows at exactly distance 1 - threshold ({1 - COSINE_THRESHOLD:g}): {boundary_rows(comparisons)}")
     print("indexed graphs:", *compare_graphs(our_graph, their_graph), sep="\n  ")
     if args.out:
-        args.out.write_text(json.dumps(details(comparisons, our_graph, distances), indent=1))
+        args.out.write_text(json.dumps(details(comparisons), indent=1, default=str))
     if args.raw:
         raw = {
             "ours": ours,

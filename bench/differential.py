@@ -37,7 +37,7 @@ import sys
 import tempfile
 import time
 import venv
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,6 +93,10 @@ SERIAL: dict[str, Any] = {
     "embedding_max_async": 1,
 }
 EMBEDDINGS = ("hashed", "weighted")
+# Never ask the LLM for a description summary: descriptions are the joined fragments
+# in both systems (the same set, in each system's order), so the indexed graphs hold
+# the same vectors and the comparison isolates retrieval.
+NO_SUMMARIES: dict[str, int] = {"force_llm_summary_on_merge": 10**6, "summary_max_tokens": 10**6}
 # Both systems' query defaults (lightrag_pg's equal upstream 1.5.7's; tests pin that).
 TOP_K = QueryParam().top_k
 CHUNK_TOP_K = QueryParam().chunk_top_k
@@ -301,12 +305,17 @@ def differing_descriptions(ours: Graph, theirs: Graph) -> list[dict[str, Any]]:
     return out
 
 
-def _rounded(rows: Sequence[Any], key: Callable[[Any], Any]) -> dict[Any, float]:
-    out: dict[Any, float] = {}
-    for r in rows:
-        k = key(r)
-        out[k] = min(round(float(r["d"]), 6), out.get(k, 2.0))
-    return out
+def _distances(entities: Sequence[Any], relations: Sequence[Any], chunks: Sequence[Any]) -> Distances:
+    """:class:`Distances` from (key..., d, at_limit) rows of the three searches."""
+    out: list[dict[Any, float]] = [{}, {}, {}]
+    at_limit: set[tuple[str, Any]] = set()
+    for i, (kind, rows) in enumerate((("entities", entities), ("relations", relations), ("chunks", chunks))):
+        for r in rows:
+            key = _pair(r[0], r[1]) if kind == "relations" else r[0]
+            out[i][key] = min(round(float(r["d"]), 6), out[i].get(key, 2.0))
+            if r["at_limit"]:
+                at_limit.add((kind, key))
+    return Distances(*out, at_limit=frozenset(at_limit))
 
 
 def _pair(a: str, b: str) -> tuple[str, str]:
@@ -319,22 +328,24 @@ def query_vectors(query: Query, kind: str) -> list[str]:
     return ["[" + ",".join(map(str, v.tolist())) + "]" for v in embedder(kind)(texts, HASHED_DIM)]
 
 
+# the distance, and whether it is exactly the threshold's limit (where ``<=`` and ``<`` part)
+_D = "{col} <=> $1::text::vector AS d, ({col} <=> $1::text::vector) = 1 - $2::float8 AS at_limit"
+
+
 async def search_distances(conn: Any, query: Query, kind: str) -> Distances:
     """Every entity's, relation's and chunk's distance to ``query`` in lightrag_pg's tables, by pgvector."""
     ll, hl, q = query_vectors(query, kind)
-    entities = await conn.fetch("SELECT name, embedding <=> $1::text::vector AS d FROM entity_vectors", ll)
-    relations = await conn.fetch(
-        "SELECT src, tgt, embedding <=> $1::text::vector AS d FROM relation_vectors", hl
-    )
-    chunks = await conn.fetch(
-        "SELECT c.content, v.embedding <=> $1::text::vector AS d"
-        " FROM chunk_vectors v JOIN text_chunks c ON c.id = v.chunk_id",
-        q,
-    )
-    return Distances(
-        _rounded(entities, lambda r: r["name"]),
-        _rounded(relations, lambda r: _pair(r["src"], r["tgt"])),
-        _rounded(chunks, lambda r: r["content"]),
+    d = _D.format(col="embedding")
+    t = COSINE_THRESHOLD
+    return _distances(
+        await conn.fetch(f"SELECT name, {d} FROM entity_vectors", ll, t),
+        await conn.fetch(f"SELECT src, tgt, {d} FROM relation_vectors", hl, t),
+        await conn.fetch(
+            f"SELECT c.content, {d.replace('embedding', 'v.embedding')}"
+            " FROM chunk_vectors v JOIN text_chunks c ON c.id = v.chunk_id",
+            q,
+            t,
+        ),
     )
 
 
@@ -353,34 +364,27 @@ async def upstream_distances(
     entity_t, relation_t, chunk_t = (
         upstream_table(f"lightrag_vdb_{b}", model) for b in ("entity", "relation", "chunks")
     )
+    d = _D.format(col="content_vector")
+    t = COSINE_THRESHOLD
     conn = await asyncpg.connect(dsn)
     try:
         out = []
         for query in queries:
             ll, hl, q = query_vectors(query, kind)
-            entities = await conn.fetch(
-                f"SELECT entity_name, content_vector <=> $2::text::vector AS d"
-                f" FROM {entity_t} WHERE workspace = $1",
-                workspace,
-                ll,
-            )
-            relations = await conn.fetch(
-                f"SELECT source_id, target_id, content_vector <=> $2::text::vector AS d"
-                f" FROM {relation_t} WHERE workspace = $1",
-                workspace,
-                hl,
-            )
-            chunks = await conn.fetch(
-                f"SELECT content, content_vector <=> $2::text::vector AS d"
-                f" FROM {chunk_t} WHERE workspace = $1",
-                workspace,
-                q,
-            )
             out.append(
-                Distances(
-                    _rounded(entities, lambda r: r["entity_name"]),
-                    _rounded(relations, lambda r: _pair(r["source_id"], r["target_id"])),
-                    _rounded(chunks, lambda r: r["content"]),
+                _distances(
+                    await conn.fetch(
+                        f"SELECT entity_name, {d} FROM {entity_t} WHERE workspace = $3", ll, t, workspace
+                    ),
+                    await conn.fetch(
+                        f"SELECT source_id, target_id, {d} FROM {relation_t} WHERE workspace = $3",
+                        hl,
+                        t,
+                        workspace,
+                    ),
+                    await conn.fetch(
+                        f"SELECT content, {d} FROM {chunk_t} WHERE workspace = $3", q, t, workspace
+                    ),
                 )
             )
         return out
@@ -426,6 +430,7 @@ async def run_ours(
     queries: Sequence[Query],
     llm: CorpusLLM,
     kind: str,
+    settings: dict[str, Any],
 ) -> tuple[list[dict[str, Any]], Graph, list[Distances]]:
     """Index ``texts`` one document at a time with lightrag_pg, then answer ``queries``.
 
@@ -437,6 +442,7 @@ async def run_ours(
         llm_model_func=llm,
         embedding_func=embedding_func(kind),
         **SERIAL,
+        **settings,
     )
     await rag.initialize()
     try:
@@ -465,6 +471,7 @@ def run_upstream(
     queries: Sequence[Query],
     llm: SharedLLM,
     embedding: str,
+    settings: dict[str, Any],
 ) -> tuple[list[dict[str, Any]], Graph, str]:
     """Index and query with upstream in its virtualenv, answering its LLM and embedding requests.
 
@@ -479,6 +486,7 @@ def run_upstream(
         "documents": [{"text": t, "file_path": p} for t, p in zip(texts, paths, strict=True)],
         "queries": [dataclasses.asdict(q) for q in queries],
         "prompts": SHARED_PROMPTS,
+        "settings": settings,
     }
     job_file = work / "job.json"
     job_file.write_text(json.dumps(job))
@@ -636,15 +644,20 @@ def report_causes(comparisons: Sequence[Comparison]) -> None:
         print(f"  {mode:<8}" + ("; ".join(parts) or "none"))
 
 
-def boundary_rows(comparisons: Sequence[Comparison]) -> int:
-    """Rows at exactly ``1 - threshold`` from a query (where ``<=`` and ``<`` disagree), in either system."""
-    limit = round(1 - COSINE_THRESHOLD, 6)
-    count = 0
+def boundary_rows(comparisons: Sequence[Comparison]) -> tuple[int, int]:
+    """Rows at exactly ``1 - threshold`` from a query, where lightrag_pg's ``<=`` and upstream's ``<`` part.
+
+    Returns (all such rows, those of them lightrag_pg returned), over every query.
+    """
+    rows = returned = 0
     for c in comparisons:
-        for view in (c.ours, c.theirs):
-            d = view.distances
-            count += sum(v == limit for m in (d.entities, d.relations, d.chunks) for v in m.values())
-    return count
+        got = c.ours.got
+        for kind, key in c.ours.distances.at_limit:
+            rows += 1
+            returned += (
+                key in {"entities": got.entities, "relations": got.relations, "chunks": got.chunks}[kind]
+            )
+    return rows, returned
 
 
 def details(comparisons: Sequence[Comparison]) -> list[dict[str, Any]]:
@@ -682,6 +695,12 @@ def main() -> None:
         default="hashed",
         help="plain hashed bags of words, or word-weighted ones (few exact distance ties)",
     )
+    parser.add_argument(
+        "--summaries",
+        choices=("on", "off"),
+        default="on",
+        help="off: descriptions are never summarised, in either system (compares retrieval on equal graphs)",
+    )
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="where upstream's virtualenv lives")
     parser.add_argument("--out", type=Path, default=None, help="write per-query details (JSON) here")
     parser.add_argument("--raw", type=Path, default=None, help="write both systems' raw answers (JSON) here")
@@ -694,21 +713,22 @@ def main() -> None:
     llm = SharedLLM(vocab)
     queries = plan(questions(args.questions, texts, vocab, seed=args.seed + 1), llm)
     env = {"TIKTOKEN_CACHE_DIR": str(tiktoken_cache(args.cache))}
+    settings = NO_SUMMARIES if args.summaries == "off" else {}
     with embedded_server() as (dsn, pg_env), tempfile.TemporaryDirectory(prefix="lightrag-diff-") as tmp:
         started = time.perf_counter()
         ours, our_graph, our_distances = asyncio.run(
-            run_ours(dsn, texts, paths, queries, llm, args.embedding)
+            run_ours(dsn, texts, paths, queries, llm, args.embedding, settings)
         )
         ours_s = time.perf_counter() - started
         started = time.perf_counter()
         theirs, their_graph, their_workspace = run_upstream(
-            python, {**env, **pg_env}, Path(tmp), texts, paths, queries, llm, args.embedding
+            python, {**env, **pg_env}, Path(tmp), texts, paths, queries, llm, args.embedding, settings
         )
         theirs_s = time.perf_counter() - started
         their_distances = asyncio.run(upstream_distances(dsn, their_workspace, queries, args.embedding))
     print(
         f"{args.docs} docs x ~{args.words} words, {args.questions} questions x {len(MODES)} modes, "
-        f"{args.embedding} embedding, lexical search off; "
+        f"{args.embedding} embedding, summaries {args.summaries}, lexical search off; "
         f"lightrag_pg {ours_s:.1f} s, upstream {UPSTREAM_VERSION} {theirs_s:.1f} s; load {os.getloadavg()}"
     )
     if llm.untranslated:
@@ -724,7 +744,11 @@ def main() -> None:
     ]
     report(comparisons)
     report_causes(comparisons)
-    print(f"rows at exactly distance 1 - threshold ({1 - COSINE_THRESHOLD:g}): {boundary_rows(comparisons)}")
+    rows, returned = boundary_rows(comparisons)
+    print(
+        f"rows at exactly distance 1 - threshold ({1 - COSINE_THRESHOLD:g}), where <= and < part:"
+        f" {rows} over all queries, {returned} of them returned by lightrag_pg"
+    )
     print("indexed graphs:", *compare_graphs(our_graph, their_graph), sep="\n  ")
     if args.out:
         args.out.write_text(json.dumps(details(comparisons), indent=1, default=str))

@@ -35,12 +35,16 @@ CAUSES: dict[str, str] = {
         "its distance, or that of the entity at the top_k cut, differs"
         " (stored descriptions, hence vectors, differ)"
     ),
-    "relation-vector": "the distance of its nearest relation differs (description, hence vector)",
+    "relation-vector": (
+        "its distance (an entity's: of its nearest relation), or that of the relation at the top_k cut,"
+        " differs (stored descriptions, hence vectors, differ)"
+    ),
     "follows-entity": "an edge of an entity only one system found",
     "follows-relation": "an endpoint of a relation only one system kept",
     "entity-budget": "below the entity token budget of the system without it",
     "relation-budget": "below the relation token budget of the system without it",
     "chunk-budget": "below the chunk token budget of the system without it",
+    "follows-graph": "a chunk of the entities or relations only one system kept (candidates differ)",
     "other": "unexplained",
 }
 
@@ -84,6 +88,8 @@ class Distances:
     entities: dict[str, float]
     relations: dict[Pair, float]
     chunks: dict[str, float] = field(default_factory=dict)
+    at_limit: frozenset[tuple[str, Any]] = frozenset()
+    """(kind, key) of the rows at exactly ``1 - threshold``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +164,14 @@ def vector_cut(distances: Mapping[Any, float], top_k: int, threshold: float, str
     return passing[top_k - 1] if len(passing) >= top_k else None
 
 
+def tied_cut(distances: Mapping[Any, float], top_k: int, threshold: float, strict: bool) -> float | None:
+    """:func:`vector_cut` when more rows lie at that distance than fit (the index picks), else ``None``."""
+    cut = vector_cut(distances, top_k, threshold, strict)
+    if cut is None or sum(d <= cut for d in distances.values() if passes(d, threshold, strict)) <= top_k:
+        return None
+    return cut
+
+
 @dataclass(frozen=True, slots=True)
 class Ranking:
     """The keys and cuts of one system's rankings for one query."""
@@ -170,6 +184,10 @@ class Ranking:
     relation_cut: float | None
     relation_rank_cut: tuple[int, float] | None
     local_entities: frozenset[str]
+    # the same cuts, only where more rows share the cut's key than were kept
+    entity_tie: float | None = None
+    relation_tie: float | None = None
+    relation_rank_tie: tuple[int, float] | None = None
 
 
 def ranking(view: View, mode: str, top_k: int, threshold: float) -> Ranking:
@@ -179,6 +197,8 @@ def ranking(view: View, mode: str, top_k: int, threshold: float) -> Ranking:
     degrees = graph.degrees()
     relation_cut = vector_cut(d.relations, top_k, threshold, view.strict) if mode in GLOBAL_MODES else None
     entity_cut = vector_cut(d.entities, top_k, threshold, view.strict) if mode in LOCAL_MODES else None
+    relation_tie = tied_cut(d.relations, top_k, threshold, view.strict) if mode in GLOBAL_MODES else None
+    entity_tie = tied_cut(d.entities, top_k, threshold, view.strict) if mode in LOCAL_MODES else None
     nearest: dict[str, float] = {}
     for (a, b), dist in d.relations.items():
         if passes(dist, threshold, view.strict):
@@ -199,10 +219,14 @@ def ranking(view: View, mode: str, top_k: int, threshold: float) -> Ranking:
 
     # the local relations come last in the round-robin with the global ones, so the
     # last kept edge of a local entity is the row the relation budget cut after
-    rank_cut = None
+    rank_cut = rank_tie = None
     if mode in LOCAL_MODES and view.got.truncated("relations"):
         last = [p for p in view.got.relation_list if p[0] in local or p[1] in local][-1:]
         rank_cut = relation_rank(last[0]) if last else None
+        dropped = (
+            p for p in graph.relations if (p[0] in local or p[1] in local) and p not in view.got.relations
+        )
+        rank_tie = rank_cut if any(relation_rank(p) == rank_cut for p in dropped) else None
     return Ranking(
         entity_distance=d.entities.get,
         nearest_relation=nearest.get,
@@ -212,6 +236,9 @@ def ranking(view: View, mode: str, top_k: int, threshold: float) -> Ranking:
         relation_cut=relation_cut,
         relation_rank_cut=rank_cut,
         local_entities=local,
+        entity_tie=entity_tie,
+        relation_tie=relation_tie,
+        relation_rank_tie=rank_tie,
     )
 
 
@@ -233,14 +260,14 @@ def _at(key: Any, cut: Any) -> bool:
 def _entity_cause(x: str, mode: str, has: Ranking, lacks: Ranking, has_view: View, lacks_view: View) -> str:
     if (
         mode in LOCAL_MODES
-        and _at(has.entity_distance(x), has.entity_cut)
-        and _at(lacks.entity_distance(x), lacks.entity_cut)
+        and _at(has.entity_distance(x), has.entity_tie)
+        and _at(lacks.entity_distance(x), lacks.entity_tie)
     ):
         return "tie"
     if (
         mode in GLOBAL_MODES
-        and _at(has.nearest_relation(x), has.relation_cut)
-        and _at(lacks.nearest_relation(x), lacks.relation_cut)
+        and _at(has.nearest_relation(x), has.relation_tie)
+        and _at(lacks.nearest_relation(x), lacks.relation_tie)
     ):
         return "tie"
     if mode in LOCAL_MODES and x in has.local_entities and x not in lacks.local_entities:
@@ -259,8 +286,8 @@ def _entity_cause(x: str, mode: str, has: Ranking, lacks: Ranking, has_view: Vie
 def _relation_cause(x: Pair, mode: str, has: Ranking, lacks: Ranking, lacks_view: View) -> str:
     if (
         mode in GLOBAL_MODES
-        and _at(has.relation_distance(x), has.relation_cut)
-        and _at(lacks.relation_distance(x), lacks.relation_cut)
+        and _at(has.relation_distance(x), has.relation_tie)
+        and _at(lacks.relation_distance(x), lacks.relation_tie)
     ):
         return "tie"
     local_has = x[0] in has.local_entities or x[1] in has.local_entities
@@ -269,13 +296,15 @@ def _relation_cause(x: Pair, mode: str, has: Ranking, lacks: Ranking, lacks_view
         mode in LOCAL_MODES
         and local_has
         and local_lacks
-        and _at(has.relation_rank(x), has.relation_rank_cut)
-        and _at(lacks.relation_rank(x), lacks.relation_rank_cut)
+        and _at(has.relation_rank(x), has.relation_rank_tie)
+        and _at(lacks.relation_rank(x), lacks.relation_rank_tie)
     ):
         return "tie"
     if mode in LOCAL_MODES and local_has and not local_lacks:
         return "follows-entity"
-    if mode in GLOBAL_MODES and has.relation_distance(x) != lacks.relation_distance(x):
+    if mode in GLOBAL_MODES and (
+        has.relation_distance(x) != lacks.relation_distance(x) or has.relation_cut != lacks.relation_cut
+    ):
         return "relation-vector"
     if mode in LOCAL_MODES and local_lacks and lacks_view.got.truncated("relations"):
         rank, cut = lacks.relation_rank(x), lacks.relation_rank_cut
@@ -314,15 +343,13 @@ def explain(
                 continue
             short = len(lacks_chunks) < min(len(has_view.got.chunk_list), chunk_top_k)
             prefix = has_view.got.chunk_list[: len(lacks_chunks)]
-            cause = (
-                "chunk-budget"
-                if short and position >= len(lacks_chunks) and set(prefix) == set(lacks_chunks)
-                else "other"
-            )
-            keys = {
-                side: {"distance": v.distances.chunks.get(c), "position": position}
-                for side, v in views.items()
-            }
+            if short and position >= len(lacks_chunks) and set(prefix) == set(lacks_chunks):
+                cause = "chunk-budget"
+            elif ours.got.entities != upstream.got.entities or ours.got.relations != upstream.got.relations:
+                cause = "follows-graph"
+            else:
+                cause = "other"
+            keys = {side: {"distance": v.distances.chunks.get(c)} for side, v in views.items()}
             out.append(Difference("chunks", c[:60], kept_by, cause, keys))
     return out
 

@@ -41,6 +41,14 @@ CAUSES: dict[str, str] = {
     ),
     "follows-entity": "an edge of an entity only one system found",
     "follows-relation": "an endpoint of a relation only one system kept",
+    "index-miss": (
+        "nearer than a row the system without it returned: its vector search missed it"
+        " (upstream's HNSW scan, ef_search 40, no iterative scan)"
+    ),
+    "tie-order": (
+        "the kept lists hold equal keys position by position: rows of equal keys in another order,"
+        " cut by a token budget"
+    ),
     "entity-budget": "below the entity token budget of the system without it",
     "relation-budget": "below the relation token budget of the system without it",
     "chunk-budget": "below the chunk token budget of the system without it",
@@ -272,6 +280,14 @@ def _entity_cause(x: str, mode: str, has: Ranking, lacks: Ranking, has_view: Vie
         return "tie"
     if mode in LOCAL_MODES and x in has.local_entities and x not in lacks.local_entities:
         return "entity-vector"
+    if (
+        mode == "local"
+        and not lacks_view.got.truncated("entities")
+        and _nearer_than_kept(
+            lacks.entity_distance(x), (lacks.entity_distance(e) for e in lacks_view.got.entity_list)
+        )
+    ):
+        return "index-miss"
     if mode in GLOBAL_MODES and x not in has.local_entities:
         kept = [p for p in has_view.got.relation_list if x in p]
         if kept and all(p not in lacks_view.got.relations for p in kept):
@@ -279,11 +295,39 @@ def _entity_cause(x: str, mode: str, has: Ranking, lacks: Ranking, has_view: Vie
         if has.nearest_relation(x) != lacks.nearest_relation(x):
             return "relation-vector"
     if lacks_view.got.truncated("entities"):
+        if _same_keys(has_view.got.entity_list, lacks_view.got.entity_list, has, lacks, _entity_key):
+            return "tie-order"
         return "entity-budget"
     return "other"
 
 
-def _relation_cause(x: Pair, mode: str, has: Ranking, lacks: Ranking, lacks_view: View) -> str:
+def _nearer_than_kept(distance: float | None, kept: Any) -> bool:
+    """Whether ``distance`` is strictly nearer than a row the search kept (an exact search keeps it too)."""
+    farthest = max((d for d in kept if d is not None), default=None)
+    return distance is not None and farthest is not None and distance < farthest
+
+
+def _entity_key(r: Ranking, x: str) -> tuple[Any, ...]:
+    return (r.entity_distance(x) if x in r.local_entities else None, r.nearest_relation(x))
+
+
+def _relation_key(r: Ranking, x: Pair) -> tuple[Any, ...]:
+    return (r.relation_distance(x), r.relation_rank(x))
+
+
+def _same_keys(a: Sequence[Any], b: Sequence[Any], ra: Ranking, rb: Ranking, key: Any) -> bool:
+    """Whether two kept lists hold rows of the same keys position by position, as far as both go.
+
+    Then they differ only in the order of rows with equal keys, and a token budget
+    that cuts both lists keeps different rows because of that order alone.
+    """
+    n = min(len(a), len(b))
+    return list(a[:n]) != list(b[:n]) and [key(ra, x) for x in a[:n]] == [key(rb, x) for x in b[:n]]
+
+
+def _relation_cause(
+    x: Pair, mode: str, has: Ranking, lacks: Ranking, has_view: View, lacks_view: View
+) -> str:
     if (
         mode in GLOBAL_MODES
         and _at(has.relation_distance(x), has.relation_tie)
@@ -306,6 +350,19 @@ def _relation_cause(x: Pair, mode: str, has: Ranking, lacks: Ranking, lacks_view
         has.relation_distance(x) != lacks.relation_distance(x) or has.relation_cut != lacks.relation_cut
     ):
         return "relation-vector"
+    if mode in GLOBAL_MODES and _nearer_than_kept(
+        lacks.relation_distance(x),
+        (
+            lacks.relation_distance(p)
+            for p in lacks_view.got.relation_list
+            if lacks.relation_cut is None or (lacks.relation_distance(p) or 2.0) <= lacks.relation_cut
+        ),
+    ):
+        return "index-miss"
+    if lacks_view.got.truncated("relations") and _same_keys(
+        has_view.got.relation_list, lacks_view.got.relation_list, has, lacks, _relation_key
+    ):
+        return "tie-order"
     if mode in LOCAL_MODES and local_lacks and lacks_view.got.truncated("relations"):
         rank, cut = lacks.relation_rank(x), lacks.relation_rank_cut
         if rank is not None and cut is not None and rank <= cut:
@@ -331,7 +388,7 @@ def explain(
             }
             out.append(Difference("entities", x, kept_by, cause, keys))
         for p in sorted(has_view.got.relations - lacks_view.got.relations):
-            cause = _relation_cause(p, mode, has, lacks, lacks_view)
+            cause = _relation_cause(p, mode, has, lacks, has_view, lacks_view)
             keys = {
                 side: {"distance": r.relation_distance(p), "degree_weight": r.relation_rank(p)}
                 for side, r in ranks.items()
@@ -373,6 +430,9 @@ def cut_summary(mode: str, view: View, top_k: int, threshold: float) -> dict[str
     }
 
 
+TIE_CAUSES = ("tie", "tie-order")
+
+
 def ties_of(differences: Sequence[Difference], kind: str) -> frozenset[Any]:
-    """The rows of ``kind`` whose cause is a tie at the cut."""
-    return frozenset(d.item for d in differences if d.kind == kind and d.cause == "tie")
+    """The rows of ``kind`` only one system kept because of the order of rows with equal keys."""
+    return frozenset(d.item for d in differences if d.kind == kind and d.cause in TIE_CAUSES)

@@ -156,3 +156,28 @@ def test_a_shorter_budget_cut_is_a_budget_cause_not_a_tie() -> None:
     )
     diffs = explain("local", ours, theirs, top_k=40, threshold=0.2, chunk_top_k=20)
     assert causes(diffs) == {("relations", ("B", "H")): "relation-budget"}
+
+
+def test_a_nearer_row_one_vector_search_skipped_is_an_index_miss() -> None:
+    # both systems hold the same distances; upstream returned C-D (0.5) but not B-C (0.3):
+    # an exact search cannot do that, an approximate index scan can
+    g = graph({("A", "B"): 1.0, ("B", "C"): 1.0, ("C", "D"): 1.0})
+    distances = {("A", "B"): 0.1, ("B", "C"): 0.3, ("C", "D"): 0.5}
+    ours = view(g, {}, distances, (["A", "B", "C"], [("A", "B"), ("B", "C")]))
+    theirs = view(g, {}, distances, (["A", "B", "C", "D"], [("A", "B"), ("C", "D")]), strict=True)
+    diffs = explain("global", ours, theirs, top_k=3, threshold=0.2, chunk_top_k=20)
+    assert causes(diffs)[("relations", ("B", "C"))] == "index-miss"
+
+
+def test_equal_keys_in_another_order_before_a_token_cut_are_a_tie_order() -> None:
+    # hybrid-like entity budget: both lists hold entities of the same keys position by
+    # position, but X and Y (equal distance) come in another order, so the budget keeps
+    # a different one of them
+    g = graph({("A", "B"): 1.0})
+    entities = {"A": 0.1, "X": 0.3, "Y": 0.3}
+    info = {"total_entities_found": 3, "entities_after_truncation": 2}
+    ours = view(g, entities, {}, (["A", "X"], []), info)
+    theirs = view(g, entities, {}, (["A", "Y"], []), info, strict=True)
+    diffs = explain("hybrid", ours, theirs, top_k=40, threshold=0.2, chunk_top_k=20)
+    assert causes(diffs) == {("entities", "X"): "tie-order", ("entities", "Y"): "tie-order"}
+    assert tie_aware_jaccard(ours.got.entities, theirs.got.entities, ties_of(diffs, "entities")) == 1.0

@@ -354,10 +354,36 @@ def upstream_table(base: str, model_name: str) -> str:
     return f"{base}_{re.sub(r'[^a-z0-9_]', '_', model_name.lower())}_{HASHED_DIM}d"
 
 
+async def index_missed(conn: Any, table: str, keys: str, workspace: str, vector: str) -> set[Any]:
+    """Rows upstream's own top-k search (its SQL, its HNSW index) skips though they are nearer than its cut.
+
+    The search is run as upstream sends it, then again with index scans off (exact);
+    a row of the exact result strictly nearer than the exact cut that the index scan
+    did not return was missed by the approximate index.
+    """
+    sql = (
+        f"SELECT {keys}, content_vector <=> $2::text::vector AS d FROM {table}"
+        " WHERE workspace = $1 AND content_vector <=> $2::text::vector < $3"
+        " ORDER BY content_vector <=> $2::text::vector LIMIT $4"
+    )
+    args = (workspace, vector, 1 - COSINE_THRESHOLD, TOP_K)
+    indexed = await conn.fetch(sql, *args)
+    async with conn.transaction():
+        await conn.execute("SET LOCAL enable_indexscan = off")
+        exact = await conn.fetch(sql, *args)
+
+    def key(r: Any) -> Any:
+        return _pair(r[0], r[1]) if keys.count(",") else r[0]
+
+    cut = exact[-1]["d"] if len(exact) == TOP_K else 2.0
+    return {key(r) for r in exact if r["d"] < cut} - {key(r) for r in indexed}
+
+
 async def upstream_distances(
     dsn: str, workspace: str, queries: Sequence[Query], kind: str
 ) -> list[Distances]:
-    """Per query, the same distances as :func:`search_distances`, in upstream's vector tables."""
+    """Per query, the same distances as :func:`search_distances` in upstream's vector tables, and
+    the rows its entity and relation searches missed (:func:`index_missed`)."""
     import asyncpg
 
     model = f"{kind}-bow-{HASHED_DIM}"
@@ -371,22 +397,26 @@ async def upstream_distances(
         out = []
         for query in queries:
             ll, hl, q = query_vectors(query, kind)
-            out.append(
-                _distances(
-                    await conn.fetch(
-                        f"SELECT entity_name, {d} FROM {entity_t} WHERE workspace = $3", ll, t, workspace
-                    ),
-                    await conn.fetch(
-                        f"SELECT source_id, target_id, {d} FROM {relation_t} WHERE workspace = $3",
-                        hl,
-                        t,
-                        workspace,
-                    ),
-                    await conn.fetch(
-                        f"SELECT content, {d} FROM {chunk_t} WHERE workspace = $3", q, t, workspace
-                    ),
-                )
+            found = _distances(
+                await conn.fetch(
+                    f"SELECT entity_name, {d} FROM {entity_t} WHERE workspace = $3", ll, t, workspace
+                ),
+                await conn.fetch(
+                    f"SELECT source_id, target_id, {d} FROM {relation_t} WHERE workspace = $3",
+                    hl,
+                    t,
+                    workspace,
+                ),
+                await conn.fetch(f"SELECT content, {d} FROM {chunk_t} WHERE workspace = $3", q, t, workspace),
             )
+            missed = {
+                ("entities", k) for k in await index_missed(conn, entity_t, "entity_name", workspace, ll)
+            }
+            missed |= {
+                ("relations", k)
+                for k in await index_missed(conn, relation_t, "source_id, target_id", workspace, hl)
+            }
+            out.append(dataclasses.replace(found, index_missed=frozenset(missed)))
         return out
     finally:
         await conn.close()

@@ -98,6 +98,8 @@ class Distances:
     chunks: dict[str, float] = field(default_factory=dict)
     at_limit: frozenset[tuple[str, Any]] = frozenset()
     """(kind, key) of the rows at exactly ``1 - threshold``."""
+    index_missed: frozenset[tuple[str, Any]] = frozenset()
+    """(kind, key) of the rows this system's own top-k search skipped though nearer than its cut."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,6 +282,8 @@ def _entity_cause(x: str, mode: str, has: Ranking, lacks: Ranking, has_view: Vie
         return "tie"
     if mode in LOCAL_MODES and x in has.local_entities and x not in lacks.local_entities:
         return "entity-vector"
+    if ("entities", x) in lacks_view.distances.index_missed and mode in LOCAL_MODES:
+        return "index-miss"
     if (
         mode == "local"
         and not lacks_view.got.truncated("entities")
@@ -350,6 +354,8 @@ def _relation_cause(
         has.relation_distance(x) != lacks.relation_distance(x) or has.relation_cut != lacks.relation_cut
     ):
         return "relation-vector"
+    if mode in GLOBAL_MODES and ("relations", x) in lacks_view.distances.index_missed:
+        return "index-miss"
     if mode in GLOBAL_MODES and _nearer_than_kept(
         lacks.relation_distance(x),
         (

@@ -20,6 +20,7 @@ as agreeing; the raw Jaccard is always reported beside it.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,8 +47,8 @@ CAUSES: dict[str, str] = {
         " (upstream's HNSW scan, ef_search 40, no iterative scan)"
     ),
     "tie-order": (
-        "the kept lists hold equal keys position by position: rows of equal keys in another order,"
-        " cut by a token budget"
+        "paired with a row only the other system kept, of the same key in both systems:"
+        " equal-key rows in another order, cut by a token budget"
     ),
     "entity-budget": "below the entity token budget of the system without it",
     "relation-budget": "below the relation token budget of the system without it",
@@ -299,8 +300,6 @@ def _entity_cause(x: str, mode: str, has: Ranking, lacks: Ranking, has_view: Vie
         if has.nearest_relation(x) != lacks.nearest_relation(x):
             return "relation-vector"
     if lacks_view.got.truncated("entities"):
-        if _same_keys(has_view.got.entity_list, lacks_view.got.entity_list, has, lacks, _entity_key):
-            return "tie-order"
         return "entity-budget"
     return "other"
 
@@ -311,22 +310,20 @@ def _nearer_than_kept(distance: float | None, kept: Any) -> bool:
     return distance is not None and farthest is not None and distance < farthest
 
 
-def _entity_key(r: Ranking, x: str) -> tuple[Any, ...]:
-    return (r.entity_distance(x) if x in r.local_entities else None, r.nearest_relation(x))
+def _budget_keys(mode: str) -> dict[str, Callable[[Ranking, Any], Any]]:
+    """The key that orders the rows a token budget cuts, per kind, in ``mode``.
 
-
-def _relation_key(r: Ranking, x: Pair) -> tuple[Any, ...]:
-    return (r.relation_distance(x), r.relation_rank(x))
-
-
-def _same_keys(a: Sequence[Any], b: Sequence[Any], ra: Ranking, rb: Ranking, key: Any) -> bool:
-    """Whether two kept lists hold rows of the same keys position by position, as far as both go.
-
-    Then they differ only in the order of rows with equal keys, and a token budget
-    that cuts both lists keeps different rows because of that order alone.
+    Entities: in a mode with a global side, the distance of the nearest relation (the
+    global half of the merged list follows the relations' order); else the entity's
+    distance. Relations: the (edge degree, weight) of the local side, which fills the
+    tail of the merged list; in global mode, the distance.
     """
-    n = min(len(a), len(b))
-    return list(a[:n]) != list(b[:n]) and [key(ra, x) for x in a[:n]] == [key(rb, x) for x in b[:n]]
+    entity = "nearest_relation" if mode in GLOBAL_MODES else "entity_distance"
+    relation = "relation_rank" if mode in LOCAL_MODES else "relation_distance"
+    return {
+        "entities": lambda r, x: getattr(r, entity)(x),
+        "relations": lambda r, x: getattr(r, relation)(x),
+    }
 
 
 def _relation_cause(
@@ -365,10 +362,6 @@ def _relation_cause(
         ),
     ):
         return "index-miss"
-    if lacks_view.got.truncated("relations") and _same_keys(
-        has_view.got.relation_list, lacks_view.got.relation_list, has, lacks, _relation_key
-    ):
-        return "tie-order"
     if mode in LOCAL_MODES and local_lacks and lacks_view.got.truncated("relations"):
         rank, cut = lacks.relation_rank(x), lacks.relation_rank_cut
         if rank is not None and cut is not None and rank <= cut:
@@ -414,7 +407,39 @@ def explain(
                 cause = "other"
             keys = {side: {"distance": v.distances.chunks.get(c)} for side, v in views.items()}
             out.append(Difference("chunks", c[:60], kept_by, cause, keys))
-    return out
+    return _pair_equal_keys(out, ranks, mode)
+
+
+_BUDGET_CAUSES = ("entity-budget", "relation-budget", "other")
+
+
+def _pair_equal_keys(
+    differences: list[Difference], ranks: Mapping[str, Ranking], mode: str
+) -> list[Difference]:
+    """Budget-cut rows only one system kept, paired with rows only the other kept under the same key.
+
+    A row's key is its ranking key, equal in both systems; a pair of such rows is
+    the same slot filled by two rows of equal keys in another order (``tie-order``).
+    """
+    key_of = _budget_keys(mode)
+    waiting: dict[tuple[str, Any], list[int]] = {}
+    relabel: set[int] = set()
+    for i, d in enumerate(differences):
+        if d.kind not in key_of or d.cause not in _BUDGET_CAUSES:
+            continue
+        key = key_of[d.kind](ranks["ours"], d.item)
+        if key != key_of[d.kind](ranks["upstream"], d.item):
+            continue
+        partners = waiting.setdefault((d.kind, key), [])
+        match = next((j for j in partners if differences[j].kept_by != d.kept_by), None)
+        if match is None:
+            partners.append(i)
+        else:
+            partners.remove(match)
+            relabel |= {i, match}
+    return [
+        dataclasses.replace(d, cause="tie-order") if i in relabel else d for i, d in enumerate(differences)
+    ]
 
 
 def cut_summary(mode: str, view: View, top_k: int, threshold: float) -> dict[str, Any]:

@@ -43,8 +43,8 @@ CAUSES: dict[str, str] = {
     "follows-entity": "an edge of an entity only one system found",
     "follows-relation": "an endpoint of a relation only one system kept",
     "index-miss": (
-        "nearer than a row the system without it returned: its vector search missed it"
-        " (upstream's HNSW scan, ef_search 40, no iterative scan)"
+        "an approximate vector search: the row is nearer than one the system without it returned"
+        " (which skipped it), or beyond the exact top_k cut (returned in place of a skipped one)"
     ),
     "tie-order": (
         "paired with a row only the other system kept, of the same key in both systems:"
@@ -285,6 +285,8 @@ def _entity_cause(x: str, mode: str, has: Ranking, lacks: Ranking, has_view: Vie
         return "entity-vector"
     if ("entities", x) in lacks_view.distances.index_missed and mode in LOCAL_MODES:
         return "index-miss"
+    if mode == "local" and _beyond(has.entity_distance(x), has.entity_cut):
+        return "index-miss"
     if (
         mode == "local"
         and not lacks_view.got.truncated("entities")
@@ -302,6 +304,11 @@ def _entity_cause(x: str, mode: str, has: Ranking, lacks: Ranking, has_view: Vie
     if lacks_view.got.truncated("entities"):
         return "entity-budget"
     return "other"
+
+
+def _beyond(distance: float | None, cut: float | None) -> bool:
+    """Whether a returned row lies beyond the exact top-k cut (its search skipped nearer rows)."""
+    return distance is not None and cut is not None and distance > cut
 
 
 def _nearer_than_kept(distance: float | None, kept: Any) -> bool:
@@ -353,13 +360,18 @@ def _relation_cause(
         return "relation-vector"
     if mode in GLOBAL_MODES and ("relations", x) in lacks_view.distances.index_missed:
         return "index-miss"
-    if mode in GLOBAL_MODES and _nearer_than_kept(
-        lacks.relation_distance(x),
-        (
-            lacks.relation_distance(p)
-            for p in lacks_view.got.relation_list
-            if lacks.relation_cut is None or (lacks.relation_distance(p) or 2.0) <= lacks.relation_cut
-        ),
+    if mode in GLOBAL_MODES and _beyond(has.relation_distance(x), has.relation_cut) and not local_has:
+        return "index-miss"
+    distance = lacks.relation_distance(x)
+    if (
+        mode in GLOBAL_MODES
+        and distance is not None
+        and lacks.relation_cut is not None
+        and (distance < lacks.relation_cut or (distance == lacks.relation_cut and lacks.relation_tie is None))
+        and (
+            not lacks_view.got.truncated("relations")
+            or _nearer_than_kept(distance, map(lacks.relation_distance, lacks_view.got.relation_list))
+        )
     ):
         return "index-miss"
     if mode in LOCAL_MODES and local_lacks and lacks_view.got.truncated("relations"):

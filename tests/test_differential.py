@@ -165,8 +165,10 @@ def test_a_nearer_row_one_vector_search_skipped_is_an_index_miss() -> None:
     distances = {("A", "B"): 0.1, ("B", "C"): 0.3, ("C", "D"): 0.5}
     ours = view(g, {}, distances, (["A", "B", "C"], [("A", "B"), ("B", "C")]))
     theirs = view(g, {}, distances, (["A", "B", "C", "D"], [("A", "B"), ("C", "D")]), strict=True)
-    diffs = explain("global", ours, theirs, top_k=3, threshold=0.2, chunk_top_k=20)
+    diffs = explain("global", ours, theirs, top_k=2, threshold=0.2, chunk_top_k=20)
     assert causes(diffs)[("relations", ("B", "C"))] == "index-miss"
+    # and C-D, beyond the exact top-2 cut (0.3), took the skipped row's place
+    assert causes(diffs)[("relations", ("C", "D"))] == "index-miss"
 
 
 def test_equal_keys_in_another_order_before_a_token_cut_are_a_tie_order() -> None:

@@ -5,8 +5,18 @@ embedded PostgreSQL server, with the same scripted LLM answers and the same
 deterministic embeddings (hashed bags of words; :func:`weighted_vectors` with
 ``--embedding weighted``), one document and one chunk at a time. Then each
 question is asked in every mode through ``aquery_data`` with the same explicit
-keywords, and the retrieved entities, relations (unordered pairs) and chunks
-(by content) are compared: Jaccard per question, mean per mode.
+keywords (lightrag_pg's lexical search off: upstream has none), and the
+retrieved entities, relations (unordered pairs) and chunks (by content) are
+compared: Jaccard per question, mean per mode.
+
+Every row only one system returned gets a cause
+(:data:`bench.differential_compare.CAUSES`), read from both systems' own
+distances, degrees, weights and token counts; the table also gives a tie-aware
+Jaccard, which counts rows kept or dropped only by the order of equal keys (an
+order upstream leaves to its index or graph scan) as agreeing. ``--summaries
+off`` keeps both systems from summarising descriptions, so both index the same
+graph (upstream's incremental summaries otherwise make its descriptions, hence
+vectors and token counts, differ).
 
 The chunk budget of a query is what the answer prompt leaves of
 ``max_total_tokens``, and lightrag_pg's prompts are its own (and shorter than

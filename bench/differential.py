@@ -325,7 +325,7 @@ def _distances(entities: Sequence[Any], relations: Sequence[Any], chunks: Sequen
             out[i][key] = min(round(float(r["d"]), 6), out[i].get(key, 2.0))
             if r["at_limit"]:
                 at_limit.add((kind, key))
-    return Distances(*out, at_limit=frozenset(at_limit))
+    return Distances(out[0], out[1], out[2], at_limit=frozenset(at_limit))
 
 
 def _pair(a: str, b: str) -> tuple[str, str]:

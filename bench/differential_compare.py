@@ -393,7 +393,7 @@ def explain(
         has, lacks = ranks[kept_by], ranks[other]
         for x in sorted(has_view.got.entities - lacks_view.got.entities):
             cause = _entity_cause(x, mode, has, lacks, has_view, lacks_view)
-            keys = {
+            keys: dict[str, dict[str, Any]] = {
                 side: {"distance": r.entity_distance(x), "nearest_relation": r.nearest_relation(x)}
                 for side, r in ranks.items()
             }

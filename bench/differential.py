@@ -5,8 +5,18 @@ embedded PostgreSQL server, with the same scripted LLM answers and the same
 deterministic embeddings (hashed bags of words; :func:`weighted_vectors` with
 ``--embedding weighted``), one document and one chunk at a time. Then each
 question is asked in every mode through ``aquery_data`` with the same explicit
-keywords, and the retrieved entities, relations (unordered pairs) and chunks
-(by content) are compared: Jaccard per question, mean per mode.
+keywords (lightrag_pg's lexical search off: upstream has none), and the
+retrieved entities, relations (unordered pairs) and chunks (by content) are
+compared: Jaccard per question, mean per mode.
+
+Every row only one system returned gets a cause
+(:data:`bench.differential_compare.CAUSES`), read from both systems' own
+distances, degrees, weights and token counts; the table also gives a tie-aware
+Jaccard, which counts rows kept or dropped only by the order of equal keys (an
+order upstream leaves to its index or graph scan) as agreeing. ``--summaries
+off`` keeps both systems from summarising descriptions, so both index the same
+graph (upstream's incremental summaries otherwise make its descriptions, hence
+vectors and token counts, differ).
 
 The chunk budget of a query is what the answer prompt leaves of
 ``max_total_tokens``, and lightrag_pg's prompts are its own (and shorter than
@@ -49,6 +59,18 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.corpus import CorpusLLM, documents, questions, vocabulary
+from bench.differential_compare import (
+    Difference,
+    Distances,
+    Graph,
+    Retrieved,
+    View,
+    cut_summary,
+    explain,
+    jaccard,
+    tie_aware_jaccard,
+    ties_of,
+)
 from bench.ingest import HASHED_DIM, workspace_name
 from lightrag_pg import LightRAG, QueryParam
 from lightrag_pg.index.extraction_prompts import extraction_messages, summary_prompt
@@ -81,6 +103,14 @@ SERIAL: dict[str, Any] = {
     "embedding_max_async": 1,
 }
 EMBEDDINGS = ("hashed", "weighted")
+# Never ask the LLM for a description summary: descriptions are the joined fragments
+# in both systems (the same set, in each system's order), so the indexed graphs hold
+# the same vectors and the comparison isolates retrieval.
+NO_SUMMARIES: dict[str, int] = {"force_llm_summary_on_merge": 10**6, "summary_max_tokens": 10**6}
+# Both systems' query defaults (lightrag_pg's equal upstream 1.5.7's; tests pin that).
+TOP_K = QueryParam().top_k
+CHUNK_TOP_K = QueryParam().chunk_top_k
+COSINE_THRESHOLD = 0.2
 O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
 
 
@@ -244,35 +274,19 @@ def _plain(value: Any) -> str:
     return json.loads(text) if text.startswith('"') else text
 
 
-@dataclass(frozen=True, slots=True)
-class Graph:
-    """Entities (name -> type, description) and relations (sorted pair -> weight, keywords, description)."""
-
-    entities: dict[str, tuple[str, str]]
-    relations: dict[tuple[str, str], tuple[float, frozenset[str], str]]
-
-    @classmethod
-    def from_rows(cls, entities: Sequence[Sequence[Any]], relations: Sequence[Sequence[Any]]) -> Graph:
-        """From (name, type, description) and (src, tgt, weight, keywords, description) rows."""
-        return cls(
-            {_plain(n): (str(t).lower(), str(d)) for n, t, d, *_ in entities},
-            {
-                tuple(sorted((_plain(a), _plain(b)))): (  # type: ignore[misc]
-                    float(w),
-                    frozenset(k.strip() for k in str(kw).split(",") if k.strip()),
-                    str(d),
-                )
-                for a, b, w, kw, d, *_ in relations
-            },
-        )
-
-    def degrees(self) -> dict[str, int]:
-        """Relations touching each entity."""
-        out: dict[str, int] = dict.fromkeys(self.entities, 0)
-        for a, b in self.relations:
-            out[a] = out.get(a, 0) + 1
-            out[b] = out.get(b, 0) + 1
-        return out
+def graph_from_rows(entities: Sequence[Sequence[Any]], relations: Sequence[Sequence[Any]]) -> Graph:
+    """A :class:`Graph` from (name, type, description) and (src, tgt, weight, keywords, description) rows."""
+    return Graph(
+        {_plain(n): (str(t).lower(), str(d)) for n, t, d, *_ in entities},
+        {
+            tuple(sorted((_plain(a), _plain(b)))): (  # type: ignore[misc]
+                float(w),
+                frozenset(k.strip() for k in str(kw).split(",") if k.strip()),
+                str(d),
+            )
+            for a, b, w, kw, d, *_ in relations
+        },
+    )
 
 
 def compare_graphs(ours: Graph, theirs: Graph) -> list[str]:
@@ -301,23 +315,121 @@ def differing_descriptions(ours: Graph, theirs: Graph) -> list[dict[str, Any]]:
     return out
 
 
-@dataclass(frozen=True, slots=True)
-class Distances:
-    """Cosine distances seen by one query: entities to the low-level, relations to the high-level keywords."""
+def _distances(entities: Sequence[Any], relations: Sequence[Any], chunks: Sequence[Any]) -> Distances:
+    """:class:`Distances` from (key..., d, at_limit) rows of the three searches."""
+    out: list[dict[Any, float]] = [{}, {}, {}]
+    at_limit: set[tuple[str, Any]] = set()
+    for i, (kind, rows) in enumerate((("entities", entities), ("relations", relations), ("chunks", chunks))):
+        for r in rows:
+            key = _pair(r[0], r[1]) if kind == "relations" else r[0]
+            out[i][key] = min(round(float(r["d"]), 6), out[i].get(key, 2.0))
+            if r["at_limit"]:
+                at_limit.add((kind, key))
+    return Distances(out[0], out[1], out[2], at_limit=frozenset(at_limit))
 
-    entities: dict[str, float]
-    relations: dict[tuple[str, str], float]
+
+def _pair(a: str, b: str) -> tuple[str, str]:
+    return (a, b) if a <= b else (b, a)
+
+
+def query_vectors(query: Query, kind: str) -> list[str]:
+    """The low-level keyword, high-level keyword and question vectors of ``query``, as pgvector text."""
+    texts = [", ".join(query.ll_keywords), ", ".join(query.hl_keywords), query.question]
+    return ["[" + ",".join(map(str, v.tolist())) + "]" for v in embedder(kind)(texts, HASHED_DIM)]
+
+
+# the distance, and whether it is exactly the threshold's limit (where ``<=`` and ``<`` part)
+_D = "{col} <=> $1::text::vector AS d, ({col} <=> $1::text::vector) = 1 - $2::float8 AS at_limit"
 
 
 async def search_distances(conn: Any, query: Query, kind: str) -> Distances:
-    """Every entity's and relation's distance to the query's keyword vectors, computed by pgvector."""
-    ll, hl = embedder(kind)([", ".join(query.ll_keywords), ", ".join(query.hl_keywords)], HASHED_DIM)
-    entities = await conn.fetch("SELECT name, embedding <=> $1 AS d FROM entity_vectors", ll)
-    relations = await conn.fetch("SELECT src, tgt, embedding <=> $1 AS d FROM relation_vectors", hl)
-    return Distances(
-        {r["name"]: round(float(r["d"]), 6) for r in entities},
-        {tuple(sorted((r["src"], r["tgt"]))): round(float(r["d"]), 6) for r in relations},  # type: ignore[misc]
+    """Every entity's, relation's and chunk's distance to ``query`` in lightrag_pg's tables, by pgvector."""
+    ll, hl, q = query_vectors(query, kind)
+    d = _D.format(col="embedding")
+    t = COSINE_THRESHOLD
+    return _distances(
+        await conn.fetch(f"SELECT name, {d} FROM entity_vectors", ll, t),
+        await conn.fetch(f"SELECT src, tgt, {d} FROM relation_vectors", hl, t),
+        await conn.fetch(
+            f"SELECT c.content, {d.replace('embedding', 'v.embedding')}"
+            " FROM chunk_vectors v JOIN text_chunks c ON c.id = v.chunk_id",
+            q,
+            t,
+        ),
     )
+
+
+def upstream_table(base: str, model_name: str) -> str:
+    """Upstream's vector table of ``base`` for an embedding model (its name and dimension as a suffix)."""
+    return f"{base}_{re.sub(r'[^a-z0-9_]', '_', model_name.lower())}_{HASHED_DIM}d"
+
+
+async def index_missed(conn: Any, table: str, keys: str, workspace: str, vector: str) -> set[Any]:
+    """Rows upstream's own top-k search (its SQL, its HNSW index) skips though they are nearer than its cut.
+
+    The search is run as upstream sends it, then again with index scans off (exact);
+    a row of the exact result strictly nearer than the exact cut that the index scan
+    did not return was missed by the approximate index.
+    """
+    sql = (
+        f"SELECT {keys}, content_vector <=> $2::text::vector AS d FROM {table}"
+        " WHERE workspace = $1 AND content_vector <=> $2::text::vector < $3"
+        " ORDER BY content_vector <=> $2::text::vector LIMIT $4"
+    )
+    args = (workspace, vector, 1 - COSINE_THRESHOLD, TOP_K)
+    indexed = await conn.fetch(sql, *args)
+    async with conn.transaction():
+        await conn.execute("SET LOCAL enable_indexscan = off")
+        exact = await conn.fetch(sql, *args)
+
+    def key(r: Any) -> Any:
+        return _pair(r[0], r[1]) if keys.count(",") else r[0]
+
+    cut = exact[-1]["d"] if len(exact) == TOP_K else 2.0
+    return {key(r) for r in exact if r["d"] < cut} - {key(r) for r in indexed}
+
+
+async def upstream_distances(
+    dsn: str, workspace: str, queries: Sequence[Query], kind: str
+) -> list[Distances]:
+    """Per query, the same distances as :func:`search_distances` in upstream's vector tables, and
+    the rows its entity and relation searches missed (:func:`index_missed`)."""
+    import asyncpg
+
+    model = f"{kind}-bow-{HASHED_DIM}"
+    entity_t, relation_t, chunk_t = (
+        upstream_table(f"lightrag_vdb_{b}", model) for b in ("entity", "relation", "chunks")
+    )
+    d = _D.format(col="content_vector")
+    t = COSINE_THRESHOLD
+    conn = await asyncpg.connect(dsn)
+    try:
+        out = []
+        for query in queries:
+            ll, hl, q = query_vectors(query, kind)
+            found = _distances(
+                await conn.fetch(
+                    f"SELECT entity_name, {d} FROM {entity_t} WHERE workspace = $3", ll, t, workspace
+                ),
+                await conn.fetch(
+                    f"SELECT source_id, target_id, {d} FROM {relation_t} WHERE workspace = $3",
+                    hl,
+                    t,
+                    workspace,
+                ),
+                await conn.fetch(f"SELECT content, {d} FROM {chunk_t} WHERE workspace = $3", q, t, workspace),
+            )
+            missed = {
+                ("entities", k) for k in await index_missed(conn, entity_t, "entity_name", workspace, ll)
+            }
+            missed |= {
+                ("relations", k)
+                for k in await index_missed(conn, relation_t, "source_id, target_id", workspace, hl)
+            }
+            out.append(dataclasses.replace(found, index_missed=frozenset(missed)))
+        return out
+    finally:
+        await conn.close()
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,27 +440,6 @@ class Query:
     mode: str
     hl_keywords: list[str]
     ll_keywords: list[str]
-
-
-@dataclass(frozen=True, slots=True)
-class Retrieved:
-    """What one system retrieved for one query."""
-
-    entities: frozenset[str]
-    relations: frozenset[tuple[str, str]]
-    chunks: frozenset[str]
-    chunk_ids: frozenset[str]
-
-    @classmethod
-    def from_data(cls, result: dict[str, Any]) -> Retrieved:
-        """From an ``aquery_data`` answer (upstream's or ours: same shape)."""
-        data = result.get("data") or {}
-        return cls(
-            frozenset(e["entity_name"] for e in data.get("entities", [])),
-            frozenset(tuple(sorted((r["src_id"], r["tgt_id"]))) for r in data.get("relationships", [])),  # type: ignore[misc]
-            frozenset(c["content"] for c in data.get("chunks", [])),
-            frozenset(c.get("chunk_id", "") for c in data.get("chunks", [])),
-        )
 
 
 def plan(queries_per_mode: Sequence[str], llm: CorpusLLM) -> list[Query]:
@@ -362,12 +453,13 @@ def plan(queries_per_mode: Sequence[str], llm: CorpusLLM) -> list[Query]:
 
 
 def param_of(query: Query) -> QueryParam:
-    """The lightrag_pg query parameters of ``query``."""
+    """The lightrag_pg query parameters of ``query``: lexical search off, as upstream has none."""
     return QueryParam(
         mode=query.mode,  # type: ignore[arg-type]
         hl_keywords=list(query.hl_keywords),
         ll_keywords=list(query.ll_keywords),
         enable_rerank=False,
+        lexical=False,
     )
 
 
@@ -378,6 +470,7 @@ async def run_ours(
     queries: Sequence[Query],
     llm: CorpusLLM,
     kind: str,
+    settings: dict[str, Any],
 ) -> tuple[list[dict[str, Any]], Graph, list[Distances]]:
     """Index ``texts`` one document at a time with lightrag_pg, then answer ``queries``.
 
@@ -389,6 +482,7 @@ async def run_ours(
         llm_model_func=llm,
         embedding_func=embedding_func(kind),
         **SERIAL,
+        **settings,
     )
     await rag.initialize()
     try:
@@ -398,7 +492,7 @@ async def run_ours(
                 raise RuntimeError(f"lightrag_pg failed on {path}: {result.progress.failures}")
         results = [await rag.aquery_data(q.question, param_of(q)) for q in queries]
         async with rag.pool.acquire() as conn:
-            graph = Graph.from_rows(
+            graph = graph_from_rows(
                 await conn.fetch("SELECT name, entity_type, description FROM entities"),
                 await conn.fetch("SELECT src, tgt, weight, keywords, description FROM relations"),
             )
@@ -417,16 +511,22 @@ def run_upstream(
     queries: Sequence[Query],
     llm: SharedLLM,
     embedding: str,
-) -> tuple[list[dict[str, Any]], Graph]:
-    """Index and query with upstream in its virtualenv, answering its LLM and embedding requests."""
+    settings: dict[str, Any],
+) -> tuple[list[dict[str, Any]], Graph, str]:
+    """Index and query with upstream in its virtualenv, answering its LLM and embedding requests.
+
+    Also returns upstream's graph and the workspace it wrote.
+    """
+    workspace = workspace_name("diff_up")
     job = {
         "working_dir": str(work / "upstream"),
-        "workspace": workspace_name("diff_up"),
+        "workspace": workspace,
         "embedding_dim": HASHED_DIM,
         "embedding_name": f"{embedding}-bow-{HASHED_DIM}",
         "documents": [{"text": t, "file_path": p} for t, p in zip(texts, paths, strict=True)],
         "queries": [dataclasses.asdict(q) for q in queries],
         "prompts": SHARED_PROMPTS,
+        "settings": settings,
     }
     job_file = work / "job.json"
     job_file.write_text(json.dumps(job))
@@ -461,7 +561,7 @@ def run_upstream(
             elif kind == "inserted":
                 continue
             elif kind == "graph":
-                graph = Graph.from_rows(message["entities"], message["relations"])
+                graph = graph_from_rows(message["entities"], message["relations"])
                 continue
             elif kind == "done":
                 break
@@ -471,85 +571,72 @@ def run_upstream(
             answers.flush()
     if process.wait() != 0:
         raise RuntimeError(f"upstream runner exited with {process.returncode}; log: {log_path}")
-    return results, graph
+    return results, graph, workspace
 
 
 # --- comparison -------------------------------------------------------------
 
 
-def jaccard(a: frozenset[Any], b: frozenset[Any]) -> float:
-    """|a ∩ b| / |a ∪ b|; two empty sets are identical (1.0)."""
-    union = a | b
-    return len(a & b) / len(union) if union else 1.0
-
-
 @dataclass(frozen=True, slots=True)
 class Comparison:
-    """Jaccard of entities, relations, chunks (content) and chunk ids for one query."""
+    """One query as both systems saw and answered it, and why their rows differ."""
 
     query: Query
-    ours: Retrieved
-    theirs: Retrieved
+    ours: View
+    theirs: View
+    differences: tuple[Difference, ...]
+
+    @classmethod
+    def of(cls, query: Query, ours: View, theirs: View) -> Comparison:
+        """Compare the two views of ``query`` (upstream's query defaults: ``top_k``, threshold)."""
+        differences = explain(query.mode, ours, theirs, TOP_K, COSINE_THRESHOLD, CHUNK_TOP_K)
+        return cls(query, ours, theirs, tuple(differences))
 
     @property
-    def scores(self) -> tuple[float, float, float, float]:
-        """(entities, relations, chunks, chunk ids)."""
+    def scores(self) -> tuple[float, float, float]:
+        """Raw Jaccard of (entities, relations, chunks)."""
+        a, b = self.ours.got, self.theirs.got
+        return jaccard(a.entities, b.entities), jaccard(a.relations, b.relations), jaccard(a.chunks, b.chunks)
+
+    @property
+    def tie_aware_scores(self) -> tuple[float, float, float]:
+        """:attr:`scores` with rows tied at a cut, in both systems, counted as agreeing."""
+        a, b = self.ours.got, self.theirs.got
         return (
-            jaccard(self.ours.entities, self.theirs.entities),
-            jaccard(self.ours.relations, self.theirs.relations),
-            jaccard(self.ours.chunks, self.theirs.chunks),
-            jaccard(self.ours.chunk_ids, self.theirs.chunk_ids),
+            tie_aware_jaccard(a.entities, b.entities, ties_of(self.differences, "entities")),
+            tie_aware_jaccard(a.relations, b.relations, ties_of(self.differences, "relations")),
+            jaccard(a.chunks, b.chunks),
         )
 
 
-LOCAL_MODES = ("local", "hybrid", "mix")
-GLOBAL_MODES = ("global", "hybrid", "mix")
+def context_tokens(result: dict[str, Any]) -> dict[str, int]:
+    """Tokens of the entity and relation context of an answer, rendered as upstream 1.5.7 budgets them.
 
-
-def ranking_keys(mode: str, graph: Graph, distances: Distances) -> tuple[Any, Any]:
-    """Functions giving every input the ranking of ``mode`` sorts an entity or a relation by.
-
-    A relation's: its edge degree and weight (local side), its distance to the
-    high-level keywords (global side). An entity's: its distance to the
-    low-level keywords (local side), the smallest distance of its relations to
-    the high-level keywords (global side, where entities follow relations).
+    One JSON object per line (entity: name, type, description; relation: the two
+    names and the description), lines joined by newlines; counted with
+    ``o200k_base``, both systems' tokenizer.
     """
-    degrees = graph.degrees()
-    nearest: dict[str, float] = {}
-    for (a, b), d in distances.relations.items():
-        for name in (a, b):
-            nearest[name] = min(d, nearest.get(name, 2.0))
+    from lightrag_pg.llm.tokenizer import get_tokenizer
 
-    def relation_key(pair: tuple[str, str]) -> tuple[Any, ...]:
-        weight = graph.relations[pair][0] if pair in graph.relations else None
-        local = (degrees.get(pair[0], 0) + degrees.get(pair[1], 0), weight) if mode in LOCAL_MODES else ()
-        return (*local, distances.relations.get(pair)) if mode in GLOBAL_MODES else local
+    count = get_tokenizer().count
+    data = result.get("data") or {}
+    entities = [
+        {"entity": e["entity_name"], "type": e.get("entity_type"), "description": e.get("description")}
+        for e in data.get("entities", [])
+    ]
+    relations = [
+        {"entity1": r["src_id"], "entity2": r["tgt_id"], "description": r.get("description")}
+        for r in data.get("relationships", [])
+    ]
+    return {
+        kind: count("\n".join(json.dumps(row, ensure_ascii=False) for row in rows))
+        for kind, rows in (("entities", entities), ("relations", relations))
+    }
 
-    def entity_key(name: str) -> tuple[Any, ...]:
-        local = (distances.entities.get(name),) if mode in LOCAL_MODES else ()
-        return (*local, nearest.get(name)) if mode in GLOBAL_MODES else local
 
-    return entity_key, relation_key
-
-
-def diagnose(comparison: Comparison, graph: Graph, distances: Distances) -> dict[str, str]:
-    """For entities and relations: ``same``, ``tie`` or ``other``.
-
-    ``tie``: the items only one side kept have, as multisets, the same ranking
-    keys as those only the other kept, so the two systems ranked equal rows in
-    a different order and cut the list at the same place.
-    """
-    entity_key, relation_key = ranking_keys(comparison.query.mode, graph, distances)
-    out = {}
-    for kind, key in (("entities", entity_key), ("relations", relation_key)):
-        ours, theirs = getattr(comparison.ours, kind), getattr(comparison.theirs, kind)
-        if ours == theirs:
-            out[kind] = "same"
-            continue
-        only_ours = sorted(map(repr, map(key, ours - theirs)))
-        only_theirs = sorted(map(repr, map(key, theirs - ours)))
-        out[kind] = "tie" if only_ours == only_theirs else "other"
-    return out
+def retrieved(result: dict[str, Any]) -> Retrieved:
+    """:meth:`Retrieved.from_data` with :func:`context_tokens`."""
+    return dataclasses.replace(Retrieved.from_data(result), tokens=context_tokens(result))
 
 
 def mean(values: Sequence[float]) -> float:
@@ -558,73 +645,78 @@ def mean(values: Sequence[float]) -> float:
 
 
 def report(comparisons: Sequence[Comparison]) -> None:
-    """Print the Jaccard table per mode, with mean sizes on each side."""
+    """Print the raw and tie-aware Jaccard tables per mode, with mean sizes on each side."""
     print(
         f"{'mode':<8}{'entities':>9}{'min':>6}{'relations':>11}{'min':>6}{'chunks':>8}{'min':>6}"
-        f"{'chunk ids':>10}   sizes ours/upstream (e, r, c)"
+        f"   tie-aware e / r / c     sizes ours/upstream (e, r, c)"
     )
     for mode in MODES:
         rows = [c for c in comparisons if c.query.mode == mode]
-        scores = [c.scores for c in rows]
-        cols = [[s[i] for s in scores] for i in range(4)]
+        cols = [[c.scores[i] for c in rows] for i in range(3)]
+        tied = [mean([c.tie_aware_scores[i] for c in rows]) for i in range(3)]
         sizes = " ".join(
-            f"{mean([len(getattr(c.ours, f)) for c in rows]):.1f}/"
-            f"{mean([len(getattr(c.theirs, f)) for c in rows]):.1f}"
+            f"{mean([len(getattr(c.ours.got, f)) for c in rows]):.1f}/"
+            f"{mean([len(getattr(c.theirs.got, f)) for c in rows]):.1f}"
             for f in ("entities", "relations", "chunks")
         )
         print(
             f"{mode:<8}{mean(cols[0]):>9.3f}{min(cols[0]):>6.2f}{mean(cols[1]):>11.3f}{min(cols[1]):>6.2f}"
-            f"{mean(cols[2]):>8.3f}{min(cols[2]):>6.2f}{mean(cols[3]):>10.3f}   {sizes}"
+            f"{mean(cols[2]):>8.3f}{min(cols[2]):>6.2f}   {tied[0]:.3f} / {tied[1]:.3f} / {tied[2]:.3f}"
+            f"   {sizes}"
         )
 
 
-def report_causes(comparisons: Sequence[Comparison], diagnoses: Sequence[dict[str, str]]) -> None:
-    """Per mode: queries whose entities or relations differ, and how many of those are tie swaps."""
-    print("queries that differ (of which equal-key swaps, i.e. tie order):")
+def report_causes(comparisons: Sequence[Comparison]) -> None:
+    """Per mode and kind: rows only one system returned, counted by cause."""
+    print("rows only one system returned, by cause (ours + upstream):")
     for mode in MODES:
-        picked = [d for c, d in zip(comparisons, diagnoses, strict=True) if c.query.mode == mode]
         parts = []
-        for kind in ("entities", "relations"):
-            differ = sum(d[kind] != "same" for d in picked)
-            ties = sum(d[kind] == "tie" for d in picked)
-            parts.append(f"{kind} {differ} ({ties})")
-        chunks = sum(c.ours.chunks != c.theirs.chunks for c in comparisons if c.query.mode == mode)
-        print(f"  {mode:<8}" + ", ".join(parts) + f", chunks {chunks}")
+        for kind in ("entities", "relations", "chunks"):
+            counts: dict[str, list[int]] = {}
+            for c in comparisons:
+                if c.query.mode != mode:
+                    continue
+                for d in c.differences:
+                    if d.kind == kind:
+                        counts.setdefault(d.cause, [0, 0])[d.kept_by != "ours"] += 1
+            if counts:
+                parts.append(f"{kind}: " + ", ".join(f"{k} {o}+{u}" for k, (o, u) in sorted(counts.items())))
+        print(f"  {mode:<8}" + ("; ".join(parts) or "none"))
 
 
-def details(
-    comparisons: Sequence[Comparison], graph: Graph, distances: Sequence[Distances]
-) -> list[dict[str, Any]]:
-    """Per-query scores and the items only one side retrieved, with their ranking keys, for the JSON dump."""
+def boundary_rows(comparisons: Sequence[Comparison]) -> tuple[int, int]:
+    """Rows at exactly ``1 - threshold`` from a query, where lightrag_pg's ``<=`` and upstream's ``<`` part.
+
+    Returns (all such rows, those of them lightrag_pg returned), over every query.
+    """
+    rows = returned = 0
+    for c in comparisons:
+        got = c.ours.got
+        for kind, key in c.ours.distances.at_limit:
+            rows += 1
+            returned += (
+                key in {"entities": got.entities, "relations": got.relations, "chunks": got.chunks}[kind]
+            )
+    return rows, returned
+
+
+def details(comparisons: Sequence[Comparison]) -> list[dict[str, Any]]:
+    """Per query: scores, where each system cut, and every differing row with its cause and keys."""
     out = []
-    for c, dist in zip(comparisons, distances, strict=True):
-        e, r, ch, ids = c.scores
-        entity_key, relation_key = ranking_keys(c.query.mode, graph, dist)
+    for c in comparisons:
         out.append(
             {
                 "mode": c.query.mode,
                 "question": c.query.question,
                 "hl_keywords": c.query.hl_keywords,
                 "ll_keywords": c.query.ll_keywords,
-                "jaccard": {"entities": e, "relations": r, "chunks": ch, "chunk_ids": ids},
-                "sizes": {
-                    "ours": [len(c.ours.entities), len(c.ours.relations), len(c.ours.chunks)],
-                    "upstream": [len(c.theirs.entities), len(c.theirs.relations), len(c.theirs.chunks)],
+                "jaccard": dict(zip(("entities", "relations", "chunks"), c.scores, strict=True)),
+                "tie_aware": dict(zip(("entities", "relations", "chunks"), c.tie_aware_scores, strict=True)),
+                "cuts": {
+                    "ours": cut_summary(c.query.mode, c.ours, TOP_K, COSINE_THRESHOLD),
+                    "upstream": cut_summary(c.query.mode, c.theirs, TOP_K, COSINE_THRESHOLD),
                 },
-                "only_ours": {
-                    "entities": [[n, entity_key(n)] for n in sorted(c.ours.entities - c.theirs.entities)],
-                    "relations": [
-                        [p, relation_key(p)] for p in sorted(c.ours.relations - c.theirs.relations)
-                    ],
-                    "chunks": len(c.ours.chunks - c.theirs.chunks),
-                },
-                "only_upstream": {
-                    "entities": [[n, entity_key(n)] for n in sorted(c.theirs.entities - c.ours.entities)],
-                    "relations": [
-                        [p, relation_key(p)] for p in sorted(c.theirs.relations - c.ours.relations)
-                    ],
-                    "chunks": len(c.theirs.chunks - c.ours.chunks),
-                },
+                "differences": [dataclasses.asdict(d) for d in c.differences],
             }
         )
     return out
@@ -643,6 +735,12 @@ def main() -> None:
         default="hashed",
         help="plain hashed bags of words, or word-weighted ones (few exact distance ties)",
     )
+    parser.add_argument(
+        "--summaries",
+        choices=("on", "off"),
+        default="on",
+        help="off: descriptions are never summarised, in either system (compares retrieval on equal graphs)",
+    )
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="where upstream's virtualenv lives")
     parser.add_argument("--out", type=Path, default=None, help="write per-query details (JSON) here")
     parser.add_argument("--raw", type=Path, default=None, help="write both systems' raw answers (JSON) here")
@@ -655,34 +753,45 @@ def main() -> None:
     llm = SharedLLM(vocab)
     queries = plan(questions(args.questions, texts, vocab, seed=args.seed + 1), llm)
     env = {"TIKTOKEN_CACHE_DIR": str(tiktoken_cache(args.cache))}
+    settings = NO_SUMMARIES if args.summaries == "off" else {}
     with embedded_server() as (dsn, pg_env), tempfile.TemporaryDirectory(prefix="lightrag-diff-") as tmp:
         started = time.perf_counter()
-        ours, our_graph, distances = asyncio.run(run_ours(dsn, texts, paths, queries, llm, args.embedding))
+        ours, our_graph, our_distances = asyncio.run(
+            run_ours(dsn, texts, paths, queries, llm, args.embedding, settings)
+        )
         ours_s = time.perf_counter() - started
         started = time.perf_counter()
-        theirs, their_graph = run_upstream(
-            python, {**env, **pg_env}, Path(tmp), texts, paths, queries, llm, args.embedding
+        theirs, their_graph, their_workspace = run_upstream(
+            python, {**env, **pg_env}, Path(tmp), texts, paths, queries, llm, args.embedding, settings
         )
         theirs_s = time.perf_counter() - started
+        their_distances = asyncio.run(upstream_distances(dsn, their_workspace, queries, args.embedding))
     print(
         f"{args.docs} docs x ~{args.words} words, {args.questions} questions x {len(MODES)} modes, "
-        f"{args.embedding} embedding; "
-        f"lightrag_pg {ours_s:.1f} s, upstream {UPSTREAM_VERSION} {theirs_s:.1f} s"
+        f"{args.embedding} embedding, summaries {args.summaries}, lexical search off; "
+        f"lightrag_pg {ours_s:.1f} s, upstream {UPSTREAM_VERSION} {theirs_s:.1f} s; load {os.getloadavg()}"
     )
     if llm.untranslated:
         unknown = llm.untranslated
         print(f"warning: {len(unknown)} upstream prompts not recognised, e.g. {unknown[0]!r}")
     comparisons = [
-        Comparison(q, Retrieved.from_data(a), Retrieved.from_data(b))
-        for q, a, b in zip(queries, ours, theirs, strict=True)
+        Comparison.of(
+            q,
+            View(our_graph, od, retrieved(a)),
+            View(their_graph, td, retrieved(b), strict=True),
+        )
+        for q, a, b, od, td in zip(queries, ours, theirs, our_distances, their_distances, strict=True)
     ]
     report(comparisons)
-    report_causes(
-        comparisons, [diagnose(c, our_graph, d) for c, d in zip(comparisons, distances, strict=True)]
+    report_causes(comparisons)
+    rows, returned = boundary_rows(comparisons)
+    print(
+        f"rows at exactly distance 1 - threshold ({1 - COSINE_THRESHOLD:g}), where <= and < part:"
+        f" {rows} over all queries, {returned} of them returned by lightrag_pg"
     )
     print("indexed graphs:", *compare_graphs(our_graph, their_graph), sep="\n  ")
     if args.out:
-        args.out.write_text(json.dumps(details(comparisons, our_graph, distances), indent=1))
+        args.out.write_text(json.dumps(details(comparisons), indent=1, default=str))
     if args.raw:
         raw = {
             "ours": ours,

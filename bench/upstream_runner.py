@@ -13,8 +13,8 @@ of JSON lines (file descriptors given on the command line):
   ``{"kind": "result", "index", "data"}`` after each query, and
   ``{"kind": "done"}`` or ``{"kind": "error", "message"}`` at the end.
 
-The job (workspace, documents, queries, and the answer-prompt templates both
-systems budget against) is a JSON file. The database comes
+The job (workspace, documents, queries, the answer-prompt templates both
+systems budget against, and settings such as the summary thresholds) is a JSON file. The database comes
 from upstream's own ``POSTGRES_*`` environment variables, set by the harness.
 Documents are inserted one at a time, with one LLM and one embedding call in
 flight, so the result does not depend on scheduling.
@@ -81,6 +81,7 @@ def build(job: dict[str, Any], channel: Channel) -> LightRAG:
         embedding_func_max_async=1,
         max_parallel_insert=1,
         enable_llm_cache=True,
+        **job.get("settings", {}),
     )
 
 

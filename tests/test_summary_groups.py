@@ -110,6 +110,9 @@ async def test_a_hub_gaining_one_fragment_costs_a_few_calls() -> None:
 
 
 async def test_the_summary_does_not_depend_on_fragment_order() -> None:
+    # deliberate difference: upstream 1.5.7 appends a later document's fragments to the
+    # summary it stored earlier, so its description depends on the order documents came in;
+    # lightrag_pg summarises the set of fragments
     fragments = hub_fragments(150)
     answers = set()
     for seed in range(3):

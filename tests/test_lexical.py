@@ -173,6 +173,22 @@ async def test_chunk_lexical_search_counts_how_often_a_word_occurs(lexical_rag: 
     assert [r["id"] for r in rows] == ["chunk-b", "chunk-a"]
 
 
+async def test_chunk_lexical_search_gives_the_same_first_k_whatever_k(lexical_rag: LightRAG) -> None:
+    """Term counts are read only for chunks that can still reach the first k: the first k
+    are still the first k of the whole ranking."""
+    texts = {
+        f"chunk-r{i:02d}": " ".join(["pinning"] * (i % 4 + 1) + FILLER[: i % 7] + ["set"]) for i in range(30)
+    }
+    await store_chunks(lexical_rag, corpus() | REPEATED | texts)
+    query = "How is the APT pinning priority set on a river machine?"
+    async with lexical_rag.pool.acquire() as conn:
+        whole = [r["id"] for r in await conn.fetch("SELECT id FROM lexical_chunks($1, 1000)", query)]
+        assert len(whole) > 40
+        for k in (1, 2, 5, 10, 20):
+            rows = await conn.fetch("SELECT id FROM lexical_chunks($1, $2)", query, k)
+            assert [r["id"] for r in rows] == whole[:k]
+
+
 async def seed_code_entity(rag: LightRAG) -> None:
     """An entity named by the question's code word, extracted from chunk-needle only."""
     entity = EntityRow("XK7Q", "artifact", "A configuration code", source_ids=["chunk-needle"])

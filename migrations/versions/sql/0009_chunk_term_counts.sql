@@ -30,7 +30,11 @@ DROP INDEX IF EXISTS text_chunks_content_fts;
 -- constants), the mean over the chunks matching any query word. Without the length
 -- scaling, long chunks that mention every common word outrank the answer. The counts
 -- come from the stored lexemes: the query's words are marked (setweight) and kept
--- (ts_filter), and their positions counted, so no chunk text is parsed per query.
+-- (ts_filter), and their positions counted, so no chunk text is parsed per query. They
+-- are read only for chunks that can still reach the first k: a chunk scores at least
+-- its score with every count 1 (found from the index alone) and less than its word
+-- weights times k1 + 1, so one whose most is below the k-th best least is skipped
+-- (the result is that of reading every count).
 -- Document frequencies are counted up to 10,000 and the table size read from its
 -- statistics; words at that cap are left out when the query has rarer ones.
 CREATE OR REPLACE FUNCTION lexical_chunks(query text, k bigint) RETURNS TABLE (id text, score float8)
@@ -61,18 +65,29 @@ BEGIN
         WHERE df > 0 AND (df < 10000 OR NOT EXISTS (SELECT 1 FROM words WHERE df BETWEEN 1 AND 9999))
     ),
     matched AS MATERIALIZED (
-        SELECT c.id, c.tokens, c.lexemes
-        FROM text_chunks c
-        WHERE c.lexemes @@ (SELECT string_agg(lexical_word(lexeme)::text, ' | ')::tsquery FROM used)
-    ),
-    counts AS (
-        SELECT m.id, m.tokens, u.weight, cardinality(t.positions) AS tf
-        FROM matched m
-        CROSS JOIN LATERAL unnest(ts_filter(setweight(m.lexemes, 'A', (SELECT array_agg(lexeme) FROM used)), '{a}')) t
-        JOIN used u ON u.lexeme = t.lexeme
+        SELECT c.id, c.tokens, c.lexemes, sum(u.weight) AS weight
+        FROM used u
+        JOIN text_chunks c ON c.lexemes @@ lexical_word(u.lexeme)
+        GROUP BY c.id
     ),
     mean AS (
         SELECT greatest(avg(tokens), 1) AS tokens FROM matched
+    ),
+    bounds AS MATERIALIZED (
+        SELECT m.id, m.tokens, m.lexemes,
+               m.weight * 2.2 / (1 + 1.2 * (0.25 + 0.75 * m.tokens / a.tokens)) AS least_score,
+               m.weight * 2.2 AS most_score
+        FROM matched m CROSS JOIN mean a
+    ),
+    cutoff AS (
+        SELECT min(least_score) AS score FROM (SELECT least_score FROM bounds ORDER BY least_score DESC LIMIT k) b
+    ),
+    counts AS (
+        SELECT b.id, b.tokens, u.weight, cardinality(t.positions) AS tf
+        FROM bounds b
+        CROSS JOIN LATERAL unnest(ts_filter(setweight(b.lexemes, 'A', (SELECT array_agg(lexeme) FROM used)), '{a}')) t
+        JOIN used u ON u.lexeme = t.lexeme
+        WHERE b.most_score >= (SELECT score FROM cutoff)
     )
     SELECT c.id, sum(c.weight * c.tf * 2.2 / (c.tf + 1.2 * (0.25 + 0.75 * c.tokens / a.tokens)))::float8 AS score
     FROM counts c CROSS JOIN mean a

@@ -158,6 +158,61 @@ async def test_chunk_lexical_search_ranks_the_chunk_about_the_words_first(
     assert [r["id"] for r in rows] == ["chunk-b", "chunk-a"]
 
 
+REPEATED = {
+    "chunk-a": "APT pinning priority set river stone",
+    "chunk-b": "APT pinning priority set pinning pinning",
+}
+
+
+async def test_chunk_lexical_search_counts_how_often_a_word_occurs(lexical_rag: LightRAG) -> None:
+    """Same length, same query words; chunk-b says "pinning" three times: it ranks first
+    (counting each word once per chunk ties them, and the tie goes to chunk-a)."""
+    await store_chunks(lexical_rag, corpus() | REPEATED)
+    async with lexical_rag.pool.acquire() as conn:
+        rows = await conn.fetch("SELECT id FROM lexical_chunks('How is the APT pinning priority set?', 2)")
+    assert [r["id"] for r in rows] == ["chunk-b", "chunk-a"]
+
+
+async def test_chunk_lexical_search_gives_the_same_first_k_whatever_k(lexical_rag: LightRAG) -> None:
+    """Term counts are read only for chunks that can still reach the first k: the first k
+    are still the first k of the whole ranking."""
+    texts = {
+        f"chunk-r{i:02d}": " ".join(["pinning"] * (i % 4 + 1) + FILLER[: i % 7] + ["set"]) for i in range(30)
+    }
+    await store_chunks(lexical_rag, corpus() | REPEATED | texts)
+    query = "How is the APT pinning priority set on a river machine?"
+    async with lexical_rag.pool.acquire() as conn:
+        whole = [r["id"] for r in await conn.fetch("SELECT id FROM lexical_chunks($1, 1000)", query)]
+        assert len(whole) > 40
+        for k in (1, 2, 5, 10, 20):
+            rows = await conn.fetch("SELECT id FROM lexical_chunks($1, $2)", query, k)
+            assert [r["id"] for r in rows] == whole[:k]
+
+
+async def seed_code_entity(rag: LightRAG) -> None:
+    """An entity named by the question's code word, extracted from chunk-needle only."""
+    entity = EntityRow("XK7Q", "artifact", "A configuration code", source_ids=["chunk-needle"])
+    async with rag.unit_of_work() as uow:
+        await uow.graph.upsert_entities_if_unchanged([entity])
+        await uow.vectors.upsert_entities(["XK7Q"], ["XK7Q"], hashed_vectors([CODE], DIM))
+
+
+async def test_mix_ranks_first_a_chunk_that_lexical_and_graph_evidence_both_support(
+    lexical_rag: LightRAG,
+) -> None:
+    """With fusion, mix ranks its chunks by reciprocal rank over the vector search, the
+    lexical search and the picks behind the kept entities and relations: chunk-needle
+    (first lexical match, first entity pick) outranks the nearest chunk by vector. Without
+    it, the lists are merged round-robin (vector, entity, relation) as before."""
+    await store_chunks(lexical_rag, corpus())
+    await seed_code_entity(lexical_rag)
+    keywords = {"hl_keywords": ["network"], "ll_keywords": [CODE]}
+    vector_first = (await chunk_ids(lexical_rag, "naive", False))[0]
+    assert vector_first != "chunk-needle"
+    assert (await chunk_ids(lexical_rag, "mix", True, **keywords))[0] == "chunk-needle"
+    assert (await chunk_ids(lexical_rag, "mix", False, **keywords))[:2] == [vector_first, "chunk-needle"]
+
+
 async def seed_entities(rag: LightRAG) -> None:
     """Forty entities whose vectors are nearer the keyword than Nordic Freight's."""
     entities = [EntityRow(f"Port {i}", "location", f"A shipping company port number {i}") for i in range(40)]
@@ -285,6 +340,66 @@ async def test_a_workspace_from_before_lexical_search_upgrades_and_is_searchable
         info = await read_info(conn, ws)
         assert info is not None and info.lexical_backend == "bm25"
     finally:
+        await drop_workspace(conn, ws)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_workspace_from_before_term_counts_upgrades_and_counts_terms(
+    dsn: str, workspace_name: str, conn: asyncpg.Connection, backend: str
+) -> None:
+    """0009 gives a tsvector workspace's existing chunks their stored lexemes, searched by
+    term counts; the downgrade restores 0008's index and once-per-chunk ranking. A bm25
+    workspace (pg_textsearch counts terms already) is left as it was."""
+    ws = workspace_name
+    await upgrade(dsn, MigrationTarget(ws, DIM, lexical=backend), "0008")
+
+    async def ranked() -> list[str]:
+        rows = await conn.fetch(f"SELECT id FROM {ws}.lexical_chunks('APT pinning priority set', 2)")
+        return [r["id"] for r in rows]
+
+    async def indexes() -> set[str]:
+        rows = await conn.fetch("SELECT indexname FROM pg_indexes WHERE schemaname = $1", ws)
+        return {r["indexname"] for r in rows}
+
+    async def has_lexemes() -> bool:
+        sql = "SELECT EXISTS (SELECT FROM pg_attribute WHERE attrelid = $1::regclass AND attname = 'lexemes')"
+        return bool(await conn.fetchval(sql, f"{ws}.text_chunks"))
+
+    try:
+        await conn.execute(f"INSERT INTO {ws}.full_docs (id, content) VALUES ('doc-1', 'x')")
+        for i, (cid, text) in enumerate({**REPEATED, "chunk-c": "river stone ledger meadow"}.items()):
+            await conn.execute(
+                f"INSERT INTO {ws}.text_chunks (id, doc_id, chunk_order_index, tokens, content) "
+                "VALUES ($1, 'doc-1', $2, 6, $3)",
+                cid, i, text,
+            )  # fmt: skip
+        await conn.execute(f"SET search_path = {ws}, public")
+        counted = ["chunk-b", "chunk-a"]
+        assert await ranked() == (counted if backend == "bm25" else ["chunk-a", "chunk-b"])
+        rag = LightRAG(dsn=dsn, workspace=ws, embedding_func=hashed_embedding_func(DIM))
+        await rag.initialize()
+        await rag.finalize()
+        assert rag.info is not None and rag.info.revision == head_revision()
+        assert await ranked() == counted
+        assert await has_lexemes() == (backend == "tsvector")
+        if backend == "tsvector":
+            assert {"text_chunks_lexemes_fts"} <= await indexes()
+            assert "text_chunks_content_fts" not in await indexes()
+            assert (
+                await conn.fetchval(
+                    f"SELECT count(*) FROM {ws}.text_chunks WHERE lexemes = to_tsvector('english', content)"
+                )
+                == 3
+            )
+        await alembic(dsn, ws, "downgrade", "0008")
+        assert not await has_lexemes()
+        assert await ranked() == (counted if backend == "bm25" else ["chunk-a", "chunk-b"])
+        if backend == "tsvector":
+            assert "text_chunks_content_fts" in await indexes()
+        await alembic(dsn, ws, "upgrade", "head")
+        assert await ranked() == counted
+    finally:
+        await conn.execute("RESET search_path")
         await drop_workspace(conn, ws)
 
 

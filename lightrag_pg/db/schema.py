@@ -13,6 +13,7 @@ from sqlalchemy import (
     Boolean,
     CheckConstraint,
     Column,
+    Computed,
     DateTime,
     Float,
     ForeignKey,
@@ -27,7 +28,7 @@ from sqlalchemy import (
     literal_column,
     text,
 )
-from sqlalchemy.dialects.postgresql import ARRAY, JSONB
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR
 
 from ..types import UNKNOWN_SOURCE
 from .dimensions import VECTOR_HNSW_MAX_DIM
@@ -99,17 +100,11 @@ def _hnsw(table: str, embedding_dim: int) -> Index:
 
 
 def _lexical_indexes(table: str, lexical: str) -> list[Index]:
-    """The lexical search indexes of ``table`` for a workspace's backend (migration 0008)."""
+    """The lexical search indexes of ``table`` for a workspace's backend (migrations 0008, 0009)."""
     if table == "text_chunks":
         if lexical == "bm25":
             return [_bm25("text_chunks_content_bm25", "content")]
-        return [
-            Index(
-                "text_chunks_content_fts",
-                literal_column("to_tsvector('english'::regconfig, content)").label("content_fts"),
-                postgresql_using="gin",
-            )
-        ]
+        return [Index("text_chunks_lexemes_fts", "lexemes", postgresql_using="gin")]
     name_key = Index("entities_name_key_idx", literal_column("lexical_name_key(name)").label("name_key"))
     if lexical == "bm25":
         return [
@@ -124,6 +119,20 @@ def _lexical_indexes(table: str, lexical: str) -> list[Index]:
     return [
         name_key,
         Index("entities_text_fts", literal_column(text).label("text_fts"), postgresql_using="gin"),
+    ]
+
+
+def _lexical_columns(table: str, lexical: str) -> list[Column]:
+    """The stored lexemes of chunk text on the tsvector backend (migration 0009)."""
+    if table != "text_chunks" or lexical == "bm25":
+        return []
+    return [
+        Column(
+            "lexemes",
+            TSVECTOR,
+            Computed("to_tsvector('english'::regconfig, content)", persisted=True),
+            comment="English lexemes of content with their positions (full text search term counts)",
+        )
     ]
 
 
@@ -251,6 +260,7 @@ def build_metadata(embedding_dim: int, lexical: str = "bm25") -> MetaData:
         ),
         _ts("created_at", "When the chunk was stored"),
         _ts("updated_at", "When the chunk last changed"),
+        *_lexical_columns("text_chunks", lexical),
         Index("text_chunks_doc_id_idx", "doc_id"),
         *_lexical_indexes("text_chunks", lexical),
         comment="Token-sized slices of documents",

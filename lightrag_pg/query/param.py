@@ -63,7 +63,9 @@ class QueryParam:
     related_chunk_number: int | None = None
     lexical: bool = True
     """Fuse lexical search (BM25 or full text) with the vector searches: chunks in naive
-    and mix, entities in the graph modes, and the entities the question names."""
+    and mix, entities in the graph modes, and the entities the question names. Mix then
+    fuses all its chunk lists (vector, lexical, picks behind the kept entities and
+    relations) by reciprocal rank instead of merging them round-robin."""
 
     def __post_init__(self) -> None:
         self.validate()

@@ -41,8 +41,14 @@
 -- local side fuses its vector hits with the $4 entities lexical_entities finds for
 -- $12 (the low-level keywords) by reciprocal rank (1 / (60 + rank), summed), after
 -- the entities a phrase of $13 (the question) names exactly or nearly, which always
--- come first; the chunk side fuses the vector hits with the $8 chunks lexical_chunks
--- finds for $11 the same way. Both functions come with the workspace's backend.
+-- come first. Chunks, when $11 is given and the vector side is on ($8 > 0, mix): no
+-- round-robin; the four lists (vector hits, the $8 chunks lexical_chunks finds for $11,
+-- the entity picks, the relation picks) are fused by reciprocal rank the same way
+-- (ties by best rank, then id), so a chunk several signals support rises and graph
+-- picks no longer take every second place from the question's own matches. Otherwise
+-- (local, hybrid, or $11 NULL) the vector hits fused with the lexical ones (none
+-- without $11) are merged round-robin as above. Both functions come with the
+-- workspace's backend.
 WITH local_hits AS MATERIALIZED (
     SELECT name, embedding{halfvec} <=> $1::vector{halfvec} AS distance
     FROM entity_vectors
@@ -271,6 +277,9 @@ relation_picks AS (
     ) ranked
     WHERE idx <= ($9 * (SELECT count(DISTINCT item) FROM relation_first)) / 2
 ),
+fusing AS (
+    SELECT $11::text IS NOT NULL AND $8 > 0 AS chunks
+),
 merged AS (
     SELECT DISTINCT ON (id) id, idx, side
     FROM (
@@ -280,12 +289,33 @@ merged AS (
         UNION ALL
         SELECT id, idx, 2 FROM relation_picks
     ) lists
+    WHERE NOT (SELECT chunks FROM fusing)
     ORDER BY id, idx, side
 ),
+fused AS (
+    SELECT ranks.id, sum(1.0 / (60 + ranks.rank)) AS score, min(ranks.rank) AS best
+    FROM (
+        SELECT c.id, row_number() OVER (ORDER BY h.distance, c.id) AS rank
+        FROM vector_hits h JOIN text_chunks c ON c.id = h.chunk_id
+        UNION ALL
+        SELECT id, row_number() OVER (ORDER BY score DESC, id) FROM lexical_hits
+        UNION ALL
+        SELECT id, idx FROM entity_picks
+        UNION ALL
+        SELECT id, idx FROM relation_picks
+    ) ranks
+    WHERE (SELECT chunks FROM fusing)
+    GROUP BY ranks.id
+),
+ordered AS (
+    SELECT id, row_number() OVER (ORDER BY idx, side) AS rank FROM merged
+    UNION ALL
+    SELECT id, row_number() OVER (ORDER BY score DESC, best, id) FROM fused
+),
 ranked AS (
-    SELECT id, row_number() OVER (ORDER BY idx, side) AS rank, count(*) OVER () AS merged_count
-    FROM merged
-    ORDER BY idx, side
+    SELECT id, rank, count(*) OVER () AS merged_count
+    FROM ordered
+    ORDER BY rank
     LIMIT $10
 ),
 flags AS (

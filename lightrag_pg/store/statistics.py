@@ -1,0 +1,25 @@
+"""Planner statistics: refreshed after a batch that grew the tables retrieval reads."""
+
+from __future__ import annotations
+
+import asyncpg
+
+from ..db.sqlfile import load_queries
+from ..db.translate import translating
+
+SQL = load_queries(__package__, "statistics.sql")
+
+
+class StatisticsStore:
+    """The planner statistics of a workspace's retrieval tables, on one connection."""
+
+    def __init__(self, conn: asyncpg.Connection) -> None:
+        self.conn = conn
+
+    @translating
+    async def analyze_grown(self) -> None:
+        """ANALYZE, in one statement, the retrieval tables whose statistics are stale: never
+        analyzed but holding rows, or changed by more than a tenth of their rows (plus 50)
+        since they were last analyzed. A workspace right after a large batch is otherwise
+        planned on the figures of its former size until autovacuum gets to it."""
+        await self.conn.execute(SQL["analyze_grown"])

@@ -1,6 +1,6 @@
 """Planner statistics after a batch: an insert analyzes the retrieval tables it grew a lot
 (so the next query is not planned on the figures of the workspace's former size), and
-only those."""
+only those, and moves the full text indexes' pending lists into the indexes."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ async def insert_rag(dsn: str, workspace: str) -> LightRAG:
     return rag
 
 
-async def test_a_first_insert_analyzes_every_retrieval_table(
+async def test_a_first_insert_analyzes_the_retrieval_tables_and_empties_the_gin_pending_lists(
     dsn: str, workspace_name: str, conn: asyncpg.Connection
 ) -> None:
     rag = await insert_rag(dsn, workspace_name)
@@ -71,6 +71,16 @@ async def test_a_first_insert_analyzes_every_retrieval_table(
             list(RETRIEVAL_TABLES),
         )
         assert all(r["reltuples"] > 0 for r in tuples), tuples
+        # the full text indexes hold the batch in their trees, not in pending lists that every
+        # lexical search would read entry by entry (a manual ANALYZE does not move them)
+        pending = await conn.fetch(
+            "SELECT i.indexrelid::regclass::text AS name, "
+            "gin_clean_pending_list(i.indexrelid::regclass) AS pages "
+            "FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam "
+            "WHERE a.amname = 'gin' AND c.relnamespace = $1::regnamespace",
+            workspace_name,
+        )
+        assert len(pending) == 2 and all(p["pages"] == 0 for p in pending), pending
     finally:
         await rag.finalize()
         if await workspace_exists(conn, workspace_name):

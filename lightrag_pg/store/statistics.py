@@ -1,4 +1,4 @@
-"""Planner statistics: refreshed after a batch that grew the tables retrieval reads."""
+"""Planner statistics and full text index upkeep after a batch that grew the tables retrieval reads."""
 
 from __future__ import annotations
 
@@ -18,8 +18,11 @@ class StatisticsStore:
 
     @translating
     async def analyze_grown(self) -> None:
-        """ANALYZE, in one statement, the retrieval tables whose statistics are stale: never
-        analyzed but holding rows, or changed by more than a tenth of their rows (plus 50)
-        since they were last analyzed. A workspace right after a large batch is otherwise
-        planned on the figures of its former size until autovacuum gets to it."""
+        """In one statement: ANALYZE the retrieval tables whose statistics are stale (never
+        analyzed but holding rows, or changed by more than a tenth of their rows, plus 50,
+        since they were last analyzed), then move the pending lists of their GIN (full
+        text) indexes into the indexes, as autovacuum's analyze would. A workspace right
+        after a large batch is otherwise planned on the figures of its former size, and
+        its lexical searches read the pending lists, until autovacuum gets to it. Tables
+        the session's role does not own are left to autovacuum."""
         await self.conn.execute(SQL["analyze_grown"])

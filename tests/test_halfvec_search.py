@@ -13,6 +13,7 @@ from lightrag_pg import LightRAG
 from lightrag_pg.db.dimensions import HalfvecCast
 from lightrag_pg.db.sqlfile import load_queries, load_vector_queries, render
 from lightrag_pg.db.workspace import drop_workspace, workspace_exists
+from lightrag_pg.store.retrieval import with_limits
 from lightrag_pg.store.uow import Stores
 from lightrag_pg.testing import hashed_embedding_func, hashed_vectors, scripted_llm
 
@@ -52,16 +53,20 @@ def _statements(s: Stores, query: np.ndarray) -> dict[str, tuple[str, str, tuple
         "relations": (s.vectors.sql["search_relations"], "relation_vectors_embedding_hnsw", (query, 0.0, 3)),
         "chunks": (s.chunks.sql["search_chunks"], "chunk_vectors_embedding_hnsw", (query, 0.0, 3)),
         "retrieval": (
-            s.retrieval.sql["context"],
+            with_limits(s.retrieval.sql["context"], 3, 3),
             "chunk_vectors_embedding_hnsw",
             (query, query, 0.0, 3, 4000, 4000, query, 3, 2, None, None, None, None),
         ),
         "retrieval with lexical search": (
-            s.retrieval.sql["context"],
+            with_limits(s.retrieval.sql["context"], 3, 3),
             "chunk_vectors_embedding_hnsw",
             (query, query, 0.0, 3, 4000, 4000, query, 3, 2, None, "Alice Paris", "Alice", "Alice Paris"),
         ),
-        "naive": (s.retrieval.sql["naive"], "chunk_vectors_embedding_hnsw", (query, 0.0, 3, "Alice Paris")),
+        "naive": (
+            with_limits(s.retrieval.sql["naive"], 3),
+            "chunk_vectors_embedding_hnsw",
+            (query, 0.0, 3, "Alice Paris"),
+        ),
     }
 
 

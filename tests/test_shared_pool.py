@@ -232,6 +232,8 @@ def placeholders(workspace: str) -> dict[str, Any]:
         "elabel": 4,
         "position": 0,
         "relation": relation,
+        "top_k": 5,
+        "chunk_top_k": 5,
     }
 
 

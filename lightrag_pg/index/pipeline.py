@@ -62,7 +62,8 @@ class Pipeline:
 
         Documents another process is working on are skipped, except those in
         ``wait_for``: for them this call waits until they are finished (or
-        takes them over if that process dies).
+        takes them over if that process dies). When documents were processed,
+        the retrieval tables they grew a lot are analyzed (one statement).
         """
         async with session(self.pool) as s:
             ids = await s.docs.unfinished_ids()
@@ -86,6 +87,9 @@ class Pipeline:
                 progress(state)
 
         await gather_all(*(run(i) for i in ids))
+        if state.docs_done:
+            async with session(self.pool) as s:
+                await s.statistics.analyze_grown()
         return state
 
     async def close(self) -> None:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import asyncpg
 import numpy as np
 
 from ..db.dimensions import HalfvecCast
-from ..db.sqlfile import load_vector_queries
+from ..db.sqlfile import load_vector_queries, render
 from ..db.translate import translating
 from .rows import ChunkRow, EntityRow, RelationRow
 
@@ -63,6 +64,18 @@ def _vector(v: np.ndarray | None) -> np.ndarray | None:
     return None if v is None else np.asarray(v, np.float32)
 
 
+@lru_cache(maxsize=256)
+def with_limits(sql: str, top_k: int, chunk_top_k: int = 0) -> str:
+    """``sql`` with its vector searches' LIMITs filled in (``{top_k}``, ``{chunk_top_k}``).
+
+    They are part of the statement's text, not parameters, so that its generic plan
+    (the pool plans each statement once, ``db/pool.py``) is costed for the rows the
+    searches return and keeps their HNSW scans; each distinct pair of limits is a
+    statement of its own in the driver's cache.
+    """
+    return render(sql, top_k=int(top_k), chunk_top_k=int(chunk_top_k))
+
+
 class RetrievalStore:
     """The read statement of a graph query, on one connection."""
 
@@ -96,7 +109,7 @@ class RetrievalStore:
         ``lexical_chunks``, entities matching ``lexical_entities`` and, ahead of them, the
         entities a phrase of ``question`` names; ``None`` leaves each out."""
         rows = await self.conn.fetch(
-            self.sql["context"],
+            with_limits(self.sql["context"], top_k, vector_top_k),
             _vector(local_query),
             _vector(global_query),
             threshold,
@@ -133,5 +146,7 @@ class RetrievalStore:
         """The ``top_k`` chunks nearest to ``query`` (similarity >= ``threshold``), fused with the
         ``top_k`` best lexical matches of ``lexical`` by reciprocal rank; best first. Without
         ``lexical``, exactly the vector search's order."""
-        rows = await self.conn.fetch(self.sql["naive"], _vector(query), threshold, top_k, lexical)
+        rows = await self.conn.fetch(
+            with_limits(self.sql["naive"], top_k), _vector(query), threshold, top_k, lexical
+        )
         return [ChunkRow.from_record(r) for r in rows]

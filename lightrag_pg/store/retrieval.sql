@@ -1,6 +1,10 @@
 -- SQL of retrieval: the one read statement of a graph query.
 -- {halfvec}: the cast that matches the HNSW index (empty up to 2,000 dimensions,
 -- ::halfvec(dim) above), filled per workspace by sqlfile.load_vector_queries.
+-- {top_k}, {chunk_top_k}: the LIMITs of the vector searches, integers filled per call
+-- (store/retrieval.py), so that a generic plan (the pool plans every statement once)
+-- knows them: with LIMIT $n a generic plan assumes a tenth of the rows and takes a
+-- sequential scan and sort over the HNSW scan on tables of about 10k to 40k vectors.
 
 -- name: context
 -- The entities, relations and chunks of a query, ranked and cut in one statement.
@@ -14,7 +18,8 @@
 -- two lines merges into the closing brace's token, so the sum is the count of the
 -- lines joined, upstream 1.5.7's measure). A NULL vector
 -- switches its side off (checked once, also by a generic plan, which gives the same
--- rows as a custom one); $3 is the cosine threshold, $4 top_k. Edges are read
+-- rows as a custom one); $3 is the cosine threshold, $4 top_k ({top_k} the same, as
+-- the LIMIT of the two graph vector searches; {chunk_top_k} is $8). Edges are read
 -- by one scan of both relation indexes; degrees are counted inline: each relation
 -- index is read once for every endpoint at once and counted in index order (no
 -- hashing), the two counts joined, each endpoint with its place among the found
@@ -52,9 +57,9 @@
 WITH local_hits AS MATERIALIZED (
     SELECT name, embedding{halfvec} <=> $1::vector{halfvec} AS distance
     FROM entity_vectors
-    WHERE embedding{halfvec} <=> $1::vector{halfvec} <= 1 - $3::float8
+    WHERE $1::vector IS NOT NULL AND embedding{halfvec} <=> $1::vector{halfvec} <= 1 - $3::float8
     ORDER BY embedding{halfvec} <=> $1::vector{halfvec}
-    LIMIT $4
+    LIMIT {top_k}
 ),
 local_lexical AS MATERIALIZED (
     SELECT name, score FROM lexical_entities(CASE WHEN $1::vector IS NOT NULL THEN $12::text END, $4)
@@ -108,7 +113,7 @@ global_hits AS MATERIALIZED (
     FROM relation_vectors
     WHERE $2::vector IS NOT NULL AND embedding{halfvec} <=> $2::vector{halfvec} <= 1 - $3::float8
     ORDER BY embedding{halfvec} <=> $2::vector{halfvec}
-    LIMIT $4
+    LIMIT {top_k}
 ),
 global_relations AS MATERIALIZED (
     SELECT row_number() OVER (ORDER BY h.distance, h.src, h.tgt) AS idx, h.src, h.tgt,
@@ -223,7 +228,7 @@ vector_hits AS MATERIALIZED (
     FROM chunk_vectors
     WHERE embedding{halfvec} <=> $7::vector{halfvec} <= 1 - $3::float8
     ORDER BY embedding{halfvec} <=> $7::vector{halfvec}
-    LIMIT $8
+    LIMIT {chunk_top_k}
 ),
 lexical_hits AS MATERIALIZED (
     SELECT id, score FROM lexical_chunks($11::text, $8)
@@ -348,7 +353,7 @@ FROM flags
 ORDER BY kind, rank;
 
 -- name: naive
--- The chunks of a naive query, best first: the nearest to $1 (at most $3, similarity
+-- The chunks of a naive query, best first: the nearest to $1 (at most $3 = {top_k}, similarity
 -- >= $2) fused with the $3 chunks lexical_chunks finds for $4 (NULL: none) by
 -- reciprocal rank (1 / (60 + rank), summed; ties by best rank, then id), cut to $3.
 -- Without $4 this is the vector search's order (distance, then id).
@@ -357,7 +362,7 @@ WITH vector_hits AS MATERIALIZED (
     FROM chunk_vectors
     WHERE embedding{halfvec} <=> $1::vector{halfvec} <= 1 - $2::float8
     ORDER BY embedding{halfvec} <=> $1::vector{halfvec}
-    LIMIT $3
+    LIMIT {top_k}
 ),
 lexical_hits AS MATERIALIZED (
     SELECT id, score FROM lexical_chunks($4::text, $3)

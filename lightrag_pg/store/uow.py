@@ -15,6 +15,7 @@ from .chunks import ChunkStore
 from .documents import DocumentStore
 from .graph import GraphStore
 from .retrieval import RetrievalStore
+from .statistics import StatisticsStore
 from .vectors import VectorStore
 
 
@@ -31,6 +32,7 @@ class Stores:
         self.vectors = VectorStore(conn, halfvec)
         self.cache = CacheStore(conn)
         self.retrieval = RetrievalStore(conn, halfvec)
+        self.statistics = StatisticsStore(conn)
 
 
 @asynccontextmanager

@@ -43,6 +43,7 @@ from lightrag_pg.db.identifiers import quote_ident, schema_of
 from lightrag_pg.testing import StatementCounter
 
 MODES: tuple[str, ...] = ("local", "global", "hybrid", "mix", "naive")
+LEXICAL_MODES: tuple[str, ...] = ("local", "hybrid", "mix", "naive")
 BASELINE_ROUNDS = 200
 RETRIEVAL_TABLES = (
     "entities",
@@ -109,8 +110,11 @@ class ServerCPU:
         return ticks * 1000 / os.sysconf("SC_CLK_TCK") if self.pids else None
 
 
-async def run_mode(rag: LightRAG, mode: str, asked: Sequence[str], server: ServerCPU) -> ModeResult:
-    """Ask every question in ``mode``, timing and counting statements one query at a time."""
+async def run_mode(
+    rag: LightRAG, mode: str, asked: Sequence[str], server: ServerCPU, *, lexical: bool = True
+) -> ModeResult:
+    """Ask every question in ``mode`` (with lexical search on or off), timing and counting
+    statements one query at a time; the result's mode is suffixed `` no-lex`` when it is off."""
     latencies: list[float] = []
     statements: list[int] = []
     sizes: list[tuple[int, int, int]] = []
@@ -118,7 +122,7 @@ async def run_mode(rag: LightRAG, mode: str, asked: Sequence[str], server: Serve
     for question in asked:
         with StatementCounter() as counter:
             started = time.perf_counter()
-            result = await rag.aquery_data(question, QueryParam(mode=mode))  # type: ignore[arg-type]
+            result = await rag.aquery_data(question, QueryParam(mode=mode, lexical=lexical))  # type: ignore[arg-type]
             latencies.append((time.perf_counter() - started) * 1000)
         statements.append(counter.total)
         data = result.get("data") or {}
@@ -131,7 +135,7 @@ async def run_mode(rag: LightRAG, mode: str, asked: Sequence[str], server: Serve
         None if server_now is None or server_started is None else (server_now - server_started) / len(asked)
     )
     return ModeResult(
-        mode,
+        mode if lexical else f"{mode} no-lex",
         latencies,
         statements,
         [s[0] for s in sizes],
@@ -186,14 +190,14 @@ async def settle(rag: LightRAG) -> float:
 def report(results: Sequence[ModeResult], select_one_ms: float, search_ms: float) -> None:
     """Print one line per mode, then the baselines."""
     print(
-        f"{'mode':<8}{'median ms':>10}{'p95 ms':>9}{'x top-k':>9}{'SQL/query':>11}"
+        f"{'mode':<14}{'median ms':>10}{'p95 ms':>9}{'x top-k':>9}{'SQL/query':>11}"
         f"{'CPU ms here':>13}{'CPU ms server':>15}{'entities':>10}{'relations':>11}{'chunks':>8}"
     )
     for r in results:
         med = median(r.latencies_ms)
         server = "n/a" if r.server_cpu_ms is None else f"{r.server_cpu_ms:.2f}"
         print(
-            f"{r.mode:<8}{med:>10.2f}{p95(r.latencies_ms):>9.2f}{med / search_ms:>9.1f}"
+            f"{r.mode:<14}{med:>10.2f}{p95(r.latencies_ms):>9.2f}{med / search_ms:>9.1f}"
             f"{float(np.mean(r.statements)):>11.1f}{r.client_cpu_ms:>13.2f}{server:>15}"
             f"{float(np.mean(r.entities)):>10.1f}{float(np.mean(r.relations)):>11.1f}"
             f"{float(np.mean(r.chunks)):>8.1f}"
@@ -248,6 +252,8 @@ async def run(args: argparse.Namespace, dsn: str) -> None:
         await server.start()
         print(f"load average before: {load_average()}")
         results = [await run_mode(rag, mode, timed, server) for mode in MODES]
+        if args.lexical_off:
+            results += [await run_mode(rag, mode, timed, server, lexical=False) for mode in LEXICAL_MODES]
         select_one_ms, search_ms = await baselines(rag, timed)
         report(results, select_one_ms, search_ms)
         print(f"load average after:  {load_average()}")
@@ -279,6 +285,11 @@ def main() -> None:
         "--no-vacuum", action="store_true", help="time the workspace as built, without VACUUM ANALYZE first"
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--lexical-off",
+        action="store_true",
+        help="also time the modes that use lexical search with it off (rows suffixed no-lex)",
+    )
     args = parser.parse_args()
     with database(args.dsn) as dsn:
         asyncio.run(run(args, dsn))

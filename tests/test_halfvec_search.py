@@ -91,12 +91,12 @@ async def test_wide_searches_find_what_an_exact_scan_finds(wide_rag: LightRAG) -
         relations = await s.vectors.search_relations(query, 0.0, 3)
         exact_entities = await s.conn.fetch(
             "SELECT name, 1 - (embedding <=> $1::vector) AS similarity FROM entity_vectors "
-            "ORDER BY embedding <=> $1::vector, name LIMIT 3",
+            "WHERE embedding <=> $1::vector < 1 ORDER BY embedding <=> $1::vector, name LIMIT 3",
             query,
         )
         exact_chunks = await s.conn.fetch(
             "SELECT chunk_id, 1 - (embedding <=> $1::vector) AS similarity FROM chunk_vectors "
-            "ORDER BY embedding <=> $1::vector LIMIT 3",
+            "WHERE embedding <=> $1::vector < 1 ORDER BY embedding <=> $1::vector LIMIT 3",
             carol,
         )
         relation_count = await s.conn.fetchval("SELECT count(*) FROM relation_vectors")

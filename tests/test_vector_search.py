@@ -32,8 +32,21 @@ async def test_search_returns_top_k_rows_past_ef_search(rag: LightRAG) -> None:
         sims = [h.similarity for h in hits]
         assert sims == sorted(sims, reverse=True) and min(sims) >= 0.2
         strict = await s.vectors.search_entities(base, 0.95, top_k)
-        assert all(h.similarity >= 0.95 for h in strict)
-        assert len(strict) == int(((vectors @ base) >= 0.95).sum())
+        assert all(h.similarity > 0.95 for h in strict)
+        assert len(strict) == int(((vectors @ base) > 0.95).sum())
+
+
+async def test_the_threshold_is_exclusive_as_upstream_s(rag: LightRAG) -> None:
+    """A row exactly at the threshold is not a hit: LightRAG keeps similarity strictly above
+    ``cosine_better_than_threshold`` (1.5.7's PostgreSQL searches: distance < 1 - threshold)."""
+    dim = rag.info.embedding_dim
+    axes = np.eye(3, dim, dtype=np.float32)
+    async with rag.unit_of_work() as uow:
+        await uow.graph.upsert_entities_if_unchanged([EntityRow(name=n) for n in ("Same", "Across")])
+        await uow.vectors.upsert_entities(["Same", "Across"], ["Same", "Across"], axes[:2])
+    async with rag.session() as s:
+        assert [h.name for h in await s.vectors.search_entities(axes[0], 0.0, 10)] == ["Same"]
+        assert await s.vectors.search_entities(axes[2], 0.0, 10) == []
 
 
 async def test_workspaces_do_not_see_each_other(rag: LightRAG, dsn: str) -> None:

@@ -42,7 +42,7 @@ class ChunkStore:
 
     @translating
     async def search(self, query: np.ndarray, threshold: float, top_k: int) -> list[ChunkRow]:
-        """Chunks nearest to ``query`` with similarity >= ``threshold``, best first."""
+        """Chunks nearest to ``query`` with similarity > ``threshold``, best first."""
         rows = await self.conn.fetch(self.sql["search_chunks"], _query(query), threshold, top_k)
         return [ChunkRow.from_record(r) for r in rows]
 

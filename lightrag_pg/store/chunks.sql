@@ -32,7 +32,7 @@ ORDER BY i.ord;
 WITH hits AS MATERIALIZED (
     SELECT chunk_id, embedding{halfvec} <=> $1::vector{halfvec} AS distance
     FROM chunk_vectors
-    WHERE embedding{halfvec} <=> $1::vector{halfvec} <= 1 - $2::float8
+    WHERE embedding{halfvec} <=> $1::vector{halfvec} < 1 - $2::float8
     ORDER BY embedding{halfvec} <=> $1::vector{halfvec}
     LIMIT $3
 )

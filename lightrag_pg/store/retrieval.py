@@ -143,7 +143,7 @@ class RetrievalStore:
     async def naive(
         self, query: np.ndarray, threshold: float, top_k: int, lexical: str | None = None
     ) -> list[ChunkRow]:
-        """The ``top_k`` chunks nearest to ``query`` (similarity >= ``threshold``), fused with the
+        """The ``top_k`` chunks nearest to ``query`` (similarity > ``threshold``), fused with the
         ``top_k`` best lexical matches of ``lexical`` by reciprocal rank; best first. Without
         ``lexical``, exactly the vector search's order."""
         rows = await self.conn.fetch(

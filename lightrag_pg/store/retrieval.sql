@@ -27,7 +27,7 @@
 -- Foreign keys spare existence checks: an entity vector has its entity, a
 -- relation vector its relation (looked up by key, never by a join over all
 -- relations), a relation its two endpoints.
--- Chunks: the chunks nearest to $7 (at most $8, similarity >= $3; fused with the
+-- Chunks: the chunks nearest to $7 (at most $8, similarity > $3; fused with the
 -- lexical matches, below), then the
 -- VECTOR pick of the chunks behind the kept entities and relations (each one's
 -- source ids in order), merged round-robin (vector, entity, relation; the
@@ -57,7 +57,7 @@
 WITH local_hits AS MATERIALIZED (
     SELECT name, embedding{halfvec} <=> $1::vector{halfvec} AS distance
     FROM entity_vectors
-    WHERE $1::vector IS NOT NULL AND embedding{halfvec} <=> $1::vector{halfvec} <= 1 - $3::float8
+    WHERE $1::vector IS NOT NULL AND embedding{halfvec} <=> $1::vector{halfvec} < 1 - $3::float8
     ORDER BY embedding{halfvec} <=> $1::vector{halfvec}
     LIMIT {top_k}
 ),
@@ -111,7 +111,7 @@ local_edges AS MATERIALIZED (
 global_hits AS MATERIALIZED (
     SELECT src, tgt, embedding{halfvec} <=> $2::vector{halfvec} AS distance
     FROM relation_vectors
-    WHERE $2::vector IS NOT NULL AND embedding{halfvec} <=> $2::vector{halfvec} <= 1 - $3::float8
+    WHERE $2::vector IS NOT NULL AND embedding{halfvec} <=> $2::vector{halfvec} < 1 - $3::float8
     ORDER BY embedding{halfvec} <=> $2::vector{halfvec}
     LIMIT {top_k}
 ),
@@ -226,7 +226,7 @@ relation_sources AS (
 vector_hits AS MATERIALIZED (
     SELECT chunk_id, embedding{halfvec} <=> $7::vector{halfvec} AS distance
     FROM chunk_vectors
-    WHERE embedding{halfvec} <=> $7::vector{halfvec} <= 1 - $3::float8
+    WHERE embedding{halfvec} <=> $7::vector{halfvec} < 1 - $3::float8
     ORDER BY embedding{halfvec} <=> $7::vector{halfvec}
     LIMIT {chunk_top_k}
 ),
@@ -354,13 +354,13 @@ ORDER BY kind, rank;
 
 -- name: naive
 -- The chunks of a naive query, best first: the nearest to $1 (at most $3 = {top_k}, similarity
--- >= $2) fused with the $3 chunks lexical_chunks finds for $4 (NULL: none) by
+-- > $2) fused with the $3 chunks lexical_chunks finds for $4 (NULL: none) by
 -- reciprocal rank (1 / (60 + rank), summed; ties by best rank, then id), cut to $3.
 -- Without $4 this is the vector search's order (distance, then id).
 WITH vector_hits AS MATERIALIZED (
     SELECT chunk_id, embedding{halfvec} <=> $1::vector{halfvec} AS distance
     FROM chunk_vectors
-    WHERE embedding{halfvec} <=> $1::vector{halfvec} <= 1 - $2::float8
+    WHERE embedding{halfvec} <=> $1::vector{halfvec} < 1 - $2::float8
     ORDER BY embedding{halfvec} <=> $1::vector{halfvec}
     LIMIT {top_k}
 ),

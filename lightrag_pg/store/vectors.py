@@ -42,14 +42,14 @@ class VectorStore:
 
     @translating
     async def search_entities(self, query: np.ndarray, threshold: float, top_k: int) -> list[EntityRow]:
-        """Entities nearest to ``query`` (similarity >= threshold), with degrees and
+        """Entities nearest to ``query`` (similarity > threshold), with degrees and
         similarities, best first."""
         rows = await self.conn.fetch(self.sql["search_entities"], _query(query), threshold, top_k)
         return [EntityRow.from_record(r) for r in rows]
 
     @translating
     async def search_relations(self, query: np.ndarray, threshold: float, top_k: int) -> list[RelationRow]:
-        """Relations nearest to ``query`` (similarity >= threshold), with edge degrees and
+        """Relations nearest to ``query`` (similarity > threshold), with edge degrees and
         similarities, best first."""
         rows = await self.conn.fetch(self.sql["search_relations"], _query(query), threshold, top_k)
         return [RelationRow.from_record(r) for r in rows]

@@ -25,7 +25,7 @@ ON CONFLICT (src, tgt) DO UPDATE SET content = EXCLUDED.content, embedding = EXC
 WITH hits AS MATERIALIZED (
     SELECT name, embedding{halfvec} <=> $1::vector{halfvec} AS distance
     FROM entity_vectors
-    WHERE embedding{halfvec} <=> $1::vector{halfvec} <= 1 - $2::float8
+    WHERE embedding{halfvec} <=> $1::vector{halfvec} < 1 - $2::float8
     ORDER BY embedding{halfvec} <=> $1::vector{halfvec}
     LIMIT $3
 )
@@ -39,7 +39,7 @@ ORDER BY h.distance, e.name;
 WITH hits AS MATERIALIZED (
     SELECT src, tgt, embedding{halfvec} <=> $1::vector{halfvec} AS distance
     FROM relation_vectors
-    WHERE embedding{halfvec} <=> $1::vector{halfvec} <= 1 - $2::float8
+    WHERE embedding{halfvec} <=> $1::vector{halfvec} < 1 - $2::float8
     ORDER BY embedding{halfvec} <=> $1::vector{halfvec}
     LIMIT $3
 )

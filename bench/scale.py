@@ -389,7 +389,9 @@ class Loader:
         return ids, files
 
     def entities(self) -> Iterator[list[tuple[Any, ...]]]:
-        """entities rows: descriptions grow with mentions, up to a summary's length."""
+        """entities rows: descriptions grow with mentions, up to a summary's length; the
+        degree is the number of generated relations touching the entity (the relations
+        triggers are off during the load)."""
         n = len(self.ws.names)
         for lo in range(0, n, BATCH):
             hi = min(n, lo + BATCH)
@@ -399,10 +401,11 @@ class Loader:
                 kind = ENTITY_TYPES[i % len(ENTITY_TYPES)]
                 description = self._description(0, i, mentions, 25, 12, 380)
                 ids, files = self._sources(self.ws.entity_sources[i])
-                rows.append([self.ws.names[i], kind, description, ids, files, mentions])
+                degree = int(self.ws.degree[i])
+                rows.append([self.ws.names[i], kind, description, ids, files, mentions, degree])
             lines = [entity_context_line(r[0], r[1], r[2]) for r in rows]
             counts = self.tokenizer.encoding.encode_ordinary_batch(lines, num_threads=1)
-            yield [(r[0], r[1], r[2], r[3], r[4], r[5], len(t)) for r, t in zip(rows, counts, strict=True)]
+            yield [(*r[:6], len(t), r[6]) for r, t in zip(rows, counts, strict=True)]
 
     def entity_vectors(self) -> Iterator[list[tuple[Any, ...]]]:
         """entity_vectors rows (content: name and description, as embedded)."""
@@ -480,7 +483,16 @@ async def load(
         ("chunk_vectors", ("chunk_id", "embedding"), loader.chunk_vectors()),
         (
             "entities",
-            ("name", "entity_type", "description", "source_ids", "file_paths", "version", "context_tokens"),
+            (
+                "name",
+                "entity_type",
+                "description",
+                "source_ids",
+                "file_paths",
+                "version",
+                "context_tokens",
+                "degree",
+            ),
             loader.entities(),
         ),
         ("entity_vectors", ("name", "content", "embedding"), loader.entity_vectors()),

@@ -11,7 +11,9 @@ Usage::
 
 Every check is one set-based statement (two with the graph mirror). ``repair``
 re-creates missing vertices and edges (by re-running the mirror triggers),
-deletes extra ones, deletes vectors whose row is gone and puts documents stuck
+deletes extra ones, deletes vectors whose row is gone, recounts stored entity
+degrees that disagree with the relations (``entities.degree``, kept by triggers;
+only a load with triggers disabled can leave one wrong) and puts documents stuck
 in ``processing`` with no lock holder back to ``pending``. Rows without a
 vector are only reported: embedding them needs the model (re-insert, or run
 the pipeline again).
@@ -47,6 +49,7 @@ class DoctorReport:
     relations_without_vector: list[Pair] = field(default_factory=list)
     relation_vectors_without_relation: list[Pair] = field(default_factory=list)
     relations_without_endpoint: list[Pair] = field(default_factory=list)
+    wrong_degrees: list[str] = field(default_factory=list)
     chunks_without_vector: list[str] = field(default_factory=list)
     chunk_vectors_without_chunk: list[str] = field(default_factory=list)
     stuck_documents: list[str] = field(default_factory=list)
@@ -90,6 +93,7 @@ _FIELDS = {
     "relation_without_vector": "relations_without_vector",
     "relation_vector_without_relation": "relation_vectors_without_relation",
     "relation_without_endpoint": "relations_without_endpoint",
+    "wrong_degree": "wrong_degrees",
     "chunk_without_vector": "chunks_without_vector",
     "chunk_vector_without_chunk": "chunk_vectors_without_chunk",
     "stuck_document": "stuck_documents",
@@ -160,6 +164,9 @@ async def repair(conn: asyncpg.Connection, workspace: str) -> RepairOutcome:
             ):
                 await conn.execute(render(SQL[block], **names))
         await conn.execute(render(SQL["delete_orphan_vectors"], **names))
+        if before.wrong_degrees:
+            await conn.execute(render(SQL["lock_relations"], **names))
+            await conn.execute(render(SQL["recount_degrees"], **names))
         released = [
             r[0] for r in await conn.fetch(render(SQL["release_stuck_documents"], **names), doc_prefix)
         ]

@@ -6,7 +6,7 @@
 -- graphid comparisons name AGE's operator, so any search_path works.
 
 -- name: table_findings
--- Vectors, rows and documents that disagree. $1: the document lock key prefix
+-- Vectors, rows, stored degrees and documents that disagree. $1: the document lock key prefix
 -- (advisory.lock_key("doc", workspace, "")); a document is stuck when it is
 -- 'processing' and no session holds its lock.
 SELECT 'entity_without_vector' AS kind, ARRAY[e.name] AS item
@@ -29,6 +29,15 @@ SELECT 'relation_without_endpoint', ARRAY[r.src, r.tgt]
 FROM {schema}.relations r
 WHERE NOT EXISTS (SELECT 1 FROM {schema}.entities e WHERE e.name = r.src)
    OR NOT EXISTS (SELECT 1 FROM {schema}.entities e WHERE e.name = r.tgt)
+UNION ALL
+SELECT 'wrong_degree', ARRAY[e.name]
+FROM {schema}.entities e
+LEFT JOIN (
+    SELECT t.name, count(*) AS n
+    FROM (SELECT src AS name FROM {schema}.relations UNION ALL SELECT tgt FROM {schema}.relations) t
+    GROUP BY t.name
+) d ON d.name = e.name
+WHERE e.degree <> coalesce(d.n, 0)
 UNION ALL
 SELECT 'chunk_without_vector', ARRAY[c.id]
 FROM {schema}.text_chunks c
@@ -110,6 +119,25 @@ WITH ev AS (
 )
 DELETE FROM {schema}.chunk_vectors v
 WHERE NOT EXISTS (SELECT 1 FROM {schema}.text_chunks c WHERE c.id = v.chunk_id);
+
+-- name: lock_relations
+-- Repair: no relation is written until the repair commits, so no degree trigger's
+-- change can fall between the recount and its update.
+LOCK TABLE {schema}.relations IN SHARE MODE;
+
+-- name: recount_degrees
+-- Repair: the stored degree of every entity that disagrees, recounted from relations.
+UPDATE {schema}.entities e SET degree = c.n
+FROM (
+    SELECT x.name, coalesce(d.n, 0) AS n
+    FROM {schema}.entities x
+    LEFT JOIN (
+        SELECT t.name, count(*) AS n
+        FROM (SELECT src AS name FROM {schema}.relations UNION ALL SELECT tgt FROM {schema}.relations) t
+        GROUP BY t.name
+    ) d ON d.name = x.name
+) c
+WHERE e.name = c.name AND e.degree <> c.n;
 
 -- name: release_stuck_documents
 -- Repair: put stuck documents back to pending so the next run processes them. The

@@ -302,6 +302,13 @@ def build_metadata(embedding_dim: int, lexical: str = "bm25") -> MetaData:
             "description", Text, nullable=False, server_default="", comment="Merged or summarised description"
         ),
         *_merged_columns("entity"),
+        Column(
+            "degree",
+            Integer,
+            nullable=False,
+            server_default=text("0"),
+            comment="Number of relations touching the entity, kept by the relations triggers",
+        ),
         *_lexical_indexes("entities", lexical),
         comment="Knowledge graph vertices",
     )

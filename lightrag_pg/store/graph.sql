@@ -5,36 +5,26 @@
 -- name: entities_by_names
 -- Entities with their degree, in the order of the names given; unknown names are skipped.
 SELECT e.name, e.entity_type, e.description, e.source_ids, e.file_paths, e.version,
-       e.created_at, e.updated_at, node_degree(e.name) AS degree
+       e.created_at, e.updated_at, e.degree
 FROM unnest($1::text[]) WITH ORDINALITY AS n(name, ord)
 JOIN entities e ON e.name = n.name
 ORDER BY n.ord;
 
 -- name: edges_of
--- Every relation touching any of the given entities, with its edge degree.
--- Endpoint degrees are counted in one grouped pass over the relations that
--- touch any endpoint, not one look-up per edge.
+-- Every relation touching any of the given entities, with its edge degree (the sum
+-- of the endpoints' stored degrees).
 WITH n AS (SELECT DISTINCT name FROM unnest($1::text[]) AS u(name)),
 hit AS (
     SELECT r.src, r.tgt FROM relations r JOIN n ON r.src = n.name
     UNION
     SELECT r.src, r.tgt FROM relations r JOIN n ON r.tgt = n.name
-),
-ends AS (SELECT src AS name FROM hit UNION SELECT tgt FROM hit),
-degree AS (
-    SELECT name, count(*) AS d FROM (
-        SELECT r.src AS name FROM relations r JOIN ends e ON r.src = e.name
-        UNION ALL
-        SELECT r.tgt AS name FROM relations r JOIN ends e ON r.tgt = e.name
-    ) touching
-    GROUP BY name
 )
 SELECT r.src, r.tgt, r.keywords, r.description, r.weight, r.source_ids, r.file_paths,
-       r.version, r.created_at, r.updated_at, ds.d + dt.d AS degree
+       r.version, r.created_at, r.updated_at, es.degree + et.degree AS degree
 FROM hit
 JOIN relations r USING (src, tgt)
-JOIN degree ds ON ds.name = r.src
-JOIN degree dt ON dt.name = r.tgt
+JOIN entities es ON es.name = r.src
+JOIN entities et ON et.name = r.tgt
 ORDER BY r.src, r.tgt;
 
 -- name: merge_entities

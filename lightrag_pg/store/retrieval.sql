@@ -20,10 +20,10 @@
 -- switches its side off (checked once, also by a generic plan, which gives the same
 -- rows as a custom one); $3 is the cosine threshold, $4 top_k ({top_k} the same, as
 -- the LIMIT of the two graph vector searches; {chunk_top_k} is $8). Edges are read
--- by one scan of both relation indexes; degrees are counted inline: each relation
--- index is read once for every endpoint at once and counted in index order (no
--- hashing), the two counts joined, each endpoint with its place among the found
--- entities (for the tie-break); full rows are fetched only for what is kept.
+-- by one scan of both relation indexes; the degrees of their endpoints are the stored
+-- entities.degree (kept by the relations triggers, migration 0010), one key look-up
+-- per endpoint, each endpoint with its place among the found entities (for the
+-- tie-break); full rows are fetched only for what is kept.
 -- Foreign keys spare existence checks: an entity vector has its entity, a
 -- relation vector its relation (looked up by key, never by a join over all
 -- relations), a relation its two endpoints.
@@ -139,21 +139,10 @@ ends AS MATERIALIZED (
     ) AS names
 ),
 degrees AS MATERIALIZED (
-    SELECT d.name, d.degree, e.idx AS local_idx
-    FROM (
-        SELECT coalesce(s.name, t.name) AS name, coalesce(s.n, 0) + coalesce(t.n, 0) AS degree
-        FROM (
-            SELECT src AS name, count(*) AS n FROM relations
-            WHERE src = ANY ((SELECT names FROM ends)::text[])
-            GROUP BY src
-        ) s
-        FULL JOIN (
-            SELECT tgt AS name, count(*) AS n FROM relations
-            WHERE tgt = ANY ((SELECT names FROM ends)::text[])
-            GROUP BY tgt
-        ) t ON t.name = s.name
-    ) d
-    LEFT JOIN local_entities e ON e.name = d.name
+    SELECT e.name, e.degree, l.idx AS local_idx
+    FROM entities e
+    LEFT JOIN local_entities l ON l.name = e.name
+    WHERE e.name = ANY ((SELECT names FROM ends)::text[])
 ),
 local_relations AS MATERIALIZED (
     SELECT row_number() OVER (
@@ -188,7 +177,7 @@ relation_merged AS (
     )
 ),
 entity_cut AS (
-    SELECT m.idx, m.side, m.similarity, e.*, coalesce(d.degree, 0) AS degree,
+    SELECT m.idx, m.side, m.similarity, e.*,
            sum(coalesce(e.context_tokens,
                         (octet_length(e.name) + octet_length(e.entity_type)
                          + octet_length(e.description)) / 4 + 12))
@@ -197,7 +186,6 @@ entity_cut AS (
            count(*) OVER () AS found
     FROM entity_merged m
     JOIN entities e ON e.name = m.name
-    LEFT JOIN degrees d ON d.name = m.name
 ),
 relation_cut AS (
     SELECT src, tgt, similarity, degree,

@@ -29,18 +29,10 @@ WITH RECURSIVE levels(depth, frontier, seen) AS (
 reached AS (
     SELECT l.depth, f.name FROM levels l CROSS JOIN LATERAL unnest(l.frontier) AS f(name)
 ),
-degree AS (
-    SELECT t.name, count(*) AS degree FROM (
-        SELECT r.src AS name FROM relations r JOIN reached ON r.src = reached.name
-        UNION ALL
-        SELECT r.tgt FROM relations r JOIN reached ON r.tgt = reached.name
-    ) t
-    GROUP BY t.name
-),
 kept AS (
-    SELECT r.name, r.depth, coalesce(d.degree, 0) AS degree
-    FROM reached r LEFT JOIN degree d USING (name)
-    ORDER BY r.depth, coalesce(d.degree, 0) DESC, r.name COLLATE "C"
+    SELECT r.name, r.depth, e.degree
+    FROM reached r JOIN entities e USING (name)
+    ORDER BY r.depth, e.degree DESC, r.name COLLATE "C"
     LIMIT $3
 )
 SELECT e.name, e.entity_type, e.description, e.source_ids, e.file_paths, e.version,
@@ -52,17 +44,11 @@ ORDER BY k.depth, k.degree DESC, k.name COLLATE "C";
 -- name: top_by_degree
 -- The $1 entities of highest degree (ties by name), isolated ones included when
 -- there is room; `reached` is the number of entities in the workspace.
-WITH degree AS (
-    SELECT t.name, count(*) AS degree FROM (
-        SELECT src AS name FROM relations UNION ALL SELECT tgt FROM relations
-    ) t
-    GROUP BY t.name
-)
 SELECT e.name, e.entity_type, e.description, e.source_ids, e.file_paths, e.version,
-       e.created_at, e.updated_at, coalesce(d.degree, 0) AS degree, 0 AS depth,
+       e.created_at, e.updated_at, e.degree, 0 AS depth,
        count(*) OVER () AS reached
-FROM entities e LEFT JOIN degree d USING (name)
-ORDER BY coalesce(d.degree, 0) DESC, e.name COLLATE "C"
+FROM entities e
+ORDER BY e.degree DESC, e.name COLLATE "C"
 LIMIT $1;
 
 -- name: edges_among
@@ -80,15 +66,9 @@ SELECT name FROM entities ORDER BY name COLLATE "C";
 
 -- name: popular_labels
 -- The $1 entity names of highest degree, ties by name; isolated entities come last.
-WITH degree AS (
-    SELECT t.name, count(*) AS degree FROM (
-        SELECT src AS name FROM relations UNION ALL SELECT tgt FROM relations
-    ) t
-    GROUP BY t.name
-)
 SELECT e.name
-FROM entities e LEFT JOIN degree d USING (name)
-ORDER BY coalesce(d.degree, 0) DESC, e.name COLLATE "C"
+FROM entities e
+ORDER BY e.degree DESC, e.name COLLATE "C"
 LIMIT $1;
 
 -- name: search_labels

@@ -30,12 +30,13 @@ WITH hits AS MATERIALIZED (
     LIMIT $3
 )
 SELECT e.name, e.entity_type, e.description, e.source_ids, e.file_paths, e.version,
-       e.created_at, e.updated_at, node_degree(e.name) AS degree, 1 - h.distance AS similarity
+       e.created_at, e.updated_at, e.degree, 1 - h.distance AS similarity
 FROM hits h JOIN entities e ON e.name = h.name
 ORDER BY h.distance, e.name;
 
 -- name: search_relations
--- Nearest relations to a query vector above a cosine threshold, with edge degrees, best first.
+-- Nearest relations to a query vector above a cosine threshold, with edge degrees (sums of
+-- the endpoints' stored degrees), best first.
 WITH hits AS MATERIALIZED (
     SELECT src, tgt, embedding{halfvec} <=> $1::vector{halfvec} AS distance
     FROM relation_vectors
@@ -45,6 +46,9 @@ WITH hits AS MATERIALIZED (
 )
 SELECT r.src, r.tgt, r.keywords, r.description, r.weight, r.source_ids, r.file_paths,
        r.version, r.created_at, r.updated_at,
-       node_degree(r.src) + node_degree(r.tgt) AS degree, 1 - h.distance AS similarity
-FROM hits h JOIN relations r USING (src, tgt)
+       es.degree + et.degree AS degree, 1 - h.distance AS similarity
+FROM hits h
+JOIN relations r USING (src, tgt)
+JOIN entities es ON es.name = r.src
+JOIN entities et ON et.name = r.tgt
 ORDER BY h.distance, r.src, r.tgt;

@@ -26,7 +26,7 @@ WHERE e.name = d.name AND e.degree <> d.n;
 -- row (old_rows). The entity rows are locked first in name order (as every writer
 -- takes them), so concurrent writers cannot deadlock on them; entities deleted in
 -- the same transaction (a cascade) are simply not found.
-CREATE FUNCTION {schema}.relations_count_degrees() RETURNS trigger LANGUAGE plpgsql AS $fn$
+CREATE OR REPLACE FUNCTION {schema}.relations_count_degrees() RETURNS trigger LANGUAGE plpgsql AS $fn$
 BEGIN
     IF TG_OP = 'INSERT' THEN
         WITH delta AS (
@@ -59,7 +59,7 @@ $fn$;
 -- Row-level trigger of relations for an update that moves an endpoint (no writer does
 -- today; renames delete and insert): one from the old endpoints, one to the new ones,
 -- in one statement that locks the four rows in name order first.
-CREATE FUNCTION {schema}.relations_move_degrees() RETURNS trigger LANGUAGE plpgsql AS $fn$
+CREATE OR REPLACE FUNCTION {schema}.relations_move_degrees() RETURNS trigger LANGUAGE plpgsql AS $fn$
 BEGIN
     WITH delta AS (
         SELECT name, sum(n) AS n
@@ -78,14 +78,14 @@ $fn$;
 
 -- name: insert_trigger
 -- Relations inserted: their endpoints' degrees go up, once per statement.
-CREATE TRIGGER relations_degree_insert
+CREATE OR REPLACE TRIGGER relations_degree_insert
     AFTER INSERT ON {schema}.relations
     REFERENCING NEW TABLE AS new_rows
     FOR EACH STATEMENT EXECUTE FUNCTION {schema}.relations_count_degrees();
 
 -- name: delete_trigger
 -- Relations deleted (cascades included): their endpoints' degrees go down, once per statement.
-CREATE TRIGGER relations_degree_delete
+CREATE OR REPLACE TRIGGER relations_degree_delete
     AFTER DELETE ON {schema}.relations
     REFERENCING OLD TABLE AS old_rows
     FOR EACH STATEMENT EXECUTE FUNCTION {schema}.relations_count_degrees();
@@ -93,7 +93,7 @@ CREATE TRIGGER relations_degree_delete
 -- name: update_trigger
 -- A relation whose endpoints change moves its degree (PostgreSQL has no transition
 -- tables for a trigger with a column list, hence row level, and only when an end moved).
-CREATE TRIGGER relations_degree_update
+CREATE OR REPLACE TRIGGER relations_degree_update
     AFTER UPDATE OF src, tgt ON {schema}.relations
     FOR EACH ROW
     WHEN (OLD.src IS DISTINCT FROM NEW.src OR OLD.tgt IS DISTINCT FROM NEW.tgt)

@@ -21,9 +21,11 @@
 -- rows as a custom one); $3 is the cosine threshold, $4 top_k ({top_k} the same, as
 -- the LIMIT of the two graph vector searches; {chunk_top_k} is $8). Edges are read
 -- by one scan of both relation indexes; the degrees of their endpoints are the stored
--- entities.degree (kept by the relations triggers, migration 0010), one key look-up
--- per endpoint, each endpoint with its place among the found entities (for the
--- tie-break); full rows are fetched only for what is kept.
+-- entities.degree (kept by the relations triggers, migration 0010), read once per
+-- distinct endpoint, each with its place among the found entities (for the
+-- tie-break); full rows are fetched only for what is kept, by key (the LATERAL
+-- LIMIT 1 of kept_relations: the planner cannot tell how few rows the budget keeps
+-- and would otherwise hash the whole relations table when it guesses high).
 -- Foreign keys spare existence checks: an entity vector has its entity, a
 -- relation vector its relation (looked up by key, never by a join over all
 -- relations), a relation its two endpoints.
@@ -132,17 +134,14 @@ global_entities AS (
     ) ends
     GROUP BY ends.name
 ),
-ends AS MATERIALIZED (
-    SELECT ARRAY(
-        SELECT src FROM local_edges UNION SELECT tgt FROM local_edges
-        UNION SELECT src FROM global_relations UNION SELECT tgt FROM global_relations
-    ) AS names
-),
 degrees AS MATERIALIZED (
     SELECT e.name, e.degree, l.idx AS local_idx
-    FROM entities e
-    LEFT JOIN local_entities l ON l.name = e.name
-    WHERE e.name = ANY ((SELECT names FROM ends)::text[])
+    FROM (
+        SELECT src AS name FROM local_edges UNION SELECT tgt FROM local_edges
+        UNION SELECT src FROM global_relations UNION SELECT tgt FROM global_relations
+    ) ends
+    JOIN entities e ON e.name = ends.name
+    LEFT JOIN local_entities l ON l.name = ends.name
 ),
 local_relations AS MATERIALIZED (
     SELECT row_number() OVER (
@@ -200,7 +199,9 @@ kept_entities AS MATERIALIZED (
 kept_relations AS MATERIALIZED (
     SELECT c.rank, c.found, c.degree, c.similarity, r.*
     FROM relation_cut c
-    JOIN relations r ON r.src = c.src AND r.tgt = c.tgt
+    CROSS JOIN LATERAL (
+        SELECT * FROM relations r WHERE r.src = c.src AND r.tgt = c.tgt LIMIT 1
+    ) r
     WHERE c.used <= $6 AND $6 > 0
 ),
 entity_sources AS (

@@ -19,7 +19,9 @@ description), so the endpoints outlive the documents that named them.
 
 from __future__ import annotations
 
+import asyncio
 import math
+import random
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -58,6 +60,9 @@ Pair = tuple[str, str]
 
 EDIT_ROUNDS = 8
 """Plans tried before an edit gives up because its rows keep changing."""
+EDIT_BACKOFF = 0.01
+"""Seconds: after losing round ``n`` (from 0) an edit waits a random time up to this
+times 2**n before planning again, so two writers racing on one row fall out of step."""
 ENTITY_FIELDS = frozenset({"entity_name", "entity_type", "description"})
 RELATION_FIELDS = frozenset({"keywords", "description", "weight"})
 
@@ -181,11 +186,12 @@ class GraphEditor:
 
     async def run(self, plan: Callable[[], Awaitable[Edit]], what: str) -> None:
         """Plan and apply an edit until it lands on rows nobody changed meanwhile."""
-        for _ in range(EDIT_ROUNDS):
+        for attempt in range(EDIT_ROUNDS):
             edit = await plan()
             try:
                 await self.apply(edit)
             except (_Moved, ConcurrentUpdate):
+                await asyncio.sleep(random.uniform(0.0, EDIT_BACKOFF * 2**attempt))
                 continue
             return
         raise ConcurrentUpdate(

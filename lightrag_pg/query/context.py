@@ -246,6 +246,7 @@ class _Counts:
         self.param = param
         self.naive = naive
         self.placeholder = self.line(PLACEHOLDER_LINE)
+        self._reference_deltas: dict[str, int] = {}
 
     def text(self, text: str) -> int:
         """The tokens of ``text``."""
@@ -267,10 +268,15 @@ class _Counts:
         return self.line(json_line({"content": chunk.content}))
 
     def reference_delta(self, reference_id: str) -> int:
-        """What a reference id adds to a chunk's content line in the rendered context."""
-        return self.line(json_line({"reference_id": reference_id, "content": ""})) - self.line(
-            json_line({"content": ""})
-        )
+        """What a reference id adds to a chunk's content line in the rendered context
+        (counted once per id: chunks of one file share theirs)."""
+        delta = self._reference_deltas.get(reference_id)
+        if delta is None:
+            delta = self.line(json_line({"reference_id": reference_id, "content": ""})) - self.line(
+                json_line({"content": ""})
+            )
+            self._reference_deltas[reference_id] = delta
+        return delta
 
     def kg_context(self, entity_tokens: Sequence[int], relation_tokens: Sequence[int]) -> int:
         """Tokens of the KG context with these lines and no chunks (upstream's KG share)."""

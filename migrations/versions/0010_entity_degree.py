@@ -39,6 +39,7 @@ UPGRADE = (
     "add_degree",
     "comment_degree",
     "fill_degree",
+    "add_degrees_function",
     "degree_function",
     "degree_update_function",
     "insert_trigger",
@@ -51,6 +52,7 @@ DOWNGRADE = (
     "drop_insert_trigger",
     "drop_update_function",
     "drop_function",
+    "drop_add_degrees_function",
     "drop_degree",
 )
 

@@ -20,36 +20,37 @@ FROM (
 ) d
 WHERE e.name = d.name AND e.degree <> d.n;
 
+-- name: add_degrees_function
+-- The one place degrees change: one more for every name in plus, one less for every
+-- name in minus, in one statement. The entity rows are locked first in name order (as
+-- every writer takes them), so concurrent writers cannot deadlock on them; names of
+-- entities deleted in the same transaction (a cascade) are simply not found.
+CREATE OR REPLACE FUNCTION {schema}.relations_add_degrees(plus text[], minus text[]) RETURNS void
+LANGUAGE sql AS $fn$
+    WITH delta AS (
+        SELECT ends.name, sum(ends.n) AS n
+        FROM (SELECT unnest(plus) AS name, 1 AS n UNION ALL SELECT unnest(minus), -1) ends
+        GROUP BY ends.name
+        HAVING sum(ends.n) <> 0
+    ), locked AS MATERIALIZED (
+        SELECT e.name, d.n FROM {schema}.entities e JOIN delta d ON d.name = e.name
+        ORDER BY e.name COLLATE "C"
+        FOR NO KEY UPDATE OF e
+    )
+    UPDATE {schema}.entities e SET degree = e.degree + l.n FROM locked l WHERE e.name = l.name;
+$fn$;
+
 -- name: degree_function
--- Statement-level trigger of relations (INSERT, DELETE): one statement adds one per
--- endpoint of every inserted row (new_rows) or takes one per endpoint of every deleted
--- row (old_rows). The entity rows are locked first in name order (as every writer
--- takes them), so concurrent writers cannot deadlock on them; entities deleted in
--- the same transaction (a cascade) are simply not found.
+-- Statement-level trigger of relations (INSERT, DELETE): the endpoints of every
+-- inserted row (new_rows) gain one, those of every deleted row (old_rows) lose one.
 CREATE OR REPLACE FUNCTION {schema}.relations_count_degrees() RETURNS trigger LANGUAGE plpgsql AS $fn$
 BEGIN
     IF TG_OP = 'INSERT' THEN
-        WITH delta AS (
-            SELECT name, count(*) AS n
-            FROM (SELECT src AS name FROM new_rows UNION ALL SELECT tgt FROM new_rows) ends
-            GROUP BY name
-        ), locked AS MATERIALIZED (
-            SELECT e.name, d.n FROM {schema}.entities e JOIN delta d ON d.name = e.name
-            ORDER BY e.name COLLATE "C"
-            FOR NO KEY UPDATE OF e
-        )
-        UPDATE {schema}.entities e SET degree = e.degree + l.n FROM locked l WHERE e.name = l.name;
+        PERFORM {schema}.relations_add_degrees(
+            ARRAY(SELECT src FROM new_rows UNION ALL SELECT tgt FROM new_rows), ARRAY[]::text[]);
     ELSE
-        WITH delta AS (
-            SELECT name, count(*) AS n
-            FROM (SELECT src AS name FROM old_rows UNION ALL SELECT tgt FROM old_rows) ends
-            GROUP BY name
-        ), locked AS MATERIALIZED (
-            SELECT e.name, d.n FROM {schema}.entities e JOIN delta d ON d.name = e.name
-            ORDER BY e.name COLLATE "C"
-            FOR NO KEY UPDATE OF e
-        )
-        UPDATE {schema}.entities e SET degree = e.degree - l.n FROM locked l WHERE e.name = l.name;
+        PERFORM {schema}.relations_add_degrees(
+            ARRAY[]::text[], ARRAY(SELECT src FROM old_rows UNION ALL SELECT tgt FROM old_rows));
     END IF;
     RETURN NULL;
 END
@@ -57,21 +58,10 @@ $fn$;
 
 -- name: degree_update_function
 -- Row-level trigger of relations for an update that moves an endpoint (no writer does
--- today; renames delete and insert): one from the old endpoints, one to the new ones,
--- in one statement that locks the four rows in name order first.
+-- today; renames delete and insert): the old endpoints lose one, the new ones gain one.
 CREATE OR REPLACE FUNCTION {schema}.relations_move_degrees() RETURNS trigger LANGUAGE plpgsql AS $fn$
 BEGIN
-    WITH delta AS (
-        SELECT name, sum(n) AS n
-        FROM (VALUES (OLD.src, -1), (OLD.tgt, -1), (NEW.src, 1), (NEW.tgt, 1)) AS ends(name, n)
-        GROUP BY name
-        HAVING sum(n) <> 0
-    ), locked AS MATERIALIZED (
-        SELECT e.name, d.n FROM {schema}.entities e JOIN delta d ON d.name = e.name
-        ORDER BY e.name COLLATE "C"
-        FOR NO KEY UPDATE OF e
-    )
-    UPDATE {schema}.entities e SET degree = e.degree + l.n FROM locked l WHERE e.name = l.name;
+    PERFORM {schema}.relations_add_degrees(ARRAY[NEW.src, NEW.tgt], ARRAY[OLD.src, OLD.tgt]);
     RETURN NULL;
 END
 $fn$;
@@ -137,6 +127,10 @@ DROP FUNCTION IF EXISTS relations_move_degrees();
 -- name: drop_function
 -- Downgrade.
 DROP FUNCTION IF EXISTS relations_count_degrees();
+
+-- name: drop_add_degrees_function
+-- Downgrade.
+DROP FUNCTION IF EXISTS relations_add_degrees(text[], text[]);
 
 -- name: drop_degree
 -- Downgrade.

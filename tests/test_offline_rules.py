@@ -157,3 +157,20 @@ def test_a_name_never_runs_across_a_heading_into_its_paragraph(extractor: SpacyE
     text = "# Chunking\n\nA document is split into chunks before extraction. Chunks overlap by 100 tokens."
     names = [e.name for e in extractor.extract(text, chunk_id="c").entities]
     assert names and not [name for name in names if "." in name or "\n" in name], names
+
+
+def test_two_merge_keys_under_one_name_make_no_self_relation(extractor: SpacyExtractor) -> None:
+    # a Markdown table of sizes: two "GB" merge keys came out under the one name "GB",
+    # whose pair was a relation from GB to itself and failed the whole document
+    table = (
+        "| | 100k entities | 300k entities |\n|---|---:|---:|\n"
+        "| workspace tables (heap + TOAST) | 1.31 GB | 3.93 GB |\n"
+        "| workspace indexes | 0.90 GB | 2.71 GB |\n"
+        "| of which the three HNSW indexes | 0.84 GB | 2.52 GB |\n"
+        "| `relation_vectors` + its HNSW index | 1.19 GB | 3.52 GB |\n"
+        "| AGE graph (label tables + indexes) | 0.28 GB | 0.84 GB |\n"
+    )
+    result = extractor.extract(table, chunk_id="c1")
+    pairs = [(r.src, r.tgt) for r in result.relations]
+    assert all(src != tgt for src, tgt in pairs), pairs
+    assert len({frozenset(p) for p in pairs}) == len(pairs)

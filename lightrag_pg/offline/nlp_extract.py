@@ -203,18 +203,21 @@ class SpacyExtractor:
         doc: Any,
         taken: list[bool],
     ) -> list[_Pair]:
-        """One record per unordered entity pair sharing a sentence, in first-seen order."""
+        """One record per unordered pair of entity names sharing a sentence, in first-seen order."""
         pairs: dict[tuple[str, str], _Pair] = {}
         for index in sorted(per_sentence):
             members = per_sentence[index][: self.max_entities_per_sentence]
             text = collapse(sentences[index].text)
             for i, (a, first) in enumerate(members):
                 for b, second in members[i + 1 :]:
-                    pair = pairs.get((b, a)) or pairs.get((a, b))
+                    src, tgt = names[a], names[b]
+                    if src == tgt:
+                        continue  # two merge keys that came out under one name are one entity
+                    pair = pairs.get((tgt, src)) or pairs.get((src, tgt))
                     if pair is None:
                         words = _between(doc, first.end, second.start, taken) or _main_verb(sentences[index])
-                        pair = pairs[(a, b)] = _Pair(
-                            src=names[a], tgt=names[b], keywords=", ".join(words[:MAX_KEYWORDS]) or "related"
+                        pair = pairs[(src, tgt)] = _Pair(
+                            src=src, tgt=tgt, keywords=", ".join(words[:MAX_KEYWORDS]) or "related"
                         )
                     pair.count += 1
                     if len(pair.sentences) < MAX_RELATION_SENTENCES and text not in pair.sentences:

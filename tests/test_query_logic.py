@@ -594,6 +594,25 @@ def test_build_context_shape_and_references(bpe: tiktoken.Encoding) -> None:
     json.dumps(data)
 
 
+def test_a_data_query_renders_no_context_line_of_a_counted_row(
+    bpe: tiktoken.Encoding, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entities = [ent("Alice", ["c1"], context_tokens=20), ent("Bob", ["c2"], context_tokens=20)]
+    relations = [rel("Alice", "Bob", ["c1"], context_tokens=25)]
+    chunks = [chunk("c1", "b.txt"), chunk("c2", "a.txt")]
+    expected = build_context(entities, relations, chunks, tokenizer=bpe, param=QueryParam(), query="q")
+    text, prompt = expected.text, expected.system_prompt
+    rendered: list[str] = []
+    for row in (EntityRow, RelationRow):
+        line = row.context_line
+        monkeypatch.setattr(row, "context_line", lambda self, line=line: rendered.append(self) or line(self))
+    ctx = build_context(entities, relations, chunks, tokenizer=bpe, param=QueryParam(), query="q")
+    render_data(ctx)
+    assert rendered == [] and ctx.tokens == expected.tokens
+    assert ctx.text == text and ctx.system_prompt == prompt
+    assert len(rendered) == 3  # once, on first use
+
+
 def test_chunk_budget_shrinks_as_kg_grows(bpe: tiktoken.Encoding) -> None:
     chunks = [chunk(str(i), f"f{i % 3}.txt", words=100) for i in range(40)]
     param = QueryParam(max_total_tokens=3000, chunk_top_k=40)

@@ -11,10 +11,11 @@ cut once) and cuts only the chunks.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ..jsonline import json_line
 from ..llm.tokenizer import TokenEncoder, count_tokens
 from ..store.rows import ChunkRow, EntityRow, RelationRow
 from ..types import GRAPH_FIELD_SEP, UNKNOWN_SOURCE
@@ -27,7 +28,7 @@ from .answer_prompts import (
     render_system_prompt,
 )
 from .param import QueryParam
-from .ranking import chunk_data_row, generate_references, json_line
+from .ranking import chunk_data_row, generate_references
 
 BUFFER_TOKENS = 200
 """Upstream's reserve for the reference list and safety margin."""
@@ -55,25 +56,49 @@ class ContextTokens:
 
 @dataclass(slots=True)
 class QueryContext:
-    """The context handed to the LLM, and what went into it."""
+    """The context handed to the LLM, and what went into it.
+
+    :attr:`text` and :attr:`system_prompt` are rendered on first use: a data query
+    (``aquery_data``) needs only the rows and the token counts."""
 
     entities: list[EntityRow]
     relations: list[RelationRow]
     chunks: list[ChunkRow]
     chunk_reference_ids: list[str]
     references: list[dict[str, str]]
-    text: str
-    system_prompt: str
     tokens: ContextTokens
     mode: str
+    template: str = field(repr=False)
+    param: QueryParam = field(repr=False)
     found_entities: int = 0
     found_relations: int = 0
     merged_chunks: int = 0
+    _text: str | None = field(default=None, init=False, repr=False)
 
     @property
     def is_empty(self) -> bool:
         """True when nothing was retrieved; the caller answers with the fail response."""
         return not (self.entities or self.relations or self.chunks)
+
+    @property
+    def text(self) -> str:
+        """The context: entity and relation lines, chunk lines with their reference ids,
+        the reference list."""
+        if self._text is None:
+            self._text = _context_text(
+                self.mode == "naive",
+                [e.context_line() for e in self.entities],
+                [r.context_line() for r in self.relations],
+                self.chunks,
+                self.references,
+                self.chunk_reference_ids,
+            )
+        return self._text
+
+    @property
+    def system_prompt(self) -> str:
+        """The final system prompt: the template filled with :attr:`text`."""
+        return _system_prompt(self.template, self.text, self.param)
 
 
 def build_context(
@@ -113,10 +138,8 @@ def build_context(
     template = system_prompt_template or (NAIVE_RAG_RESPONSE if naive else RAG_RESPONSE)
     counts = _Counts(tokenizer, template, param, naive)
     kept_entities, kept_relations = list(entities), list(relations)
-    entity_lines = [e.context_line() for e in kept_entities]
-    relation_lines = [r.context_line() for r in kept_relations]
-    entity_tokens = counts.rows(kept_entities, entity_lines)
-    relation_tokens = counts.rows(kept_relations, relation_lines)
+    entity_tokens = counts.rows(kept_entities)
+    relation_tokens = counts.rows(kept_relations)
     kg_tokens = 0 if naive else counts.kg_context(entity_tokens, relation_tokens)
     sys_tokens = counts.text(_budget_system_prompt(template, param, naive))
     query_tokens = counts.text(query)
@@ -135,10 +158,8 @@ def build_context(
             (kept_relations, relation_tokens),
             (kept_entities, entity_tokens),
         )
-        del content_tokens[len(kept_chunks) :], entity_lines[len(kept_entities) :]
-        del relation_lines[len(kept_relations) :]
+        del content_tokens[len(kept_chunks) :]
 
-    text = _context_text(naive, entity_lines, relation_lines, kept_chunks, references, ref_ids)
     tokens = ContextTokens(
         system_prompt=sys_tokens,
         entities=sum(entity_tokens),
@@ -156,10 +177,10 @@ def build_context(
         chunks=kept_chunks,
         chunk_reference_ids=ref_ids,
         references=references,
-        text=text,
-        system_prompt=_system_prompt(template, text, param),
         tokens=tokens,
         mode=param.mode,
+        template=template,
+        param=param,
         found_entities=len(entities) if found_entities is None else found_entities,
         found_relations=len(relations) if found_relations is None else found_relations,
         merged_chunks=len(chunks) if merged_chunks is None else merged_chunks,
@@ -256,11 +277,11 @@ class _Counts:
         """The tokens of one context line followed by its newline."""
         return self.text(line + "\n")
 
-    def rows(self, rows: Sequence[EntityRow | RelationRow], lines: Sequence[str]) -> list[int]:
+    def rows(self, rows: Sequence[EntityRow | RelationRow]) -> list[int]:
         """Each row's stored line count, or its line's own count when it has none."""
         return [
-            self.line(line) if row.context_tokens is None else row.context_tokens
-            for row, line in zip(rows, lines, strict=True)
+            self.line(row.context_line()) if row.context_tokens is None else row.context_tokens
+            for row in rows
         ]
 
     def content_line(self, chunk: ChunkRow) -> int:

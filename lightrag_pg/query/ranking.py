@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from ..llm.tokenizer import TokenEncoder, count_tokens
 from ..store.rows import ChunkRow, EntityRow, RelationRow
@@ -82,11 +81,6 @@ def endpoint_names(relations: Iterable[RelationRow]) -> list[str]:
                 seen.add(name)
                 names.append(name)
     return names
-
-
-def json_line(item: dict[str, Any]) -> str:
-    """One JSON line as upstream renders context rows (non-ASCII kept)."""
-    return json.dumps(item, ensure_ascii=False)
 
 
 def truncate_by_tokens(

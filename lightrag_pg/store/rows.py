@@ -10,7 +10,6 @@ turns rows into those arrays. A list-valued column (``source_ids``) goes as
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -19,6 +18,7 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 from pgvector import Vector
 
+from ..jsonline import json_line
 from ..types import UNKNOWN_SOURCE, DocStatus
 
 R = TypeVar("R", "EntityRow", "RelationRow")
@@ -71,14 +71,14 @@ def canonical_pair(a: str, b: str) -> tuple[str, str]:
 def entity_context_line(name: str, entity_type: str | None, description: str | None) -> str:
     """The JSON line an entity contributes to a query context (upstream's form: no
     file_path or created_at; non-ASCII kept). Its token count is stored as ``context_tokens``."""
-    fields = {"entity": name, "type": entity_type or "UNKNOWN", "description": description or "UNKNOWN"}
-    return json.dumps(fields, ensure_ascii=False)
+    return json_line(
+        {"entity": name, "type": entity_type or "UNKNOWN", "description": description or "UNKNOWN"}
+    )
 
 
 def relation_context_line(src: str, tgt: str, description: str | None) -> str:
     """The JSON line a relation contributes to a query context; see :func:`entity_context_line`."""
-    fields = {"entity1": src, "entity2": tgt, "description": description or "UNKNOWN"}
-    return json.dumps(fields, ensure_ascii=False)
+    return json_line({"entity1": src, "entity2": tgt, "description": description or "UNKNOWN"})
 
 
 def _similarity(record: Mapping[str, Any]) -> float | None:

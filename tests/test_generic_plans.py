@@ -16,21 +16,20 @@ from lightrag_pg.index.merge import count_context_tokens
 from lightrag_pg.store.retrieval import with_limits
 from lightrag_pg.store.rows import ChunkRow, DocumentRow, EntityRow, RelationRow
 
-ENTITIES, RELATIONS, CHUNKS = 12_000, 12_000, 12_000
 
-
-async def seed(rag: LightRAG) -> None:
-    """A workspace large enough that a custom plan would use every HNSW index."""
+async def seed(rag: LightRAG, rows: int = 12_000) -> None:
+    """A workspace large enough that a custom plan would use every HNSW index (``rows``
+    entities, relations and chunks)."""
     dim = rag.embedding_func.embedding_dim  # type: ignore[union-attr]
     vec = np.random.default_rng(11)
-    names = [f"entity {i}" for i in range(ENTITIES)]
-    chunk_ids = [f"chunk-{i}" for i in range(CHUNKS)]
+    names = [f"entity {i}" for i in range(rows)]
+    chunk_ids = [f"chunk-{i}" for i in range(rows)]
     entities = [
-        EntityRow(n, "Thing", f"about {n}", source_ids=[chunk_ids[i % CHUNKS]]) for i, n in enumerate(names)
+        EntityRow(n, "Thing", f"about {n}", source_ids=[chunk_ids[i % rows]]) for i, n in enumerate(names)
     ]
-    ends = vec.integers(0, ENTITIES, size=(RELATIONS * 2, 2))
+    ends = vec.integers(0, rows, size=(rows * 2, 2))
     pairs = sorted({(names[a], names[b]) if a < b else (names[b], names[a]) for a, b in ends if a != b})[
-        :RELATIONS
+        :rows
     ]
     relations = [
         RelationRow(a, b, keywords="k", description=f"{a} and {b}", source_ids=[chunk_ids[0]])
@@ -51,11 +50,11 @@ async def seed(rag: LightRAG) -> None:
         await uow.docs.insert([DocumentRow("doc-1", "x")])
         await uow.chunks.upsert(
             [ChunkRow(c, "doc-1", i, 5, f"text of {c}", "f.txt") for i, c in enumerate(chunk_ids)],
-            vec.normal(size=(CHUNKS, dim)),
+            vec.normal(size=(rows, dim)),
         )
         await uow.graph.upsert_entities_if_unchanged(entities)
         await uow.graph.upsert_relations_if_unchanged(relations)
-        await uow.vectors.upsert_entities(names, names, vec.normal(size=(ENTITIES, dim)))
+        await uow.vectors.upsert_entities(names, names, vec.normal(size=(rows, dim)))
         await uow.vectors.upsert_relations(pairs, [a for a, _ in pairs], vec.normal(size=(len(pairs), dim)))
         for index in hnsw:
             await uow.conn.execute(index["ddl"])
@@ -81,10 +80,8 @@ def first_scan(plan: str, cte: str) -> str:
     return match.group(1)
 
 
-@pytest.mark.parametrize("statement", ["context", "naive"])
-async def test_generic_plans_keep_the_hnsw_index_scans(rag: LightRAG, statement: str) -> None:
-    # 12k rows per table: a custom plan takes each HNSW scan; with LIMIT $n a generic one did not
-    await seed(rag)
+async def generic_plan(rag: LightRAG, statement: str) -> str:
+    """The EXPLAIN text of ``statement``'s generic plan on a pooled session."""
     async with rag.session() as s:
         assert await s.conn.fetchval("SHOW plan_cache_mode") == "force_generic_plan"
         await s.conn.execute(f"PREPARE generic_check AS {with_limits(s.retrieval.sql[statement], 40, 20)}")
@@ -96,8 +93,26 @@ async def test_generic_plans_keep_the_hnsw_index_scans(rag: LightRAG, statement:
             plan = "\n".join(r[0] for r in await s.conn.fetch(f"EXPLAIN EXECUTE generic_check({nulls})"))
         finally:
             await s.conn.execute("DEALLOCATE generic_check")
+    return plan
+
+
+@pytest.mark.parametrize("statement", ["context", "naive"])
+async def test_generic_plans_keep_the_hnsw_index_scans(rag: LightRAG, statement: str) -> None:
+    # 12k rows per table: a custom plan takes each HNSW scan; with LIMIT $n a generic one did not
+    await seed(rag)
+    plan = await generic_plan(rag, statement)
     for cte, index in SEARCHES[statement].items():
         assert first_scan(plan, cte) == f"Index Scan using {index}", plan
+
+
+async def test_the_cosine_threshold_does_not_cost_a_mid_size_table_its_hnsw_scan(rag: LightRAG) -> None:
+    # 6k rows, 40 nearest entities and relations: with the threshold inside the search, the
+    # planner guessed a third of the rows pass and scanned and sorted the whole table
+    # instead (20 or 40 nearest of 6k chunks are about even for it, by either form)
+    await seed(rag, 6_000)
+    plan = await generic_plan(rag, "context")
+    for cte in ("local_hits", "global_hits"):
+        assert first_scan(plan, cte) == f"Index Scan using {SEARCHES['context'][cte]}", plan
 
 
 async def test_queries_run_on_generic_plans(rag: LightRAG) -> None:

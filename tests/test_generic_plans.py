@@ -64,12 +64,14 @@ async def seed(rag: LightRAG, rows: int = 12_000) -> None:
 
 SEARCHES = {
     "context": {
-        "local_hits": "entity_vectors_embedding_hnsw",
-        "global_hits": "relation_vectors_embedding_hnsw",
-        "vector_hits": "chunk_vectors_embedding_hnsw",
+        "local": "entity_vectors_embedding_hnsw",
+        "global": "relation_vectors_embedding_hnsw",
+        "vector": "chunk_vectors_embedding_hnsw",
     },
-    "naive": {"vector_hits": "chunk_vectors_embedding_hnsw"},
+    "naive": {"vector": "chunk_vectors_embedding_hnsw"},
 }
+"""Each statement's vector searches: the nearest rows (``{side}_nearest``) and, should the
+threshold leave fewer than the limit, the search with the threshold inside (``{side}_hits``)."""
 
 
 def first_scan(plan: str, cte: str) -> str:
@@ -101,8 +103,9 @@ async def test_generic_plans_keep_the_hnsw_index_scans(rag: LightRAG, statement:
     # 12k rows per table: a custom plan takes each HNSW scan; with LIMIT $n a generic one did not
     await seed(rag)
     plan = await generic_plan(rag, statement)
-    for cte, index in SEARCHES[statement].items():
-        assert first_scan(plan, cte) == f"Index Scan using {index}", plan
+    for side, index in SEARCHES[statement].items():
+        for cte in (f"{side}_nearest", f"{side}_hits"):
+            assert first_scan(plan, cte) == f"Index Scan using {index}", plan
 
 
 async def test_the_cosine_threshold_does_not_cost_a_mid_size_table_its_hnsw_scan(rag: LightRAG) -> None:
@@ -111,8 +114,8 @@ async def test_the_cosine_threshold_does_not_cost_a_mid_size_table_its_hnsw_scan
     # instead (20 or 40 nearest of 6k chunks are about even for it, by either form)
     await seed(rag, 6_000)
     plan = await generic_plan(rag, "context")
-    for cte in ("local_hits", "global_hits"):
-        assert first_scan(plan, cte) == f"Index Scan using {SEARCHES['context'][cte]}", plan
+    for side in ("local", "global"):
+        assert first_scan(plan, f"{side}_nearest") == f"Index Scan using {SEARCHES['context'][side]}", plan
 
 
 async def test_queries_run_on_generic_plans(rag: LightRAG) -> None:
@@ -126,3 +129,18 @@ async def test_queries_run_on_generic_plans(rag: LightRAG) -> None:
         )
     assert plans, "the retrieval statements were not prepared on this connection"
     assert all(p["custom_plans"] == 0 and p["generic_plans"] >= 1 for p in plans), plans
+
+
+async def test_the_retrieval_statements_are_prepared_once_however_long_their_comments(rag: LightRAG) -> None:
+    # the commented context statement is longer than asyncpg's default cacheable size
+    # (15 KiB): uncached, it was parsed and planned again on every query
+    async with rag.session() as s:
+        assert len(s.retrieval.sql["context"]) > 15 * 1024
+    for _ in range(3):
+        await rag.aquery_data("entity 7 and entity 9", QueryParam(mode="mix", top_k=5))
+    async with rag.session() as s:
+        runs = await s.conn.fetchval(
+            "SELECT max(generic_plans + custom_plans) FROM pg_prepared_statements "
+            "WHERE statement LIKE '%local_nearest%'"
+        )
+    assert runs == 3

@@ -38,6 +38,11 @@ SQL = load_queries(__package__, "pool.sql")
 
 HNSW_EF_SEARCH = 200
 
+MAX_CACHEABLE_STATEMENT = 64 * 1024
+"""The longest statement text (bytes) the driver keeps prepared: asyncpg's default, 15 KiB,
+is less than the commented retrieval statement, which would then be parsed and planned
+again on every query (15 ms against 5 ms of execution at 200 documents)."""
+
 
 async def init_connection(conn: asyncpg.Connection) -> None:
     """Register the pgvector and jsonb codecs and load AGE (when permitted)."""
@@ -154,6 +159,7 @@ class SharedPool:
             max_size=max_size,
             max_queries=50_000,
             max_inactive_connection_lifetime=300.0,
+            max_cacheable_statement_size=MAX_CACHEABLE_STATEMENT,
             init=self._init,
             reset=keep_session,
             loop=None,

@@ -28,16 +28,13 @@ JOIN text_chunks c ON c.id = i.id
 ORDER BY i.ord;
 
 -- name: search_chunks
--- Nearest chunks to a query vector above a cosine threshold, best first (the threshold
--- filters the nearest rows, as in retrieval.sql).
+-- Nearest chunks to a query vector above a cosine threshold, best first.
 WITH hits AS MATERIALIZED (
-    SELECT chunk_id, distance FROM (
-        SELECT chunk_id, embedding{halfvec} <=> $1::vector{halfvec} AS distance
-        FROM chunk_vectors
-        ORDER BY embedding{halfvec} <=> $1::vector{halfvec}
-        LIMIT $3
-    ) nearest
-    WHERE distance < 1 - $2::float8
+    SELECT chunk_id, embedding{halfvec} <=> $1::vector{halfvec} AS distance
+    FROM chunk_vectors
+    WHERE embedding{halfvec} <=> $1::vector{halfvec} < 1 - $2::float8
+    ORDER BY embedding{halfvec} <=> $1::vector{halfvec}
+    LIMIT $3
 )
 SELECT c.id, c.doc_id, c.chunk_order_index, c.tokens, c.content, c.file_path, c.created_at,
        1 - h.distance AS similarity

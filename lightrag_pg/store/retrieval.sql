@@ -5,10 +5,14 @@
 -- (store/retrieval.py), so that a generic plan (the pool plans every statement once)
 -- knows them: with LIMIT $n a generic plan assumes a tenth of the rows and takes a
 -- sequential scan and sort over the HNSW scan on tables of about 10k to 40k vectors.
--- Each vector search takes its nearest rows first and applies the cosine threshold to
--- them (the nearest rows above a threshold are the nearest rows, filtered): with the
--- threshold inside, the planner guesses a third of the rows pass and prefers a
--- sequential scan to the HNSW scan (7k relation vectors: 1.1-2.5 ms against 0.2-0.6).
+-- Each vector search is two steps (x_nearest, then x_hits). First the nearest rows,
+-- filtered by the cosine threshold: with the threshold inside the search the planner
+-- guesses a third of the rows pass and prefers a sequential scan to the HNSW scan on
+-- mid-size tables (7k relation vectors: 1.1-2.5 ms against 0.2-0.6). If fewer than
+-- the limit pass, the search is run again with the threshold inside, which pgvector's
+-- iterative scan follows past the rows that fail it: an HNSW search can end in the
+-- wrong neighbourhood (at 300k clustered entities, 3 queries in 20 found 0-2 rows
+-- above the threshold among their 40 "nearest", against 40 with it inside).
 
 -- name: context
 -- The entities, relations and chunks of a query, ranked and cut in one statement.
@@ -60,7 +64,7 @@
 -- (local, hybrid, or $11 NULL) the vector hits fused with the lexical ones (none
 -- without $11) are merged round-robin as above. Both functions come with the
 -- workspace's backend.
-WITH local_hits AS MATERIALIZED (
+WITH local_nearest AS MATERIALIZED (
     SELECT name, distance FROM (
         SELECT name, embedding{halfvec} <=> $1::vector{halfvec} AS distance
         FROM entity_vectors
@@ -69,6 +73,16 @@ WITH local_hits AS MATERIALIZED (
         LIMIT {top_k}
     ) nearest
     WHERE distance < 1 - $3::float8
+),
+local_hits AS MATERIALIZED (
+    SELECT name, distance FROM local_nearest WHERE (SELECT count(*) FROM local_nearest) = {top_k}
+    UNION ALL
+    (SELECT name, embedding{halfvec} <=> $1::vector{halfvec}
+     FROM entity_vectors
+     WHERE (SELECT count(*) FROM local_nearest) < {top_k}
+       AND $1::vector IS NOT NULL AND embedding{halfvec} <=> $1::vector{halfvec} < 1 - $3::float8
+     ORDER BY embedding{halfvec} <=> $1::vector{halfvec}
+     LIMIT {top_k})
 ),
 local_lexical AS MATERIALIZED (
     SELECT name, score FROM lexical_entities(CASE WHEN $1::vector IS NOT NULL THEN $12::text END, $4)
@@ -117,7 +131,7 @@ local_edges AS MATERIALIZED (
     FROM relations r, local_names l
     WHERE r.src = ANY (l.names) OR r.tgt = ANY (l.names)
 ),
-global_hits AS MATERIALIZED (
+global_nearest AS MATERIALIZED (
     SELECT src, tgt, distance FROM (
         SELECT src, tgt, embedding{halfvec} <=> $2::vector{halfvec} AS distance
         FROM relation_vectors
@@ -126,6 +140,16 @@ global_hits AS MATERIALIZED (
         LIMIT {top_k}
     ) nearest
     WHERE distance < 1 - $3::float8
+),
+global_hits AS MATERIALIZED (
+    SELECT src, tgt, distance FROM global_nearest WHERE (SELECT count(*) FROM global_nearest) = {top_k}
+    UNION ALL
+    (SELECT src, tgt, embedding{halfvec} <=> $2::vector{halfvec}
+     FROM relation_vectors
+     WHERE (SELECT count(*) FROM global_nearest) < {top_k}
+       AND $2::vector IS NOT NULL AND embedding{halfvec} <=> $2::vector{halfvec} < 1 - $3::float8
+     ORDER BY embedding{halfvec} <=> $2::vector{halfvec}
+     LIMIT {top_k})
 ),
 global_relations AS MATERIALIZED (
     SELECT row_number() OVER (ORDER BY h.distance, h.src, h.tgt) AS idx, h.src, h.tgt,
@@ -222,7 +246,7 @@ relation_sources AS (
     SELECT k.rank AS item, s.id, row_number() OVER (ORDER BY k.rank, s.n) AS pos
     FROM kept_relations k, unnest(k.source_ids) WITH ORDINALITY AS s(id, n)
 ),
-vector_hits AS MATERIALIZED (
+vector_nearest AS MATERIALIZED (
     SELECT chunk_id, distance FROM (
         SELECT chunk_id, embedding{halfvec} <=> $7::vector{halfvec} AS distance
         FROM chunk_vectors
@@ -230,6 +254,16 @@ vector_hits AS MATERIALIZED (
         LIMIT {chunk_top_k}
     ) nearest
     WHERE distance < 1 - $3::float8
+),
+vector_hits AS MATERIALIZED (
+    SELECT chunk_id, distance FROM vector_nearest WHERE (SELECT count(*) FROM vector_nearest) = {chunk_top_k}
+    UNION ALL
+    (SELECT chunk_id, embedding{halfvec} <=> $7::vector{halfvec}
+     FROM chunk_vectors
+     WHERE (SELECT count(*) FROM vector_nearest) < {chunk_top_k}
+       AND embedding{halfvec} <=> $7::vector{halfvec} < 1 - $3::float8
+     ORDER BY embedding{halfvec} <=> $7::vector{halfvec}
+     LIMIT {chunk_top_k})
 ),
 lexical_hits AS MATERIALIZED (
     SELECT id, score FROM lexical_chunks($11::text, $8)
@@ -358,7 +392,7 @@ ORDER BY kind, rank;
 -- > $2) fused with the $3 chunks lexical_chunks finds for $4 (NULL: none) by
 -- reciprocal rank (1 / (60 + rank), summed; ties by best rank, then id), cut to $3.
 -- Without $4 this is the vector search's order (distance, then id).
-WITH vector_hits AS MATERIALIZED (
+WITH vector_nearest AS MATERIALIZED (
     SELECT chunk_id, distance FROM (
         SELECT chunk_id, embedding{halfvec} <=> $1::vector{halfvec} AS distance
         FROM chunk_vectors
@@ -366,6 +400,16 @@ WITH vector_hits AS MATERIALIZED (
         LIMIT {top_k}
     ) nearest
     WHERE distance < 1 - $2::float8
+),
+vector_hits AS MATERIALIZED (
+    SELECT chunk_id, distance FROM vector_nearest WHERE (SELECT count(*) FROM vector_nearest) = {top_k}
+    UNION ALL
+    (SELECT chunk_id, embedding{halfvec} <=> $1::vector{halfvec}
+     FROM chunk_vectors
+     WHERE (SELECT count(*) FROM vector_nearest) < {top_k}
+       AND embedding{halfvec} <=> $1::vector{halfvec} < 1 - $2::float8
+     ORDER BY embedding{halfvec} <=> $1::vector{halfvec}
+     LIMIT {top_k})
 ),
 lexical_hits AS MATERIALIZED (
     SELECT id, score FROM lexical_chunks($4::text, $3)

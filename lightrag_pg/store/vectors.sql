@@ -21,16 +21,13 @@ ON CONFLICT (src, tgt) DO UPDATE SET content = EXCLUDED.content, embedding = EXC
     updated_at = now();
 
 -- name: search_entities
--- Nearest entities to a query vector above a cosine threshold, with degrees, best first
--- (the threshold filters the nearest rows, as in retrieval.sql).
+-- Nearest entities to a query vector above a cosine threshold, with degrees, best first.
 WITH hits AS MATERIALIZED (
-    SELECT name, distance FROM (
-        SELECT name, embedding{halfvec} <=> $1::vector{halfvec} AS distance
-        FROM entity_vectors
-        ORDER BY embedding{halfvec} <=> $1::vector{halfvec}
-        LIMIT $3
-    ) nearest
-    WHERE distance < 1 - $2::float8
+    SELECT name, embedding{halfvec} <=> $1::vector{halfvec} AS distance
+    FROM entity_vectors
+    WHERE embedding{halfvec} <=> $1::vector{halfvec} < 1 - $2::float8
+    ORDER BY embedding{halfvec} <=> $1::vector{halfvec}
+    LIMIT $3
 )
 SELECT e.name, e.entity_type, e.description, e.source_ids, e.file_paths, e.version,
        e.created_at, e.updated_at, e.degree, 1 - h.distance AS similarity
@@ -41,13 +38,11 @@ ORDER BY h.distance, e.name;
 -- Nearest relations to a query vector above a cosine threshold, with edge degrees (sums of
 -- the endpoints' stored degrees), best first.
 WITH hits AS MATERIALIZED (
-    SELECT src, tgt, distance FROM (
-        SELECT src, tgt, embedding{halfvec} <=> $1::vector{halfvec} AS distance
-        FROM relation_vectors
-        ORDER BY embedding{halfvec} <=> $1::vector{halfvec}
-        LIMIT $3
-    ) nearest
-    WHERE distance < 1 - $2::float8
+    SELECT src, tgt, embedding{halfvec} <=> $1::vector{halfvec} AS distance
+    FROM relation_vectors
+    WHERE embedding{halfvec} <=> $1::vector{halfvec} < 1 - $2::float8
+    ORDER BY embedding{halfvec} <=> $1::vector{halfvec}
+    LIMIT $3
 )
 SELECT r.src, r.tgt, r.keywords, r.description, r.weight, r.source_ids, r.file_paths,
        r.version, r.created_at, r.updated_at,

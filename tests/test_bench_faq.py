@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bench.debian_faq import FaqItem, parse_faq, reword
-from bench.quality import passage_rank, question_sets
+from bench.quality import Question, Score, differences, passage_rank, question_sets, rank_rows
 
 ANSWER = (
     "    The dpkg tool installs, removes and queries .deb files; apt-get fetches them\n"
@@ -60,3 +60,21 @@ def test_passage_rank_counts_distinct_passages() -> None:
     sets = question_sets([FaqItem("2.1", "Can I get Debian?", "x"), FaqItem("2.2", "Debian, really?", "y")])
     assert [q.passage for q in sets["as written"]] == ["debian-faq/2.1", "debian-faq/2.2"]
     assert [q.text for q in sets["reworded"]] == ["Is it possible to get Debian?"]
+
+
+def test_per_question_ranks_show_what_one_mode_finds_and_the_other_misses() -> None:
+    sets = {"as written": [Question("q1", "p1"), Question("q2", "p2"), Question("q3", "p3")]}
+    results = {
+        ("as written", "naive", True): Score(1.0, 1.0, 1.0, None, (1, 3, 7)),
+        ("as written", "mix", True): Score(1.0, 1.0, 1.0, None, (2, None, 4)),
+    }
+    rows = rank_rows(results, sets)
+    assert [(r["mode"], r["question"], r["rank"]) for r in rows][:3] == [
+        ("naive", "q1", 1),
+        ("naive", "q2", 3),
+        ("naive", "q3", 7),
+    ]
+    assert differences(rows, "naive", "mix") == [
+        "only naive: as written, lexical on: 3 | None: q2",
+        "only mix: as written, lexical on: 7 | 4: q3",
+    ]

@@ -120,8 +120,21 @@ def test_query_keywords() -> None:
     hl, ll = nlp_keywords("What are the environmental impacts of renewable energy?")
     assert hl == ["environmental impact", "renewable energy"] and ll == hl
     hl, ll = nlp_keywords("Who is Marie Curie?")
-    assert (hl, ll) == (["person"], ["Marie Curie"])
+    assert (hl, ll) == (["Marie Curie"], ["Marie Curie"])
     assert nlp_keywords("   ") == ([], [])
+
+
+def test_query_keywords_are_the_query_s_own_words() -> None:
+    # a noun phrase extending a name is kept whole, and its head noun is the high-level
+    # keyword, not the name's entity type ("organization" before)
+    assert nlp_keywords("What is a Debian package?") == (["package"], ["Debian package"])
+    assert nlp_keywords("Could you explain a Debian control file?") == (["file"], ["Debian control file"])
+    # every content verb counts, not only the sentence's root ("is" here)
+    hl, ll = nlp_keywords("Is it possible to automatically update the system?")
+    assert "update" in hl and ll == ["system"]
+    # words that only frame the question are no keywords
+    hl, _ = nlp_keywords("Could you explain the pool directory?")
+    assert "explain" not in hl
 
 
 async def test_minilm_unit_vectors(minilm: LocalMiniLM) -> None:

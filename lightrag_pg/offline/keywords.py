@@ -2,18 +2,25 @@
 
 The rule, in the order applied to the parsed query:
 
-* Low-level keywords (``ll``): the query's named entities (numeric and temporal
-  ones excluded) and its specific noun phrases, those with a proper noun or a
-  compound of two or more nouns ("knowledge graph"), in order of appearance.
-* High-level keywords (``hl``): the remaining common-noun phrases in lemma
-  form ("environmental impact"), then the main verb's lemma ("discover")
-  unless it is a stop word such as "be" or "do".
+* Low-level keywords (``ll``): the query's specific phrases in order of appearance:
+  a noun phrase that extends a name with common nouns ("Debian package", "Debian
+  control file") whole, since it is narrower than the name alone; the named
+  entities outside such a phrase (numeric and temporal ones excluded); the other
+  noun phrases with a proper noun or a compound of two or more nouns ("knowledge
+  graph").
+* High-level keywords (``hl``): the remaining common-noun phrases in lemma form
+  ("environmental impact"), then the lemma of every content verb of the query
+  ("discover"; not only a sentence's root, which in "Is it possible to update the
+  system?" is "is"), leaving out stop words and the words that only frame a
+  question ("tell", "explain", "describe", "please", as the heuristic below).
 * If ``ll`` is empty, it takes every noun phrase of the query (so it repeats
   the noun phrases of ``hl``); if there are none, all its named entities
   (dates and numbers included) and content words.
-* If ``hl`` is empty, it takes the entity types of the named entities
-  ("person") and the head nouns of the compounds ("graph"); failing that, a
-  copy of ``ll``.
+* If ``hl`` is empty, it takes the head nouns of the ``ll`` phrases ("package" of
+  "Debian package"); failing that, a copy of ``ll``. Every keyword is words of the
+  query: an entity type such as "organization" (spaCy's label of "Debian") names
+  what the words are, not what the query asks about, and searching relations for it
+  finds relations about organizations.
 
 Both lists are deduplicated case-insensitively. An empty or blank query gives
 two empty lists.
@@ -45,6 +52,8 @@ from .nlp_lexicon import NER_TYPES
 
 _MAX_KEYWORD_CHARS = 200
 _CONTENT_POS = frozenset({"NOUN", "PROPN", "ADJ", "VERB"})
+_FRAME = frozenset({"tell", "explain", "describe", "please"})
+"""Words that only frame a question ("Could you explain ..."), never a keyword."""
 
 
 def _dedupe(words: list[str]) -> list[str]:
@@ -58,20 +67,23 @@ def _dedupe(words: list[str]) -> list[str]:
     return out
 
 
-def _low_level(doc: Any) -> tuple[list[str], list[str], list[str]]:
-    """(named entities and specific phrases, their type names, compound head nouns)."""
+def _low_level(doc: Any) -> tuple[list[str], list[str]]:
+    """(named entities and specific phrases in order of appearance, their head nouns)."""
     found: list[tuple[int, str]] = []
-    types: list[str] = []
     heads: list[str] = []
     covered: set[int] = set()
+    chunks = [part for part in (trim_span(chunk) for chunk in doc.noun_chunks) if len(part)]
+    for part in chunks:
+        if part.root.pos_ == "NOUN" and any(t.ent_type_ in NER_TYPES for t in part):
+            covered.update(range(part.start, part.end))
+            found.append((part.start, part.text))
+            heads.append(part.root.lemma_.lower())
     for ent in doc.ents:
-        if ent.label_ in NER_TYPES:
+        if ent.label_ in NER_TYPES and not covered.intersection(range(ent.start, ent.end)):
             covered.update(range(ent.start, ent.end))
             found.append((ent.start, trim_span(ent, named=True).text))
-            types.append(NER_TYPES[ent.label_].lower())
-    for chunk in doc.noun_chunks:
-        part = trim_span(chunk)
-        if not len(part) or covered.intersection(range(part.start, part.end)):
+    for part in chunks:
+        if covered.intersection(range(part.start, part.end)):
             continue
         name = concept_name(part, Counter())
         if name:
@@ -79,7 +91,7 @@ def _low_level(doc: Any) -> tuple[list[str], list[str], list[str]]:
             if part.root.pos_ == "NOUN":
                 heads.append(part.root.lemma_.lower())
     found.sort(key=lambda item: item[0])
-    return [name for _, name in found], types, heads
+    return [name for _, name in found], heads
 
 
 def nlp_keywords(query: str) -> tuple[list[str], list[str]]:
@@ -88,27 +100,21 @@ def nlp_keywords(query: str) -> tuple[list[str], list[str]]:
     if not text:
         return [], []
     doc = load_spacy()(text)
-    ll, entity_types, heads = _low_level(doc)
+    ll, heads = _low_level(doc)
     ll = _dedupe(ll)
     specific = {w.lower() for w in ll}
     phrases = [p for _, p in phrase_lemmas(doc.noun_chunks) if p.lower() not in specific]
-    hl = list(phrases)
-    for sent in doc.sents:
-        root = sent.root
-        if root.pos_ == "VERB" and not root.is_stop:
-            hl.append(root.lemma_.lower())
-    hl = _dedupe(hl)
+    verbs = [t.lemma_.lower() for t in doc if t.pos_ == "VERB" and not t.is_stop]
+    hl = _dedupe([w for w in phrases + verbs if w not in _FRAME])
     if not ll:
-        ll = _dedupe(phrases) or _dedupe(
-            [e.text for e in doc.ents]
-            + [t.lemma_.lower() for t in doc if t.pos_ in _CONTENT_POS and not t.is_stop]
-        )
+        words = [t.lemma_.lower() for t in doc if t.pos_ in _CONTENT_POS and not t.is_stop]
+        ll = _dedupe(phrases) or _dedupe([e.text for e in doc.ents] + [w for w in words if w not in _FRAME])
     if not hl:
-        hl = _dedupe(entity_types + heads) or list(ll)
+        hl = _dedupe(heads) or list(ll)
     return hl, ll
 
 
-_STOP = frozenset(
+_STOP = _FRAME | frozenset(
     [
         "what",
         "which",
@@ -143,11 +149,7 @@ _STOP = frozenset(
         "at",
         "into",
         "between",
-        "tell",
         "me",
-        "please",
-        "explain",
-        "describe",
     ]
 )
 _PROPER = re.compile(r"\b[A-Z][\w'$-]*(?:\s+[A-Z][\w'$-]*)*")

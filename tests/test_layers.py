@@ -7,7 +7,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "lightrag_pg"
 
-FOUNDATION = {"errors", "types", "config", "textclean", "sentences", "tasks"}
+FOUNDATION = {"errors", "types", "config", "textclean", "sentences", "jsonline", "tasks"}
 """Modules every layer may import."""
 
 ALLOWED: dict[str, set[str]] = {

@@ -1,8 +1,10 @@
 """Retrieval quality on the Debian FAQ: does the answer passage come back?
 
 Each answer passage of the Debian FAQ (see :mod:`bench.debian_faq`) is indexed as
-one document with the NLP extractor and the local MiniLM embeddings (the offline
-path the demo uses; no LLM). Then every question is asked in each mode, with and
+one document with the local MiniLM embeddings and the NLP extractor (the offline
+path the demo uses), or with ``--extractor llm`` the LLM answers recorded in
+``bench/data`` (:mod:`bench.recorded_llm`: an LLM's extraction and query keywords,
+replayed). Then every question is asked in each mode, with and
 without lexical fusion, through ``aquery_data``, and the rank of the first chunk
 of the question's own passage among the distinct passages returned gives
 recall@5, recall@10 and MRR. Two question sets: the FAQ's headings as written,
@@ -42,6 +44,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.debian_faq import FaqItem, fetch_faq_text, parse_faq, reword
+from bench.recorded_llm import RecordedLLM
 from lightrag_pg import LightRAG, QueryParam
 from lightrag_pg.db.connect import connect
 from lightrag_pg.db.embedded import DSN_ENV, embedded_dsn, stop_server
@@ -204,14 +207,18 @@ async def main(args: argparse.Namespace) -> None:
     data_dir = cache / "pgdata"
     dsn = args.dsn or os.environ.get(DSN_ENV) or embedded_dsn(data_dir)
     embedding = local_embedding_func()
+    workspace = args.workspace or (WORKSPACE if args.extractor == "nlp" else f"{WORKSPACE}_llm")
     conn = await connect(dsn, timeout=30)
     try:
         await create_workspace(
-            conn, dsn, args.workspace, embedding.embedding_dim, embedding.model_name, args.backend
+            conn, dsn, workspace, embedding.embedding_dim, embedding.model_name, args.backend
         )
     finally:
         await conn.close()
-    rag = LightRAG(dsn=dsn, workspace=args.workspace, embedding_func=embedding, extractor="nlp")
+    llm = RecordedLLM() if args.extractor == "llm" else None
+    rag = LightRAG(
+        dsn=dsn, workspace=workspace, embedding_func=embedding, extractor=args.extractor, llm_model_func=llm
+    )
     try:
         await rag.initialize()
         print(f"{len(items)} passages; questions: " + ", ".join(f"{k} {len(v)}" for k, v in sets.items()))
@@ -246,7 +253,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="corpus and server data")
     parser.add_argument("--dsn", default=None, help=f"PostgreSQL DSN (default ${DSN_ENV}, else embedded)")
-    parser.add_argument("--workspace", default=WORKSPACE)
+    parser.add_argument(
+        "--workspace", default=None, help=f"default {WORKSPACE}, {WORKSPACE}_llm for --extractor llm"
+    )
+    parser.add_argument(
+        "--extractor",
+        default="nlp",
+        choices=["nlp", "llm"],
+        help="nlp: the offline extractor; llm: the recorded LLM answers (bench/recorded_llm.py)",
+    )
     parser.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES)
     parser.add_argument(
         "--backend", default=None, choices=["bm25", "tsvector"], help="of a new workspace (default tsvector)"

@@ -365,7 +365,8 @@ def build_metadata(embedding_dim: int, lexical: str = "bm25") -> MetaData:
         *_merged_columns("relation"),
         PrimaryKeyConstraint("src", "tgt", name="relations_pkey"),
         CheckConstraint('src < tgt COLLATE "C"', name="relations_canonical_order"),
-        Index("relations_tgt_idx", "tgt"),
+        Index("relations_src_edges", "src", postgresql_include=["tgt", "weight", "context_tokens"]),
+        Index("relations_tgt_edges", "tgt", postgresql_include=["src", "weight", "context_tokens"]),
         comment="Knowledge graph edges; undirected, stored with src < tgt",
     )
     Table(

@@ -28,10 +28,16 @@
 -- switches its side off (checked once, also by a generic plan, which gives the same
 -- rows as a custom one); $3 is the cosine threshold, $4 top_k ({top_k} the same, as
 -- the LIMIT of the two graph vector searches; {chunk_top_k} is $8). Edges are read
--- by one scan of both relation indexes; the degrees of their endpoints are the stored
+-- from the covering endpoint indexes (migration 0011: an index-only scan, no heap
+-- fetch per edge), those by src, then those by tgt whose src is not a found entity;
+-- the degrees of their endpoints are the stored
 -- entities.degree (kept by the relations triggers, migration 0010), read once per
 -- distinct endpoint, each with its place among the found entities (for the
--- tie-break); full rows are fetched only for what is kept, by key (the LATERAL
+-- tie-break). Only the first edges in that order that the relation budget could keep
+-- are ranked: every edge costs at least the fewest tokens among them, so no more than
+-- $6 over that many fit (and never fewer than $4, the global side's ranks, so that the
+-- merge with it is unchanged); found counts them all. Full rows are fetched only for
+-- what is kept, by key (the LATERAL
 -- LIMIT 1 of kept_relations: the planner cannot tell how few rows the budget keeps
 -- and would otherwise hash the whole relations table when it guesses high).
 -- Foreign keys spare existence checks: an entity vector has its entity, a
@@ -124,12 +130,19 @@ local_names AS MATERIALIZED (
     SELECT ARRAY(SELECT name FROM local_entities) AS names
 ),
 local_edges AS MATERIALIZED (
-    SELECT r.src, r.tgt, r.weight,
-           coalesce(r.context_tokens,
-                    (octet_length(r.src) + octet_length(r.tgt) + octet_length(r.description)) / 4 + 12)
-               AS tokens
-    FROM relations r, local_names l
-    WHERE r.src = ANY (l.names) OR r.tgt = ANY (l.names)
+    SELECT e.src, e.tgt, e.weight,
+           coalesce(e.context_tokens,
+                    (SELECT (octet_length(r.src) + octet_length(r.tgt) + octet_length(r.description)) / 4 + 12
+                     FROM relations r WHERE r.src = e.src AND r.tgt = e.tgt)) AS tokens
+    FROM (
+        SELECT r.src, r.tgt, r.weight, r.context_tokens
+        FROM local_names l, relations r
+        WHERE r.src = ANY (l.names)
+        UNION ALL
+        SELECT r.src, r.tgt, r.weight, r.context_tokens
+        FROM local_names l, relations r
+        WHERE r.tgt = ANY (l.names) AND r.src <> ALL (l.names)
+    ) e
 ),
 global_nearest AS MATERIALIZED (
     SELECT src, tgt, distance FROM (
@@ -178,12 +191,16 @@ degrees AS MATERIALIZED (
     LEFT JOIN local_entities l ON l.name = ends.name
 ),
 local_relations AS MATERIALIZED (
-    SELECT row_number() OVER (
-               ORDER BY ds.degree + dt.degree DESC, l.weight DESC, least(ds.local_idx, dt.local_idx), l.src, l.tgt
-           ) AS idx, l.src, l.tgt, l.tokens, ds.degree + dt.degree AS degree
-    FROM local_edges l
-    JOIN degrees ds ON ds.name = l.src
-    JOIN degrees dt ON dt.name = l.tgt
+    SELECT row_number() OVER (ORDER BY degree DESC, weight DESC, near, src, tgt) AS idx, src, tgt, tokens, degree
+    FROM (
+        SELECT l.src, l.tgt, l.weight, l.tokens, ds.degree + dt.degree AS degree,
+               least(ds.local_idx, dt.local_idx) AS near
+        FROM local_edges l
+        JOIN degrees ds ON ds.name = l.src
+        JOIN degrees dt ON dt.name = l.tgt
+        ORDER BY ds.degree + dt.degree DESC, l.weight DESC, least(ds.local_idx, dt.local_idx), l.src, l.tgt
+        LIMIT (SELECT greatest($6::bigint / greatest(min(tokens), 1), $4) + 1 FROM local_edges)
+    ) ranked
 ),
 entity_merged AS (
     SELECT DISTINCT ON (name) name, idx, side, similarity
@@ -224,7 +241,9 @@ relation_cut AS (
     SELECT src, tgt, similarity, degree,
            sum(tokens) OVER (ORDER BY idx, side ROWS UNBOUNDED PRECEDING) AS used,
            row_number() OVER (ORDER BY idx, side) AS rank,
-           count(*) OVER () AS found
+           (SELECT count(*) FROM local_edges)
+           + (SELECT count(*) FROM global_relations g, local_names n
+              WHERE NOT (g.src = ANY (n.names) OR g.tgt = ANY (n.names))) AS found
     FROM relation_merged
 ),
 kept_entities AS MATERIALIZED (

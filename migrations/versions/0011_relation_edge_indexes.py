@@ -1,0 +1,46 @@
+"""Covering indexes on the relations' endpoints: an entity's edges without heap fetches
+
+Revision ID: 0011
+Revises: 0010
+Create Date: 2026-11-28 10:00:00
+
+Retrieval ranks every relation touching the entities a query found by its endpoints'
+degrees and weight, and fills the relation budget with their token counts. Two
+indexes, ``relations (src)`` and ``relations (tgt)``, each including the other
+endpoint, the weight and ``context_tokens``, let it read those edges by an
+index-only scan; ``relations_tgt_idx`` is dropped, the second one covering it. The
+downgrade restores it and drops both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from alembic import op
+
+from lightrag_pg.db.identifiers import Identifier, schema_of
+from lightrag_pg.db.migrate import TARGET_KEY, migration_queries, run
+from lightrag_pg.db.sqlfile import render
+
+revision: str = "0011"
+down_revision: str | Sequence[str] | None = "0010"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+SQL = migration_queries(__file__)
+
+
+def _schema() -> Identifier:
+    return schema_of(op.get_context().config.attributes[TARGET_KEY].workspace)
+
+
+def upgrade() -> None:
+    bind, schema = op.get_bind(), _schema()
+    for block in ("src_edges", "tgt_edges", "drop_tgt_idx"):
+        run(bind, render(SQL[block], schema=schema))
+
+
+def downgrade() -> None:
+    bind, schema = op.get_bind(), _schema()
+    for block in ("restore_tgt_idx", "drop_edges"):
+        run(bind, render(SQL[block], schema=schema))

@@ -309,6 +309,7 @@ def build_metadata(embedding_dim: int, lexical: str = "bm25") -> MetaData:
             server_default=text("0"),
             comment="Number of relations touching the entity, kept by the relations triggers",
         ),
+        Index("entities_name_degree", "name", postgresql_include=["degree"]),
         *_lexical_indexes("entities", lexical),
         comment="Knowledge graph vertices",
     )

@@ -1,4 +1,4 @@
-"""Covering indexes on the relations' endpoints: an entity's edges without heap fetches
+"""Covering indexes for the edges of an entity and their endpoints' degrees, without heap fetches
 
 Revision ID: 0011
 Revises: 0010
@@ -8,8 +8,9 @@ Retrieval ranks every relation touching the entities a query found by its endpoi
 degrees and weight, and fills the relation budget with their token counts. Two
 indexes, ``relations (src)`` and ``relations (tgt)``, each including the other
 endpoint, the weight and ``context_tokens``, let it read those edges by an
-index-only scan; ``relations_tgt_idx`` is dropped, the second one covering it. The
-downgrade restores it and drops both.
+index-only scan; ``relations_tgt_idx`` is dropped, the second one covering it. A
+third, ``entities (name) INCLUDE (degree)``, serves their endpoints' degrees the same
+way. The downgrade restores ``relations_tgt_idx`` and drops the three.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ def _schema() -> Identifier:
 
 def upgrade() -> None:
     bind, schema = op.get_bind(), _schema()
-    for block in ("src_edges", "tgt_edges", "drop_tgt_idx"):
+    for block in ("src_edges", "tgt_edges", "name_degree", "drop_tgt_idx"):
         run(bind, render(SQL[block], schema=schema))
 
 

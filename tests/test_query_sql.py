@@ -294,6 +294,34 @@ async def test_degrees_count_the_edges_on_both_sides_of_every_endpoint(rag: Ligh
     }
 
 
+@pytest.mark.parametrize("budget", [1, 200, 900])
+async def test_local_edges_past_what_the_budget_can_keep_are_counted_not_ranked(
+    rag: LightRAG, budget: int
+) -> None:
+    # the statement ranks only the first budget / fewest tokens + 1 local edges; with
+    # far more edges than that, the kept rows and the found count must still be the
+    # reference's, which ranks them all
+    rng = random.Random(budget)
+    await seed_graph(rag, rng, n_entities=45, n_relations=400)
+    dim = rag.embedding_func.embedding_dim  # type: ignore[union-attr]
+    vectors = np.random.default_rng(budget).normal(size=(3, dim)).astype(np.float32)
+    param = QueryParam(
+        mode="hybrid", top_k=40, chunk_top_k=5, max_entity_tokens=100_000, max_relation_tokens=budget,
+        cosine_threshold=-1.0,
+    ).resolved(rag.settings)  # fmt: skip
+    async with rag.session() as s:
+        fewest = await s.conn.fetchval("SELECT min(context_tokens) FROM relations")
+        _, want_r, _, found_r, _, _ = await reference(s, vectors, param, True, True, rag.tokenizer)
+        got = await s.retrieval.context(
+            vectors[0], vectors[1], vectors[2], threshold=-1.0, top_k=40, max_entity_tokens=100_000,
+            max_relation_tokens=budget, vector_top_k=5, related_chunks=5, chunk_limit=5,
+        )  # fmt: skip
+    assert found_r > budget // fewest + 1, "more local edges than the statement ranks"
+    assert [(r.pair, r.degree) for r in got.relations] == [(r.pair, r.degree) for r in want_r]
+    if want_r:
+        assert got.found_relations == found_r
+
+
 async def test_a_generic_plan_gives_the_rows_of_a_custom_plan(rag: LightRAG, dsn: str) -> None:
     # the plan must not depend on parameter values for its rows: a connection forced to
     # generic plans (no planning per execution) reads the same context

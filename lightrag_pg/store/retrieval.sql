@@ -34,9 +34,9 @@
 -- entities.degree (kept by the relations triggers, migration 0010), read once per
 -- distinct endpoint, each with its place among the found entities (for the
 -- tie-break). Only the first edges in that order that the relation budget could keep
--- are ranked: every edge costs at least the fewest tokens among them, so no more than
--- $6 over that many fit (and never fewer than $4, the global side's ranks, so that the
--- merge with it is unchanged); found counts them all. Full rows are fetched only for
+-- are ranked: each costs at least the fewest tokens among them, and so does the global
+-- copy that may stand in for one, so no more than $6 over that many fit; found counts
+-- them all. Full rows are fetched only for
 -- what is kept, by key (the LATERAL
 -- LIMIT 1 of kept_relations: the planner cannot tell how few rows the budget keeps
 -- and would otherwise hash the whole relations table when it guesses high).
@@ -199,7 +199,7 @@ local_relations AS MATERIALIZED (
         JOIN degrees ds ON ds.name = l.src
         JOIN degrees dt ON dt.name = l.tgt
         ORDER BY ds.degree + dt.degree DESC, l.weight DESC, least(ds.local_idx, dt.local_idx), l.src, l.tgt
-        LIMIT (SELECT greatest($6::bigint / greatest(min(tokens), 1), $4) + 1 FROM local_edges)
+        LIMIT (SELECT $6::bigint / greatest(min(tokens), 1) + 1 FROM local_edges)
     ) ranked
 ),
 entity_merged AS (

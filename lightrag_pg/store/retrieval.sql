@@ -28,18 +28,17 @@
 -- switches its side off (checked once, also by a generic plan, which gives the same
 -- rows as a custom one); $3 is the cosine threshold, $4 top_k ({top_k} the same, as
 -- the LIMIT of the two graph vector searches; {chunk_top_k} is $8). Edges are read
--- from the covering endpoint indexes (migration 0011: an index-only scan, no heap
--- fetch per edge), those by src, then those by tgt whose src is not a found entity;
--- the degrees of their endpoints are the stored
--- entities.degree (kept by the relations triggers, migration 0010), read once per
--- distinct endpoint, each with its place among the found entities (for the
--- tie-break). Only the first edges in that order that the relation budget could keep
--- are ranked: each costs at least the fewest tokens among them, and so does the global
--- copy that may stand in for one, so no more than $6 over that many fit; found counts
--- them all. Full rows are fetched only for
--- what is kept, by key (the LATERAL
--- LIMIT 1 of kept_relations: the planner cannot tell how few rows the budget keeps
--- and would otherwise hash the whole relations table when it guesses high).
+-- from the covering endpoint indexes (migration 0011: index-only scans, no heap fetch
+-- per edge), those by src, then those by tgt whose src is not a found entity; the
+-- degrees of their endpoints are the stored entities.degree (kept by the relations
+-- triggers, migration 0010), read once per distinct endpoint from an index that
+-- includes it, each with its place among the found entities (for the tie-break).
+-- Only the first edges in that order that the relation budget could keep are ranked:
+-- each costs at least the fewest tokens among them, and so does the global copy that
+-- may stand in for one, so no more than $6 over that many fit; found counts them all.
+-- Full rows are fetched only for what is kept, by key (the LATERAL LIMIT 1 of
+-- kept_relations: the planner cannot tell how few rows the budget keeps and would
+-- otherwise hash the whole relations table when it guesses high).
 -- Foreign keys spare existence checks: an entity vector has its entity, a
 -- relation vector its relation (looked up by key, never by a join over all
 -- relations), a relation its two endpoints.

@@ -198,7 +198,7 @@ local_relations AS MATERIALIZED (
         JOIN degrees ds ON ds.name = l.src
         JOIN degrees dt ON dt.name = l.tgt
         ORDER BY ds.degree + dt.degree DESC, l.weight DESC, least(ds.local_idx, dt.local_idx), l.src, l.tgt
-        LIMIT (SELECT $6::bigint / greatest(min(tokens), 1) + 1 FROM local_edges)
+        LIMIT (SELECT greatest($6::bigint, 0) / greatest(min(tokens), 1) + 1 FROM local_edges)
     ) ranked
 ),
 entity_merged AS (

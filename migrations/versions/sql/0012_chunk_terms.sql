@@ -175,9 +175,9 @@ BEGIN
         FROM used u JOIN chunk_terms t ON t.lexeme = u.lexeme
     ),
     mean AS (
-        SELECT greatest(avg(tokens), 1) AS tokens FROM (SELECT DISTINCT chunk_id, tokens FROM hits) c
+        SELECT greatest(avg(tokens), 1)::float8 AS tokens FROM (SELECT DISTINCT chunk_id, tokens FROM hits) c
     )
-    SELECT h.chunk_id, sum(h.weight * h.tf * 2.2 / (h.tf + 1.2 * (0.25 + 0.75 * h.tokens / a.tokens)))::float8
+    SELECT h.chunk_id, sum(h.weight * h.tf * 2.2 / (h.tf + 1.2 * (0.25 + 0.75 * (h.tokens / a.tokens))))
     FROM hits h CROSS JOIN mean a
     GROUP BY h.chunk_id
     ORDER BY 2 DESC, 1

@@ -10,9 +10,10 @@ detoasting each candidate's tsvector. A workspace on the ``tsvector`` backend no
 one row per lexeme of every chunk in ``chunk_terms`` (its count and the chunk's token
 count included in the key), so a word's document frequency and its chunks' counts are
 index-only range scans. Statement-level triggers on ``text_chunks`` keep it with
-transition tables, one set-based statement per writing statement: inserts add the
-chunks' lexemes, updates replace those of chunks whose lexemes or token count changed,
-deletes (cascades included) remove them by key, read from the deleted chunks' lexemes.
+transition tables, set-based (never a statement per chunk): inserts add the chunks'
+lexemes, updates replace those of chunks whose lexemes or token count changed, deletes
+(cascades included) remove them by key, read from the deleted chunks' lexemes; the
+back-fill is one ``INSERT``.
 There is no foreign key: its check would run once per term row on every insert, and its
 cascade would need a second index by chunk. The GIN index on ``lexemes`` is dropped (no
 reader is left); the column stays, as the triggers' source. ``lexical_chunks`` keeps its

@@ -149,11 +149,13 @@ async def test_the_table_follows_inserts_updates_and_deletes(
                 await uow.chunks.upsert(rows, hashed_vectors(list(texts.values()), DIM))
 
         first = {f"chunk-a{i}": random_text(rng) for i in range(12)}
-        second = {f"chunk-b{i}": random_text(rng) for i in range(8)}
+        second = {f"chunk-b{i}": random_text(rng) for i in range(7)}
+        second["chunk-b7"] = "x" * 2000 + " é" * 500  # the longest word a tsvector keeps
         await store("doc-a", first)
         await store("doc-b", second)
         assert await in_sync(conn)
         assert await conn.fetchval("SELECT count(DISTINCT chunk_id) FROM chunk_terms") == 20
+        assert await conn.fetchval("SELECT max(octet_length(lexeme)) FROM chunk_terms") == 2000
         changed = {**first, "chunk-a0": "copper copper copper lantern", "chunk-a1": "brand new words here"}
         await store("doc-a", changed)
         assert await in_sync(conn)

@@ -53,6 +53,9 @@ RETRIEVAL_TABLES = (
     "text_chunks",
     "chunk_vectors",
 )
+OPTIONAL_TABLES = ("chunk_terms",)
+"""Retrieval tables only some workspaces have (chunk_terms: the tsvector backend)."""
+EXISTS = "SELECT to_regclass($1) IS NOT NULL"
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,9 +183,10 @@ async def build(rag: LightRAG, texts: list[str]) -> float:
 async def settle(rag: LightRAG) -> float:
     """VACUUM ANALYZE the tables retrieval reads; return the seconds it took."""
     schema = schema_of(rag.workspace).quoted
-    tables = ", ".join(f"{schema}.{quote_ident(table)}" for table in RETRIEVAL_TABLES)
     started = time.perf_counter()
     async with rag.pool.acquire() as conn:
+        optional = [t for t in OPTIONAL_TABLES if await conn.fetchval(EXISTS, f"{schema}.{t}")]
+        tables = ", ".join(f"{schema}.{quote_ident(table)}" for table in (*RETRIEVAL_TABLES, *optional))
         await conn.execute(f"VACUUM (ANALYZE) {tables}")
     return time.perf_counter() - started
 

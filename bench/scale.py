@@ -560,6 +560,11 @@ async def build(
         load_started = time.perf_counter()
         chunk_words = text.words_for(args.chunk_tokens)
         await load(conn, args.workspace, ws, text, tokenizer, chunk_words, timings)
+        terms = bool(await conn.fetchval(SQL["has_chunk_terms"], args.workspace))
+        if terms:
+            started = time.perf_counter()
+            await conn.execute(render(SQL["fill_chunk_terms"], schema=schema_of(args.workspace)))
+            timings.add("chunk_terms from the chunks' lexemes (as the triggers write them)", started)
         timings.add("load total", load_started)
         index_started = time.perf_counter()
         for o in objects:
@@ -573,7 +578,8 @@ async def build(
                 timings.add("AGE mirror total", started)
         started = time.perf_counter()
         await conn.execute(f"VACUUM (ANALYZE) {schema_of(args.workspace).quoted}.relations")
-        for table in ("entities", "entity_vectors", "relation_vectors", "text_chunks", "chunk_vectors"):
+        tables = ("entities", "entity_vectors", "relation_vectors", "text_chunks", "chunk_vectors")
+        for table in (*tables, *(("chunk_terms",) if terms else ())):
             await conn.execute(f"VACUUM (ANALYZE) {schema_of(args.workspace).quoted}.{table}")
         timings.add("vacuum analyze", started)
     finally:

@@ -58,6 +58,16 @@ WHERE g.name = CAST($1 AS name);
 -- Whether the workspace mirrors into an AGE graph.
 SELECT graph_enabled FROM {schema}.workspace_info;
 
+-- name: has_chunk_terms
+-- Whether workspace $1 keeps chunk term counts in chunk_terms (tsvector backend, migration 0012).
+SELECT to_regclass(format('%I.chunk_terms', $1::text)) IS NOT NULL;
+
+-- name: fill_chunk_terms
+-- Every lexeme of every loaded chunk as the text_chunks triggers write it, in one statement.
+INSERT INTO {schema}.chunk_terms (lexeme, chunk_id, tf, tokens)
+SELECT t.lexeme, c.id, cardinality(t.positions), c.tokens
+FROM {schema}.text_chunks c CROSS JOIN LATERAL unnest(c.lexemes) t;
+
 -- name: mirror_entities
 -- Every entity as the vertex the entity trigger writes (same id and properties), in one statement.
 INSERT INTO {graph}."entity" (id, properties)

@@ -46,6 +46,16 @@ async def _inspect(dsn: str, loaded: str, fresh: str) -> dict[str, object]:
             "FROM relations UNION ALL SELECT tgt FROM relations) ends GROUP BY name) d USING (name) "
             "WHERE e.degree <> coalesce(d.n, 0)"
         )
+        derived = (
+            "SELECT t.lexeme, c.id, cardinality(t.positions), c.tokens "
+            "FROM text_chunks c CROSS JOIN LATERAL unnest(c.lexemes) t"
+        )
+        terms = "SELECT lexeme, chunk_id, tf, tokens FROM chunk_terms"
+        terms_out_of_sync = await conn.fetchval(
+            f"SELECT (SELECT count(*) FROM ({derived} EXCEPT ALL {terms}) a) "
+            f"+ (SELECT count(*) FROM ({terms} EXCEPT ALL {derived}) b)"
+        )
+        terms_rows = await conn.fetchval("SELECT count(*) FROM chunk_terms")
         graph = graph_name(loaded)
         vertices = await conn.fetchval(f'SELECT count(*) FROM "{graph}"."entity"')
         edges = await conn.fetchval(f'SELECT count(*) FROM "{graph}"."DIRECTED"')
@@ -76,6 +86,7 @@ async def _inspect(dsn: str, loaded: str, fresh: str) -> dict[str, object]:
         "relations": relations,
         "degrees": [r["degree"] for r in degrees],
         "wrong_degrees": wrong_degrees,
+        "terms": (terms_rows, terms_out_of_sync),
         "graph": (vertices, edges),
         "mirror": (bulk, by_trigger),
     }
@@ -126,6 +137,8 @@ def test_quick_scale_bench_builds_the_migrated_workspace_and_times_every_mode(
     degrees = sorted(seen["degrees"])
     assert degrees[-1] > 10 * sum(degrees) / len(degrees)  # a power-law tail: hubs
     assert seen["wrong_degrees"] == 0  # the loaded entities.degree is the counted one
+    terms_rows, terms_out_of_sync = seen["terms"]  # type: ignore[misc]
+    assert terms_rows > 0 and terms_out_of_sync == 0  # chunk_terms as the text_chunks triggers write it
 
     assert seen["graph"] == (scale.QUICK["entities"], scale.QUICK["relations"])
     bulk, by_trigger = seen["mirror"]

@@ -52,6 +52,7 @@ TABLES = {
     "full_docs",
     "doc_status",
     "text_chunks",
+    "chunk_terms",
     "chunk_vectors",
     "entities",
     "entity_vectors",

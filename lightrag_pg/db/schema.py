@@ -100,11 +100,10 @@ def _hnsw(table: str, embedding_dim: int) -> Index:
 
 
 def _lexical_indexes(table: str, lexical: str) -> list[Index]:
-    """The lexical search indexes of ``table`` for a workspace's backend (migrations 0008, 0009)."""
+    """The lexical search indexes of ``table`` for a workspace's backend (migrations 0008, 0009,
+    0012: on the tsvector backend, chunk text is searched through ``chunk_terms``)."""
     if table == "text_chunks":
-        if lexical == "bm25":
-            return [_bm25("text_chunks_content_bm25", "content")]
-        return [Index("text_chunks_lexemes_fts", "lexemes", postgresql_using="gin")]
+        return [_bm25("text_chunks_content_bm25", "content")] if lexical == "bm25" else []
     name_key = Index("entities_name_key_idx", literal_column("lexical_name_key(name)").label("name_key"))
     if lexical == "bm25":
         return [
@@ -134,6 +133,29 @@ def _lexical_columns(table: str, lexical: str) -> list[Column]:
             comment="English lexemes of content with their positions (full text search term counts)",
         )
     ]
+
+
+def _chunk_terms(md: MetaData, lexical: str) -> None:
+    """The inverted table of chunk lexemes on the tsvector backend (migration 0012)."""
+    if lexical == "bm25":
+        return
+    Table(
+        "chunk_terms",
+        md,
+        Column("lexeme", Text, nullable=False, comment="English lexeme of the chunk text"),
+        Column("chunk_id", Text, nullable=False, comment="Chunk id (text_chunks.id)"),
+        Column(
+            "tf", Integer, nullable=False, comment="Occurrences of the lexeme in the chunk (its positions)"
+        ),
+        Column(
+            "tokens", Integer, nullable=False, comment="Number of tokens in the chunk (text_chunks.tokens)"
+        ),
+        PrimaryKeyConstraint(
+            "lexeme", "chunk_id", name="chunk_terms_pkey", postgresql_include=["tf", "tokens"]
+        ),
+        comment="Lexemes of every chunk with their counts (full text search term counts), "
+        "kept by triggers on text_chunks",
+    )
 
 
 def _bm25(name: str, column: str) -> Index:
@@ -265,6 +287,7 @@ def build_metadata(embedding_dim: int, lexical: str = "bm25") -> MetaData:
         *_lexical_indexes("text_chunks", lexical),
         comment="Token-sized slices of documents",
     )
+    _chunk_terms(md, lexical)
     Table(
         "chunk_vectors",
         md,

@@ -23,7 +23,7 @@ BEGIN
     JOIN pg_class c ON c.oid = s.relid
     WHERE s.schemaname = current_schema()
       AND s.relname IN ('entities', 'relations', 'entity_vectors', 'relation_vectors',
-                        'text_chunks', 'chunk_vectors')
+                        'text_chunks', 'chunk_vectors', 'chunk_terms')
       AND pg_has_role(c.relowner, 'USAGE')
       AND (
           (c.reltuples < 0 AND pg_relation_size(c.oid) > 0)

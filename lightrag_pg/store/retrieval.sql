@@ -143,6 +143,9 @@ local_edges AS MATERIALIZED (
         WHERE r.tgt = ANY (l.names) AND r.src <> ALL (l.names)
     ) e
 ),
+local_edge_counts AS MATERIALIZED (
+    SELECT count(*) AS edges, greatest(min(tokens), 1) AS fewest_tokens FROM local_edges
+),
 global_nearest AS MATERIALIZED (
     SELECT src, tgt, distance FROM (
         SELECT src, tgt, embedding{halfvec} <=> $2::vector{halfvec} AS distance
@@ -198,7 +201,7 @@ local_relations AS MATERIALIZED (
         JOIN degrees ds ON ds.name = l.src
         JOIN degrees dt ON dt.name = l.tgt
         ORDER BY ds.degree + dt.degree DESC, l.weight DESC, least(ds.local_idx, dt.local_idx), l.src, l.tgt
-        LIMIT (SELECT greatest($6::bigint, 0) / greatest(min(tokens), 1) + 1 FROM local_edges)
+        LIMIT (SELECT greatest($6::bigint, 0) / fewest_tokens + 1 FROM local_edge_counts)
     ) ranked
 ),
 entity_merged AS (
@@ -240,7 +243,7 @@ relation_cut AS (
     SELECT src, tgt, similarity, degree,
            sum(tokens) OVER (ORDER BY idx, side ROWS UNBOUNDED PRECEDING) AS used,
            row_number() OVER (ORDER BY idx, side) AS rank,
-           (SELECT count(*) FROM local_edges)
+           (SELECT edges FROM local_edge_counts)
            + (SELECT count(*) FROM global_relations g, local_names n
               WHERE NOT (g.src = ANY (n.names) OR g.tgt = ANY (n.names))) AS found
     FROM relation_merged

@@ -19,7 +19,9 @@ def test_a_json_line_is_json_dumps_of_the_same_object(fields: dict[str, str]) ->
 
 
 @given(TEXT, st.one_of(st.none(), TEXT), st.one_of(st.none(), TEXT))
-def test_context_lines_are_json_dumps_of_upstream_s_fields(name: str, kind: str | None, text: str | None) -> None:
+def test_context_lines_are_json_dumps_of_upstream_s_fields(
+    name: str, kind: str | None, text: str | None
+) -> None:
     entity = {"entity": name, "type": kind or "UNKNOWN", "description": text or "UNKNOWN"}
     relation = {"entity1": name, "entity2": kind or "", "description": text or "UNKNOWN"}
     assert entity_context_line(name, kind, text) == json.dumps(entity, ensure_ascii=False)

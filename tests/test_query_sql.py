@@ -322,6 +322,20 @@ async def test_local_edges_past_what_the_budget_can_keep_are_counted_not_ranked(
         assert got.found_relations == found_r
 
 
+async def test_a_negative_relation_budget_keeps_no_relation_rather_than_failing(rag: LightRAG) -> None:
+    # the store takes any int (QueryParam refuses it earlier); the edge-ranking bound
+    # derived from it must not become a negative LIMIT
+    await seed_graph(rag, random.Random(4), n_entities=20, n_relations=60)
+    dim = rag.embedding_func.embedding_dim  # type: ignore[union-attr]
+    vectors = np.random.default_rng(4).normal(size=(3, dim)).astype(np.float32)
+    async with rag.session() as s:
+        got = await s.retrieval.context(
+            vectors[0], vectors[1], vectors[2], threshold=-1.0, top_k=10, max_entity_tokens=1000,
+            max_relation_tokens=-100_000, vector_top_k=5, related_chunks=5, chunk_limit=5,
+        )  # fmt: skip
+    assert got.entities and not got.relations
+
+
 async def test_a_generic_plan_gives_the_rows_of_a_custom_plan(rag: LightRAG, dsn: str) -> None:
     # the plan must not depend on parameter values for its rows: a connection forced to
     # generic plans (no planning per execution) reads the same context

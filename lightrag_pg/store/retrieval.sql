@@ -201,7 +201,7 @@ local_relations AS MATERIALIZED (
         JOIN degrees ds ON ds.name = l.src
         JOIN degrees dt ON dt.name = l.tgt
         ORDER BY ds.degree + dt.degree DESC, l.weight DESC, least(ds.local_idx, dt.local_idx), l.src, l.tgt
-        LIMIT (SELECT greatest($6::bigint, 0) / fewest_tokens + 1 FROM local_edge_counts)
+        LIMIT (SELECT $6::bigint / fewest_tokens + 1 FROM local_edge_counts)
     ) ranked
 ),
 entity_merged AS (

@@ -35,6 +35,7 @@ from lightrag_pg.query.ranking import (
     truncate_kg,
 )
 from lightrag_pg.query.retrieve import graph_chunks, retrieve_all
+from lightrag_pg.store import retrieval
 from lightrag_pg.store.retrieval import RetrievalStore
 from lightrag_pg.store.rows import ChunkRow, DocumentRow, EntityRow, RelationRow
 from lightrag_pg.store.uow import Stores
@@ -320,6 +321,89 @@ async def test_local_edges_past_what_the_budget_can_keep_are_counted_not_ranked(
     assert [(r.pair, r.degree) for r in got.relations] == [(r.pair, r.degree) for r in want_r]
     if want_r:
         assert got.found_relations == found_r
+
+
+async def hubs_ranked_on_their_highest_edges(s: Stores, names: list[str], budget: int, high_set: int) -> int:
+    """How many of the found entities ``names`` the statement ranks on their edges to the
+    entities of highest degree alone (retrieval.sql, pruned_hubs), computed in Python."""
+    degree = {r["name"]: r["degree"] for r in await s.conn.fetch("SELECT name, degree FROM entities")}
+    edges = await s.conn.fetch(
+        "SELECT src, tgt, context_tokens FROM relations WHERE src = ANY ($1) OR tgt = ANY ($1)", names
+    )
+    if not edges:
+        return 0
+    lowest = sorted(degree.values(), reverse=True)[min(high_set, len(degree)) - 1]
+    high = {n for n, d in degree.items() if d > lowest}
+    bound = budget // max(min(e["context_tokens"] for e in edges), 1) + 1
+    to_high = {n: sum((e["src"] == n and e["tgt"] in high) or (e["tgt"] == n and e["src"] in high) for e in edges)
+               for n in names}  # fmt: skip
+    return sum(degree[n] > high_set and to_high[n] >= bound for n in names)
+
+
+@pytest.mark.parametrize("seed", [21, 22])
+async def test_hubs_ranked_on_their_edges_to_the_highest_degrees_keep_the_reference_rows(
+    rag: LightRAG, seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # with a set of six highest-degree entities, every found entity with more edges is a
+    # hub, and a hub with as many edges into the set as the budget could keep is ranked
+    # on those alone; the kept rows, their degrees and the found count must still be the
+    # reference's, which ranks every edge
+    monkeypatch.setattr(retrieval, "HIGH_DEGREE_SET", 6)
+    rng = random.Random(seed)
+    await seed_graph(rag, rng, n_entities=30, n_relations=300)
+    dim = rag.embedding_func.embedding_dim  # type: ignore[union-attr]
+    vec = np.random.default_rng(seed)
+    pruned = 0
+    for budget in [1, 20, 40, 60, 90, 150, 400, 5000]:
+        top_k = rng.randint(2, 12)
+        vectors = vec.normal(size=(3, dim)).astype(np.float32)
+        param = QueryParam(
+            mode="hybrid", top_k=top_k, chunk_top_k=5, max_entity_tokens=100_000, max_relation_tokens=budget,
+            cosine_threshold=-1.0,
+        ).resolved(rag.settings)  # fmt: skip
+        async with rag.session() as s:
+            _, want_r, _, found_r, _, _ = await reference(s, vectors, param, True, True, rag.tokenizer)
+            got = await s.retrieval.context(
+                vectors[0], vectors[1], vectors[2], threshold=-1.0, top_k=top_k, max_entity_tokens=100_000,
+                max_relation_tokens=budget, vector_top_k=5, related_chunks=5, chunk_limit=5,
+            )  # fmt: skip
+            names = [e.name for e in await s.vectors.search_entities(vectors[0], -1.0, top_k)]
+            pruned += await hubs_ranked_on_their_highest_edges(s, names, budget, 6)
+        assert [(r.pair, r.degree) for r in got.relations] == [(r.pair, r.degree) for r in want_r]
+        if want_r:
+            assert got.found_relations == found_r
+    assert pruned >= 3, "the cases rank some hubs on their edges to the highest degrees alone"
+
+
+async def test_entities_tied_with_the_last_of_the_highest_degrees_are_left_out_of_them(
+    rag: LightRAG, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # H's four neighbours all have degree 1; the first three by degree are H and two of
+    # them, whichever the index gives. Had those two counted among the highest degrees,
+    # H (two edges to them, as many as a one-line budget lets the statement rank) would be
+    # ranked on those two alone and lose its heaviest edge, to the first neighbour stored
+    monkeypatch.setattr(retrieval, "HIGH_DEGREE_SET", 3)
+    dim = rag.embedding_func.embedding_dim  # type: ignore[union-attr]
+    basis = np.eye(dim, dtype=np.float32)
+    names = ["H", "X1", "X2", "X3", "X4"]
+    entities = [EntityRow(n, "Thing", f"about {n}") for n in names]
+    relations = [RelationRow("H", x, keywords="k", description="H and X", weight=w)
+                 for x, w in [("X1", 3.0), ("X2", 1.0), ("X3", 1.0), ("X4", 1.0)]]  # fmt: skip
+    count_context_tokens([*entities, *relations], rag.tokenizer)
+    async with rag.unit_of_work() as uow:
+        await uow.graph.upsert_entities_if_unchanged(entities)
+        for r in relations:
+            await uow.graph.upsert_relations_if_unchanged([r])
+        await uow.vectors.upsert_entities(names, names, basis[: len(names)])
+    budget = relations[0].context_tokens
+    assert budget is not None and {r.context_tokens for r in relations} == {budget}
+    async with rag.session() as s:
+        got = await s.retrieval.context(
+            basis[0], None, basis[0], threshold=-1.0, top_k=1, max_entity_tokens=10_000,
+            max_relation_tokens=budget, vector_top_k=0, related_chunks=5, chunk_limit=None,
+        )  # fmt: skip
+    assert [(r.pair, r.weight) for r in got.relations] == [(("H", "X1"), 3.0)]
+    assert got.found_relations == 4
 
 
 async def test_a_negative_relation_budget_keeps_no_relation_rather_than_failing(rag: LightRAG) -> None:

@@ -333,6 +333,7 @@ def build_metadata(embedding_dim: int, lexical: str = "bm25") -> MetaData:
             comment="Number of relations touching the entity, kept by the relations triggers",
         ),
         Index("entities_name_degree", "name", postgresql_include=["degree"]),
+        Index("entities_degree", "degree", postgresql_include=["name"]),
         *_lexical_indexes("entities", lexical),
         comment="Knowledge graph vertices",
     )

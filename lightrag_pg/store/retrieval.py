@@ -64,16 +64,23 @@ def _vector(v: np.ndarray | None) -> np.ndarray | None:
     return None if v is None else np.asarray(v, np.float32)
 
 
+HIGH_DEGREE_SET = 1000
+"""How many entities of highest degree the edges of a hub (a found entity with more edges
+than this) are checked against before their other endpoints' degrees are looked up
+(``retrieval.sql``, ``high_degrees``). At 300k entities the largest hubs have 400-800
+edges among the first 1000, more than a relation budget can keep."""
+
+
 @lru_cache(maxsize=256)
-def with_limits(sql: str, top_k: int, chunk_top_k: int = 0) -> str:
-    """``sql`` with its vector searches' LIMITs filled in (``{top_k}``, ``{chunk_top_k}``).
+def with_limits(sql: str, top_k: int, chunk_top_k: int = 0, high_degree_set: int = HIGH_DEGREE_SET) -> str:
+    """``sql`` with its LIMITs filled in (``{top_k}``, ``{chunk_top_k}``, ``{high_degree_set}``).
 
     They are part of the statement's text, not parameters, so that its generic plan
     (the pool plans each statement once, ``db/pool.py``) is costed for the rows the
-    searches return and keeps their HNSW scans; each distinct pair of limits is a
+    searches return and keeps their HNSW scans; each distinct set of limits is a
     statement of its own in the driver's cache.
     """
-    return render(sql, top_k=int(top_k), chunk_top_k=int(chunk_top_k))
+    return render(sql, top_k=int(top_k), chunk_top_k=int(chunk_top_k), high_degree_set=int(high_degree_set))
 
 
 class RetrievalStore:
@@ -109,7 +116,7 @@ class RetrievalStore:
         ``lexical_chunks``, entities matching ``lexical_entities`` and, ahead of them, the
         entities a phrase of ``question`` names; ``None`` leaves each out."""
         rows = await self.conn.fetch(
-            with_limits(self.sql["context"], top_k, vector_top_k),
+            with_limits(self.sql["context"], top_k, vector_top_k, HIGH_DEGREE_SET),
             _vector(local_query),
             _vector(global_query),
             threshold,

@@ -5,6 +5,7 @@
 -- (store/retrieval.py), so that a generic plan (the pool plans every statement once)
 -- knows them: with LIMIT $n a generic plan assumes a tenth of the rows and takes a
 -- sequential scan and sort over the HNSW scan on tables of about 10k to 40k vectors.
+-- {high_degree_set} (HIGH_DEGREE_SET there) is filled the same way, for the same reason.
 -- Each vector search is two steps (x_nearest, then x_hits). First the nearest rows,
 -- filtered by the cosine threshold: with the threshold inside the search the planner
 -- guesses a third of the rows pass and prefers a sequential scan to the HNSW scan on

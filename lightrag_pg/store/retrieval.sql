@@ -215,7 +215,7 @@ pruned_hubs AS MATERIALIZED (
               OR EXISTS (SELECT 1 FROM relations r WHERE r.src = d.name AND r.tgt = h.name))
           >= (SELECT $6::bigint / fewest_tokens + 1 FROM local_edge_counts)
 ),
-ranked_edges AS NOT MATERIALIZED (
+ranked_edges AS MATERIALIZED (
     SELECT src, tgt, weight, tokens
     FROM local_edges
     WHERE NOT EXISTS (SELECT 1 FROM pruned_hubs)

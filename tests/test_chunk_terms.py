@@ -212,7 +212,7 @@ async def test_an_upgrade_from_0011_back_fills_and_the_downgrade_restores_0009(
         await conn.execute("ANALYZE text_chunks")  # the chunk count every ranking below reads
         before, at_0011 = await rankings(), await objects()
         assert "chunk_terms" not in at_0011 and "text_chunks_lexemes_fts" in at_0011
-        await upgrade(dsn, MigrationTarget(ws, DIM, lexical="tsvector"))
+        await upgrade(dsn, MigrationTarget(ws, DIM, lexical="tsvector"), "0012")
         added = await objects() - at_0011
         assert added == {
             "chunk_terms", "chunk_terms_pkey", "chunk_terms_insert", "chunk_terms_update",

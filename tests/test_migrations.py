@@ -15,8 +15,9 @@ from sqlalchemy.pool import NullPool
 
 from lightrag_pg import LightRAG
 from lightrag_pg.db.embedded import sqlalchemy_url
-from lightrag_pg.db.migrate import MigrationTarget, configure_context, prepare_workspace
+from lightrag_pg.db.migrate import MigrationTarget, configure_context, prepare_workspace, upgrade
 from lightrag_pg.db.workspace import drop_workspace, head_revision, read_info
+from tests.test_lexical import alembic
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -87,3 +88,19 @@ async def test_metadata_and_migrations_do_not_drift(rag: LightRAG) -> None:
         await engine.dispose()
     assert captured["diff"] == []
     assert [d[0] for d in captured["drift"]] == ["remove_column"]  # type: ignore[union-attr]
+
+
+async def test_0013_indexes_entities_by_degree_and_its_downgrade_drops_the_index(
+    dsn: str, workspace_name: str, conn: asyncpg.Connection
+) -> None:
+    ws = workspace_name
+    indexes = "SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'entities'"
+    await upgrade(dsn, MigrationTarget(ws, 8), "0012")
+    try:
+        at_0012 = {r["indexname"] for r in await conn.fetch(indexes, ws)}
+        await alembic(dsn, ws, "upgrade", "head")
+        assert {r["indexname"] for r in await conn.fetch(indexes, ws)} - at_0012 == {"entities_degree"}
+        await alembic(dsn, ws, "downgrade", "0012")
+        assert {r["indexname"] for r in await conn.fetch(indexes, ws)} == at_0012
+    finally:
+        await drop_workspace(conn, ws)

@@ -335,9 +335,13 @@ async def hubs_ranked_on_their_highest_edges(s: Stores, names: list[str], budget
     lowest = sorted(degree.values(), reverse=True)[min(high_set, len(degree)) - 1]
     high = {n for n, d in degree.items() if d > lowest}
     bound = budget // max(min(e["context_tokens"] for e in edges), 1) + 1
-    to_high = {n: sum((e["src"] == n and e["tgt"] in high) or (e["tgt"] == n and e["src"] in high) for e in edges)
-               for n in names}  # fmt: skip
-    return sum(degree[n] > high_set and to_high[n] >= bound for n in names)
+
+    def into_set(n: str) -> int:
+        return sum(
+            (e["src"] == n and e["tgt"] in high) or (e["tgt"] == n and e["src"] in high) for e in edges
+        )
+
+    return sum(degree[n] > high_set and into_set(n) >= bound for n in names)
 
 
 @pytest.mark.parametrize("seed", [21, 22])

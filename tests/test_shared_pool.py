@@ -234,6 +234,7 @@ def placeholders(workspace: str) -> dict[str, Any]:
         "relation": relation,
         "top_k": 5,
         "chunk_top_k": 5,
+        "high_degree_set": 1000,
     }
 
 

@@ -67,7 +67,7 @@ def _vector(v: np.ndarray | None) -> np.ndarray | None:
 HIGH_DEGREE_SET = 1000
 """How many entities of highest degree the edges of a hub (a found entity with more edges
 than this) are checked against before their other endpoints' degrees are looked up
-(``retrieval.sql``, ``high_degrees``). At 300k entities the largest hubs have 400-800
+(``retrieval.sql``, ``high_degrees``). At 300k entities the 30 largest hubs have 300-800
 edges among the first 1000, more than a relation budget can keep."""
 
 

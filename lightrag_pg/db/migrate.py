@@ -13,7 +13,7 @@ from ..errors import ConfigurationError, MissingPrivilege, StorageError
 from .advisory import XACT_LOCK, lock_key
 from .dimensions import HALFVEC_HNSW_MAX_DIM
 from .embedded import sqlalchemy_url
-from .identifiers import graph_name, graph_of, schema_of, search_path, validate_workspace
+from .identifiers import Identifier, graph_name, graph_of, schema_of, search_path, validate_workspace
 from .ownership import OWNERSHIP, Ownership, ownership_params
 from .ownership import SQL as OWNERSHIP_SQL
 from .sqlfile import load_queries, load_queries_at, render
@@ -80,6 +80,22 @@ def target_from_cli(x_args: dict[str, str]) -> MigrationTarget:
     except ValueError as exc:
         raise ConfigurationError(f"embedding_dim must be an integer, got {raw_dim!r}") from exc
     return MigrationTarget(workspace, dim, x_args.get("embedding_model"), x_args.get("lexical") or None)
+
+
+def running_target() -> MigrationTarget:
+    """The workspace the running migration applies to (``migrations/env.py`` sets it)."""
+    from alembic import op
+
+    config = op.get_context().config
+    if config is None:
+        raise ConfigurationError("no workspace: the migration runs outside lightrag_pg's Alembic env")
+    target: MigrationTarget = config.attributes[TARGET_KEY]
+    return target
+
+
+def running_schema() -> Identifier:
+    """The quoted schema of the workspace the running migration applies to."""
+    return schema_of(running_target().workspace)
 
 
 def migrations_dir() -> Path:

@@ -15,7 +15,7 @@ from pgvector.sqlalchemy import VECTOR
 from sqlalchemy.dialects import postgresql
 
 from lightrag_pg.db.identifiers import relation_of
-from lightrag_pg.db.migrate import TARGET_KEY, migration_queries, run
+from lightrag_pg.db.migrate import migration_queries, run, running_target
 from lightrag_pg.db.schema import hnsw_expression
 from lightrag_pg.db.sqlfile import render
 
@@ -47,7 +47,7 @@ def create_hnsw(table: str, embedding_dim: int) -> None:
 
 
 def upgrade() -> None:
-    target = op.get_context().config.attributes[TARGET_KEY]
+    target = running_target()
     op.create_table(
         "doc_status",
         sa.Column("id", sa.Text(), nullable=False, comment="Document id (full_docs.id)"),

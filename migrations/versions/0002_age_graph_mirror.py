@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from alembic import op
 
 from lightrag_pg.db.identifiers import Identifier, graph_of, schema_of
-from lightrag_pg.db.migrate import TARGET_KEY, age_usable, migration_queries, run
+from lightrag_pg.db.migrate import age_usable, migration_queries, run, running_target
 from lightrag_pg.db.sqlfile import render
 
 revision: str = "0002"
@@ -37,7 +37,7 @@ def _label_ids(graph: str) -> dict[str, int]:
 
 
 def upgrade() -> None:
-    target = op.get_context().config.attributes[TARGET_KEY]
+    target = running_target()
     bind = op.get_bind()
     if not age_usable(bind):
         return
@@ -63,7 +63,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    target = op.get_context().config.attributes[TARGET_KEY]
+    target = running_target()
     bind = op.get_bind()
     for block in (
         "drop_relation_trigger",

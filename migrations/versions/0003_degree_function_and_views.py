@@ -15,8 +15,7 @@ from collections.abc import Sequence
 
 from alembic import op
 
-from lightrag_pg.db.identifiers import schema_of
-from lightrag_pg.db.migrate import TARGET_KEY, migration_queries, run
+from lightrag_pg.db.migrate import migration_queries, run, running_schema
 from lightrag_pg.db.sqlfile import render
 
 revision: str = "0003"
@@ -37,7 +36,7 @@ DOWNGRADE = ("drop_relation_overview", "drop_entity_overview", "drop_node_degree
 
 
 def upgrade() -> None:
-    schema = schema_of(op.get_context().config.attributes[TARGET_KEY].workspace)
+    schema = running_schema()
     for block in UPGRADE:
         run(op.get_bind(), render(SQL[block], schema=schema))
 

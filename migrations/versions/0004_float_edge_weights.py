@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from alembic import op
 
 from lightrag_pg.db.identifiers import Identifier, graph_of, schema_of
-from lightrag_pg.db.migrate import TARGET_KEY, migration_queries, run
+from lightrag_pg.db.migrate import migration_queries, run, running_target
 from lightrag_pg.db.sqlfile import render
 
 revision: str = "0004"
@@ -35,7 +35,7 @@ def _names() -> dict[str, Identifier | int] | None:
     bind = op.get_bind()
     if not run(bind, SQL["graph_enabled"]):
         return None
-    workspace = op.get_context().config.attributes[TARGET_KEY].workspace
+    workspace = running_target().workspace
     rows = bind.exec_driver_sql(SQL["label_ids"], (graph_of(workspace).name,)).all()
     labels = {name: int(label_id) for name, label_id in rows}
     return {

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 
 from alembic import op
 
-from lightrag_pg.db.migrate import TARGET_KEY, lexical_backend, migration_queries, recorded_lexical, run
+from lightrag_pg.db.migrate import lexical_backend, migration_queries, recorded_lexical, run, running_target
 
 revision: str = "0008"
 down_revision: str | Sequence[str] | None = "0007"
@@ -54,7 +54,7 @@ BACKEND_BLOCKS: dict[str, tuple[str, ...]] = {
 
 def upgrade() -> None:
     bind = op.get_bind()
-    target = op.get_context().config.attributes[TARGET_KEY]
+    target = running_target()
     backend = recorded_lexical(bind, target.workspace) or lexical_backend(bind, target.lexical)
     for block in ("add_backend", "comment_backend"):
         run(bind, SQL[block])

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from alembic import op
 
-from lightrag_pg.db.migrate import TARGET_KEY, migration_queries, recorded_lexical, run
+from lightrag_pg.db.migrate import migration_queries, recorded_lexical, run, running_target
 
 revision: str = "0009"
 down_revision: str | Sequence[str] | None = "0008"
@@ -34,7 +34,7 @@ SQL_0008 = migration_queries(str(Path(__file__).with_name("0008_lexical_search.p
 
 
 def _backend() -> str | None:
-    return recorded_lexical(op.get_bind(), op.get_context().config.attributes[TARGET_KEY].workspace)
+    return recorded_lexical(op.get_bind(), running_target().workspace)
 
 
 def upgrade() -> None:

@@ -25,8 +25,7 @@ from collections.abc import Sequence
 
 from alembic import op
 
-from lightrag_pg.db.identifiers import Identifier, schema_of
-from lightrag_pg.db.migrate import TARGET_KEY, migration_queries, run
+from lightrag_pg.db.migrate import migration_queries, run, running_schema
 from lightrag_pg.db.sqlfile import render
 
 revision: str = "0010"
@@ -57,13 +56,9 @@ DOWNGRADE = (
 )
 
 
-def _schema() -> Identifier:
-    return schema_of(op.get_context().config.attributes[TARGET_KEY].workspace)
-
-
 def upgrade() -> None:
     bind = op.get_bind()
-    schema = _schema()
+    schema = running_schema()
     for block in UPGRADE:
         run(bind, render(SQL[block], schema=schema))
     if run(bind, SQL["mirror_trigger_exists"]):
@@ -73,6 +68,6 @@ def upgrade() -> None:
 def downgrade() -> None:
     bind = op.get_bind()
     if run(bind, SQL["mirror_trigger_exists"]):
-        run(bind, render(SQL["mirror_every_update"], schema=_schema()))
+        run(bind, render(SQL["mirror_every_update"], schema=running_schema()))
     for block in DOWNGRADE:
         run(bind, SQL[block])

@@ -19,8 +19,7 @@ from collections.abc import Sequence
 
 from alembic import op
 
-from lightrag_pg.db.identifiers import Identifier, schema_of
-from lightrag_pg.db.migrate import TARGET_KEY, migration_queries, run
+from lightrag_pg.db.migrate import migration_queries, run, running_schema
 from lightrag_pg.db.sqlfile import render
 
 revision: str = "0011"
@@ -31,17 +30,13 @@ depends_on: str | Sequence[str] | None = None
 SQL = migration_queries(__file__)
 
 
-def _schema() -> Identifier:
-    return schema_of(op.get_context().config.attributes[TARGET_KEY].workspace)
-
-
 def upgrade() -> None:
-    bind, schema = op.get_bind(), _schema()
+    bind, schema = op.get_bind(), running_schema()
     for block in ("src_edges", "tgt_edges", "name_degree", "drop_tgt_idx"):
         run(bind, render(SQL[block], schema=schema))
 
 
 def downgrade() -> None:
-    bind, schema = op.get_bind(), _schema()
+    bind, schema = op.get_bind(), running_schema()
     for block in ("restore_tgt_idx", "drop_edges"):
         run(bind, render(SQL[block], schema=schema))

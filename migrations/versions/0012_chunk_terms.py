@@ -30,7 +30,7 @@ from pathlib import Path
 from alembic import op
 
 from lightrag_pg.db.identifiers import schema_of
-from lightrag_pg.db.migrate import TARGET_KEY, migration_queries, recorded_lexical, run
+from lightrag_pg.db.migrate import migration_queries, recorded_lexical, run, running_target
 from lightrag_pg.db.sqlfile import render
 
 revision: str = "0012"
@@ -68,12 +68,8 @@ DOWNGRADE = (
 )
 
 
-def _workspace() -> str:
-    return str(op.get_context().config.attributes[TARGET_KEY].workspace)
-
-
 def upgrade() -> None:
-    bind, workspace = op.get_bind(), _workspace()
+    bind, workspace = op.get_bind(), running_target().workspace
     if recorded_lexical(bind, workspace) != "tsvector":
         return
     schema = schema_of(workspace)
@@ -84,7 +80,7 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     bind = op.get_bind()
-    if recorded_lexical(bind, _workspace()) != "tsvector":
+    if recorded_lexical(bind, running_target().workspace) != "tsvector":
         return
     for block in DOWNGRADE:
         run(bind, SQL[block])

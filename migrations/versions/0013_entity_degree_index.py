@@ -17,8 +17,7 @@ from collections.abc import Sequence
 
 from alembic import op
 
-from lightrag_pg.db.identifiers import Identifier, schema_of
-from lightrag_pg.db.migrate import TARGET_KEY, migration_queries, run
+from lightrag_pg.db.migrate import migration_queries, run, running_schema
 from lightrag_pg.db.sqlfile import render
 
 revision: str = "0013"
@@ -29,13 +28,9 @@ depends_on: str | Sequence[str] | None = None
 SQL = migration_queries(__file__)
 
 
-def _schema() -> Identifier:
-    return schema_of(op.get_context().config.attributes[TARGET_KEY].workspace)
-
-
 def upgrade() -> None:
-    run(op.get_bind(), render(SQL["degree_index"], schema=_schema()))
+    run(op.get_bind(), render(SQL["degree_index"], schema=running_schema()))
 
 
 def downgrade() -> None:
-    run(op.get_bind(), render(SQL["drop_degree_index"], schema=_schema()))
+    run(op.get_bind(), render(SQL["drop_degree_index"], schema=running_schema()))

@@ -19,6 +19,7 @@ import codecs
 import csv
 import io
 import json
+import os
 import signal
 import sys
 from collections.abc import Callable
@@ -42,6 +43,9 @@ WORKER_LIMITS = (
 """The limits the worker process applies itself; the wall clock is kept here."""
 
 LIMIT_VARIABLE = {name: variable for variable, (name, _) in CONVERSION_ENV.items()}
+
+WORKER_ENVIRONMENT = frozenset({"PATH", "PYTHONPATH", "PYTHONHOME", "HOME", "TMPDIR", "LANG"})
+"""The variables a worker inherits (and ``LC_*``): never the server's keys and passwords."""
 
 STDERR_TAIL = 2048
 """Bytes of the worker's error output kept to explain a crash."""
@@ -126,10 +130,14 @@ class Converter:
     async def _in_worker(self, suffix: str, data: bytes) -> str:
         limits = self.limits
         arguments = json.dumps({name: getattr(limits, name) for name in WORKER_LIMITS})
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, "-P", str(WORKER), suffix, arguments,
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
+        environment = {k: v for k, v in os.environ.items() if k in WORKER_ENVIRONMENT or k.startswith("LC_")}
+        try:
+            process = await asyncio.create_subprocess_exec(
+                sys.executable, "-P", str(WORKER), suffix, arguments, env=environment,
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            )  # fmt: skip
+        except OSError as exc:
+            raise UnreadableFile(f"cannot start the {suffix} converter: {exc}") from exc
         try:
             exchange = _exchange(process, data, 4 * limits.max_text_chars + 4096)
             out, err = await asyncio.wait_for(exchange, limits.timeout_seconds)

@@ -12,6 +12,7 @@ the converter its file type needs, so that starting it stays cheap.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import resource
@@ -150,9 +151,10 @@ def convert(suffix: str, data: bytes, limits: dict[str, Any]) -> str:
 
 
 def limit_resources(limits: dict[str, Any]) -> None:
-    """Cap this process: address space, CPU seconds (SIGXCPU, then SIGKILL a second
-    later) and no core file."""
-    resource.setrlimit(resource.RLIMIT_AS, (limits["memory_bytes"], limits["memory_bytes"]))
+    """Cap this process: address space (where the platform allows it), CPU seconds
+    (SIGXCPU, then SIGKILL a second later) and no core file."""
+    with contextlib.suppress(ValueError, OSError):  # macOS: the CPU and wall-clock limits still hold
+        resource.setrlimit(resource.RLIMIT_AS, (limits["memory_bytes"], limits["memory_bytes"]))
     cpu = max(1, int(limits["cpu_seconds"]))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))

@@ -57,8 +57,8 @@ class ConversionLimits:
     fairly between workspaces.
     """
 
-    timeout_seconds: float = 60.0
-    cpu_seconds: int = 30
+    timeout_seconds: float = 30.0
+    cpu_seconds: int = 20
     memory_bytes: int = 1024 * MIB
     max_unzipped_bytes: int = 256 * MIB
     max_zip_ratio: float = 100.0

@@ -163,7 +163,11 @@ class Converter:
         if status in (-signal.SIGXCPU, -signal.SIGKILL):
             detail = f"conversion used more than {self.limits.cpu_seconds} s of CPU time"
             raise over_limit(self.limits, "cpu_seconds", detail)
-        how = f"signal {signal.Signals(-status).name}" if status and status < 0 else f"exit status {status}"
+        how = (
+            f"signal {-status} ({signal.strsignal(-status)})"
+            if status and status < 0
+            else f"exit status {status}"
+        )
         last = err.decode("utf-8", "replace").strip().splitlines()[-1:]
         raise UnreadableFile(f"the {suffix} converter stopped with {how}{': ' + last[0] if last else ''}")
 

@@ -155,25 +155,31 @@ async def test_a_zip_that_expands_too_far_is_refused_before_it_is_parsed(
 @pytest.mark.parametrize(
     ("limits", "named"),
     [
-        ({"max_unzipped_bytes": 20_000}, "the archive expands to"),
-        ({"max_zip_members": 5}, "the archive holds"),
-        ({"max_text_chars": 10}, "its text has 27 characters"),
+        (
+            {"max_unzipped_bytes": 20_000},
+            r"the archive expands to [\d,]+ bytes: over the limit MAX_UNZIPPED_SIZE=20,000",
+        ),
+        ({"max_zip_members": 5}, r"the archive holds \d+ members: over the limit MAX_ZIP_ENTRIES=5"),
+        ({"max_text_chars": 10}, "its text has 27 characters: over the limit MAX_TEXT_CHARS=10"),
     ],
 )
 async def test_each_zip_and_text_limit_is_named(limits: dict[str, Any], named: str) -> None:
     converter = Converter(ConversionLimits(**limits))
-    with pytest.raises(UnreadableFile, match=named) as failure:
+    with pytest.raises(UnreadableFile, match=named):
         await converter.convert("w", "a.docx", docx("Alice founded Acme in Paris"))
-    (name,) = limits
-    variable = {"max_unzipped_bytes": "MAX_UNZIPPED_SIZE", "max_zip_members": "MAX_ZIP_ENTRIES"}
-    assert f"over the limit {variable.get(name, 'MAX_TEXT_CHARS')}=" in str(failure.value)
 
 
 @pytest.mark.parametrize(
     ("limits", "named"),
     [
-        ({"cpu_seconds": 2}, "used more than 2 s of CPU time: over the limit CONVERT_CPU_SECONDS=2"),
-        ({"timeout_seconds": 2}, "took longer than 2 s: over the limit CONVERT_TIMEOUT=2"),
+        (
+            {"cpu_seconds": 2, "timeout_seconds": 120},
+            "used more than 2 s of CPU time: over the limit CONVERT_CPU_SECONDS=2",
+        ),
+        (
+            {"timeout_seconds": 2, "cpu_seconds": 120},
+            "took longer than 2 s: over the limit CONVERT_TIMEOUT=2",
+        ),
     ],
 )
 async def test_a_converter_that_runs_away_is_killed_at_its_limit(
@@ -184,7 +190,7 @@ async def test_a_converter_that_runs_away_is_killed_at_its_limit(
     async with serving(settings_for(dsn, workspace_name, tmp_path, **LOOSE_ZIP, **limits)) as server:
         started = time.monotonic()
         doc = await one_document(server, await upload(server, "bomb.docx", docx_bomb()))
-        assert time.monotonic() - started < 25
+        assert time.monotonic() - started < 60
         assert doc["status"] == "failed" and named in doc["error_msg"], doc["error_msg"]
         assert not conversion_processes(os.getpid())
 

@@ -31,7 +31,7 @@ from .server_files import docx, docx_amplifier, docx_bomb
 from .server_support import Served, counted, serving
 from .test_server_process import ROOT, free_port, wait_until_up
 
-LOOSE_ZIP = {"max_zip_ratio": 1e6, "max_unzipped_bytes": 1 << 34}
+LOOSE_ZIP: dict[str, Any] = {"max_zip_ratio": 1e6, "max_unzipped_bytes": 1 << 34}
 """Zip checks that let a bomb through to its parser, to exercise the process limits."""
 
 
@@ -111,7 +111,7 @@ async def test_a_docx_bomb_fails_within_its_limits(
     }
     command = [sys.executable, "-m", "lightrag_pg", "serve", "--dsn", dsn, "--workspace", workspace_name]
     command += ["--port", str(port), "--input-dir", str(tmp_path)]
-    process = subprocess.Popen(command, env=env, cwd=tmp_path, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(command, env=env, cwd=tmp_path, stderr=subprocess.DEVNULL, text=True)
     url = f"http://127.0.0.1:{port}"
     try:
         await asyncio.to_thread(wait_until_up, url, process)

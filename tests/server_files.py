@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import random
+import zipfile
 
 
 def pdf(text: str) -> bytes:
@@ -39,6 +41,36 @@ def docx(text: str) -> bytes:
     out = io.BytesIO()
     document.save(out)
     return out.getvalue()
+
+
+def docx_of_letters(letters: str) -> bytes:
+    """A Word file with one paragraph per letter of ``letters``: long and repetitive,
+    a decompression bomb (its ``word/document.xml`` is ~34 bytes a letter)."""
+    template = zipfile.ZipFile(io.BytesIO(docx("x")))
+    xml = template.read("word/document.xml").decode()
+    head, rest = xml.split("<w:body>", 1)
+    body = "".join(f"<w:p><w:r><w:t>{c}</w:t></w:r></w:p>" for c in letters)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        for member in template.infolist():
+            data = template.read(member.filename)
+            if member.filename == "word/document.xml":
+                data = f"{head}<w:body>{body}{rest[rest.index('<w:sectPr') :]}".encode()
+            archive.writestr(member.filename, data)
+    return out.getvalue()
+
+
+def docx_bomb(paragraphs: int = 700_000) -> bytes:
+    """~24 MB of XML in ~130 KB: the letter changes every 64 paragraphs (~250 times compressed)."""
+    rng = random.Random(22)
+    return docx_of_letters("".join(rng.choice("abcdefghij") * 64 for _ in range(paragraphs // 64)))
+
+
+def docx_amplifier(paragraphs: int = 700_000) -> bytes:
+    """~24 MB of XML compressed only ~10 times (no bomb by its ratio), whose parse still
+    takes far more memory than the file: a random letter per paragraph."""
+    rng = random.Random(22)
+    return docx_of_letters("".join(rng.choice("abcdefghij") for _ in range(paragraphs)))
 
 
 def pptx(text: str) -> bytes:

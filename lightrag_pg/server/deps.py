@@ -11,6 +11,7 @@ from fastapi import Depends, Header, Request, Security
 from fastapi.security import APIKeyHeader, OAuth2PasswordBearer
 
 from .auth import Guard
+from .convert import Converter
 from .registry import WorkspaceRegistry
 from .runtime import WorkspaceRuntime
 from .settings import ServerSettings
@@ -23,12 +24,17 @@ bearer = OAuth2PasswordBearer(tokenUrl="login", auto_error=False, description="T
 
 @dataclass
 class ServerState:
-    """What every request can reach: settings, credentials check and open workspaces."""
+    """What every request can reach: settings, credentials check, open workspaces and
+    the file converter they share."""
 
     settings: ServerSettings
     guard: Guard
     registry: WorkspaceRegistry
     started_at: float = field(default_factory=time.time)
+    converter: Converter = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.converter = Converter(self.settings.conversion)
 
 
 def server_state(request: Request) -> ServerState:

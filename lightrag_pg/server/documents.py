@@ -11,11 +11,10 @@ from pydantic import BaseModel, Field, field_validator
 from ..errors import DocumentNotFound, InvalidInput, LightRAGError
 from ..rag import LightRAG, new_track_id
 from ..types import UNKNOWN_SOURCE
-from . import doc_status
 from .convert import SUPPORTED_EXTENSIONS, supported
 from .deps import State, Workspace
 from .files import NameConflict, Throttled, TooLarge, safe_name
-from .intake import failed_id, ingest_files
+from .intake import ingest_files, ingest_folder
 from .runtime import WorkspaceRuntime
 
 router = APIRouter(prefix="/documents", tags=["documents"])
@@ -131,7 +130,7 @@ async def upload(runtime: Workspace, state: State, file: Annotated[UploadFile, F
         raise NameConflict(f"Document storage already contains '{name}'")
     await asyncio.to_thread(runtime.folder.save, name, data)
     track_id = new_track_id()
-    runtime.spawn(ingest_files(runtime, [(name, data)], track_id), "upload")
+    runtime.spawn(ingest_files(runtime, state.converter, [(name, data)], track_id), "upload")
     return InsertResponse(
         status="success",
         message=f"File '{name}' uploaded successfully. Processing will continue in background.",
@@ -167,22 +166,10 @@ async def scan(runtime: Workspace, state: State) -> ScanResponse:
     known = await _known_file_paths(runtime.rag, [p.name for p in files]) if files else set()
     new = [p for p in files if p.name not in known]
     track_id = new_track_id()
-    limit = state.settings.max_upload_bytes
-
-    async def work() -> None:
-        fitting = [p for p in new if p.stat().st_size <= limit]
-        too_large = [
-            (failed_id(p.name, b""), p.name, track_id, f"file exceeds the upload limit of {limit:,} bytes")
-            for p in new
-            if p not in fitting
-        ]
-        if too_large:
-            await doc_status.record_failed(runtime.rag, too_large)
-        batch = [(p.name, await asyncio.to_thread(p.read_bytes)) for p in fitting]
-        await ingest_files(runtime, batch, track_id)
-
     if new:
-        runtime.spawn(work(), "scan")
+        names = [p.name for p in new]
+        limit = state.settings.max_upload_bytes
+        runtime.spawn(ingest_folder(runtime, state.converter, names, track_id, limit), "scan")
     return ScanResponse(
         status="scanning_started",
         message=f"Scanning started: {len(new)} new file(s) in {runtime.folder.path}",

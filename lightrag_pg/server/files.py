@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import os
+import stat
 import unicodedata
 from pathlib import Path
 
 from ..errors import InvalidInput, LightRAGError
+
+log = logging.getLogger(__name__)
 
 MAX_NAME_BYTES = 255
 
@@ -43,17 +47,23 @@ def safe_name(name: str | None) -> str:
 
 
 class InputFolder:
-    """The files of one workspace, under ``root/<workspace>``."""
+    """The files of one workspace, under ``root/<workspace>``.
+
+    A symbolic link in the folder is followed only to a file inside the folder
+    (the resolved target is checked); a link leading out of it is never read.
+    """
 
     def __init__(self, root: Path, workspace: str) -> None:
         self.path = (root / workspace).resolve()
 
     def file(self, name: str) -> Path:
-        """The path of ``name`` in the folder; :class:`InvalidInput` if it would lie outside."""
-        path = (self.path / safe_name(name)).resolve()
-        if path.parent != self.path:
-            raise InvalidInput(f"file name {name!r} leaves the input folder")
-        return path
+        """The path of ``name`` in the folder (not following a link there);
+        :class:`InvalidInput` if ``name`` is not a plain file name."""
+        return self.path / safe_name(name)
+
+    def inside(self, path: Path) -> bool:
+        """Whether ``path``, links followed, lies inside the folder."""
+        return path.resolve().is_relative_to(self.path)
 
     def save(self, name: str, data: bytes) -> Path:
         """Write a new file ``name``; :class:`NameConflict` if one exists (never overwritten)."""
@@ -71,19 +81,46 @@ class InputFolder:
             raise
         return path
 
+    def read(self, name: str, limit: int) -> bytes:
+        """The content of file ``name``: :class:`InvalidInput` if it is a link out of the
+        folder or not a regular file, :class:`TooLarge` past ``limit`` bytes."""
+        target = self.file(name).resolve()
+        if not target.is_relative_to(self.path):
+            raise InvalidInput(f"'{name}' is a link out of the input folder; it is not read")
+        try:
+            fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError as exc:
+            raise InvalidInput(f"cannot open '{name}': {exc.strerror}") from None
+        with os.fdopen(fd, "rb") as source:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise InvalidInput(f"'{name}' is not a regular file")
+            data = source.read(limit + 1)
+        if len(data) > limit:
+            raise TooLarge(f"file exceeds the upload limit of {limit:,} bytes")
+        return data
+
     def remove(self, name: str) -> bool:
-        """Delete file ``name`` if present; whether it was."""
+        """Delete file ``name`` (a link itself, not its target) if present; whether it was."""
         try:
             path = self.file(name)
         except InvalidInput:
             return False
-        if path.is_file():
+        if path.is_symlink() or path.is_file():
             path.unlink()
             return True
         return False
 
     def files(self) -> list[Path]:
-        """The regular files in the folder, by name."""
+        """The regular files in the folder, by name, and links to files inside it;
+        links leading out of the folder are left out (and logged)."""
         if not self.path.is_dir():
             return []
-        return sorted(p for p in self.path.iterdir() if p.is_file() and not p.name.startswith("."))
+        found = []
+        for path in self.path.iterdir():
+            if path.name.startswith(".") or not path.is_file():
+                continue
+            if path.is_symlink() and not self.inside(path):
+                log.warning("%s: a link out of the input folder %s; not read", path.name, self.path)
+                continue
+            found.append(path)
+        return sorted(found)

@@ -5,15 +5,21 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 from ..errors import InvalidInput
 from ..index.intake import md5_id
 from . import doc_status
-from .convert import convert
+from .convert import Converter
 from .runtime import WorkspaceRuntime
 
 log = logging.getLogger(__name__)
+
+BATCH_CHARS = 16_000_000
+"""Converted text held before it is enqueued, when a scan reads many files."""
+
+Source = tuple[str, Callable[[], Awaitable[bytes]]]
+"""A file's name and how to read it."""
 
 
 def failed_id(name: str, data: bytes) -> str:
@@ -21,34 +27,82 @@ def failed_id(name: str, data: bytes) -> str:
     return md5_id("doc-", "unreadable\0", name, "\0", hashlib.md5(data).hexdigest())
 
 
-async def ingest_files(runtime: WorkspaceRuntime, files: Sequence[tuple[str, bytes]], track_id: str) -> None:
+async def ingest_files(
+    runtime: WorkspaceRuntime, converter: Converter, files: Sequence[tuple[str, bytes]], track_id: str
+) -> None:
     """Convert ``(name, content)`` files, enqueue their text and start processing.
 
     A file that cannot be converted or enqueued becomes a failed document with
     the reason. Runs in the background (owned by the workspace's runtime).
     """
-    job = runtime.job
-    texts: list[tuple[str, str]] = []
+    await _ingest(runtime, converter, [(name, _given(data)) for name, data in files], track_id)
+
+
+async def ingest_folder(
+    runtime: WorkspaceRuntime, converter: Converter, names: Sequence[str], track_id: str, limit: int
+) -> None:
+    """Like :func:`ingest_files` for files of the workspace's input folder, each read
+    (at most ``limit`` bytes, never through a link out of the folder) when its turn comes."""
+
+    def reader(name: str) -> Callable[[], Awaitable[bytes]]:
+        return lambda: asyncio.to_thread(runtime.folder.read, name, limit)
+
+    await _ingest(runtime, converter, [(name, reader(name)) for name in names], track_id)
+
+
+def _given(data: bytes) -> Callable[[], Awaitable[bytes]]:
+    async def read() -> bytes:
+        return data
+
+    return read
+
+
+async def _ingest(
+    runtime: WorkspaceRuntime, converter: Converter, sources: Iterable[Source], track_id: str
+) -> None:
     failures: list[tuple[str, str, str, str]] = []
-    for name, data in files:
+    texts: list[tuple[str, str]] = []
+    held = 0
+    for name, read in sources:
+        data = b""
         try:
-            texts.append((name, await asyncio.to_thread(convert, name, data)))
+            data = await read()
+            text = await converter.convert(runtime.name, name, data)
         except InvalidInput as exc:
             failures.append((failed_id(name, data), name, track_id, str(exc)))
-    if texts:
-        try:
-            await _enqueue(runtime, texts, track_id)
-        except InvalidInput:  # one bad text: enqueue the rest one by one to find it
-            for name, text in texts:
-                try:
-                    await _enqueue(runtime, [(name, text)], track_id)
-                except InvalidInput as exc:
-                    failures.append((failed_id(name, text.encode()), name, track_id, str(exc)))
+            continue
+        texts.append((name, text))
+        held += len(text)
+        if held >= BATCH_CHARS:
+            failures += await _enqueue_all(runtime, texts, track_id)
+            texts, held = [], 0
+    failures += await _enqueue_all(runtime, texts, track_id)
     if failures:
         await doc_status.record_failed(runtime.rag, failures)
         for _, name, _, reason in failures:
-            job.say(f"{name}: failed: {reason}")
+            runtime.job.say(f"{name}: failed: {reason}")
     runtime.kick("indexing uploaded files")
+
+
+async def _enqueue_all(
+    runtime: WorkspaceRuntime, texts: Sequence[tuple[str, str]], track_id: str
+) -> list[tuple[str, str, str, str]]:
+    """Enqueue ``texts`` in one statement; if one is refused, each on its own to find
+    it. The failures, as failed documents."""
+    if not texts:
+        return []
+    try:
+        await _enqueue(runtime, texts, track_id)
+        return []
+    except InvalidInput:
+        pass
+    failures = []
+    for name, text in texts:
+        try:
+            await _enqueue(runtime, [(name, text)], track_id)
+        except InvalidInput as exc:
+            failures.append((failed_id(name, text.encode()), name, track_id, str(exc)))
+    return failures
 
 
 async def _enqueue(runtime: WorkspaceRuntime, texts: Sequence[tuple[str, str]], track_id: str) -> None:

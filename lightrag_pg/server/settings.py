@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from ..db.identifiers import validate_workspace
@@ -44,6 +44,62 @@ class Accounts:
 
 
 @dataclass(frozen=True, slots=True)
+class ConversionLimits:
+    """Bounds on turning one uploaded file into text (``server/convert.py``).
+
+    Documents (PDF, Office, HTML) are converted in a separate process that is
+    stopped past ``cpu_seconds`` of CPU time, ``timeout_seconds`` of wall-clock
+    time or ``memory_bytes`` of address space; Office files (zip archives) are
+    refused before parsing when they would expand past ``max_unzipped_bytes``,
+    a member expands more than ``max_zip_ratio`` times, or they hold more than
+    ``max_zip_members`` members. No converted text is longer than
+    ``max_text_chars``. At most ``concurrent`` conversions run at once, shared
+    fairly between workspaces.
+    """
+
+    timeout_seconds: float = 30.0
+    cpu_seconds: int = 20
+    memory_bytes: int = 1024 * MIB
+    max_unzipped_bytes: int = 256 * MIB
+    max_zip_ratio: float = 100.0
+    max_zip_members: int = 10_000
+    max_text_chars: int = 10_000_000
+    concurrent: int = 2
+
+    def __post_init__(self) -> None:
+        for item in fields(self):
+            value = getattr(self, item.name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+                raise ConfigurationError(f"{item.name} must be a positive number, got {value!r}")
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> ConversionLimits:
+        """Limits from ``CONVERT_*`` / ``MAX_*`` variables; unset ones keep their defaults."""
+        values: dict[str, object] = {}
+        for variable, (name, kind) in CONVERSION_ENV.items():
+            raw = env.get(variable, "").strip()
+            if raw:
+                try:
+                    values[name] = kind(raw)
+                except ValueError:
+                    raise ConfigurationError(f"${variable} must be a number, got {raw!r}") from None
+        return cls(**values)  # type: ignore[arg-type]
+
+
+CONVERSION_ENV: dict[str, tuple[str, type]] = {
+    "CONVERT_TIMEOUT": ("timeout_seconds", float),
+    "CONVERT_CPU_SECONDS": ("cpu_seconds", int),
+    "CONVERT_MEMORY": ("memory_bytes", int),
+    "MAX_UNZIPPED_SIZE": ("max_unzipped_bytes", int),
+    "MAX_ZIP_RATIO": ("max_zip_ratio", float),
+    "MAX_ZIP_ENTRIES": ("max_zip_members", int),
+    "MAX_TEXT_CHARS": ("max_text_chars", int),
+    "MAX_CONVERSIONS": ("concurrent", int),
+}
+"""The environment variable of each conversion limit."""
+
+
+@dataclass(frozen=True, slots=True)
 class ServerSettings:
     """Everything ``lightrag-pg serve`` is configured with (flags, else the environment)."""
 
@@ -69,6 +125,7 @@ class ServerSettings:
     whitelist_paths: tuple[str, ...] = ("/health",)
     ollama_model: str = "lightrag:latest"
     shutdown_grace_seconds: float = 10.0
+    conversion: ConversionLimits = field(default_factory=ConversionLimits)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "default_workspace", validate_workspace(self.default_workspace))
@@ -139,6 +196,7 @@ class ServerSettings:
         values["whitelist_paths"] = _split(whitelist) if whitelist else None
         accounts = text("AUTH_ACCOUNTS")
         values["accounts"] = Accounts.parse(accounts) if accounts else None
+        values["conversion"] = ConversionLimits.from_env(env)
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**{k: v for k, v in values.items() if v is not None})  # type: ignore[arg-type]
 

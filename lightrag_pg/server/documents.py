@@ -115,7 +115,8 @@ async def _duplicated(runtime: WorkspaceRuntime, doc_ids: list[str], what: str) 
 async def _insert_response(runtime: WorkspaceRuntime, result: InsertResult) -> InsertResponse:
     known = [*result.skipped_ids, *(d.duplicate_of for d in result.duplicates)]
     if not result.new_ids:
-        return await _duplicated(runtime, known, "The same content is" if len(known) == 1 else "Every text is")
+        what = "The same content is" if len(known) == 1 else "Every text is"
+        return await _duplicated(runtime, known, what)
     runtime.kick("indexing texts")
     if known:
         return InsertResponse(

@@ -66,7 +66,9 @@ def require_text(name: str, value: str) -> str:
 def _check(value: str) -> str:
     problem = text_problem(value)
     if problem:
-        raise PydanticCustomError(BAD_TEXT, "text contains {problem}, which is not accepted", {"problem": problem})
+        raise PydanticCustomError(
+            BAD_TEXT, "text contains {problem}, which is not accepted", {"problem": problem}
+        )
     return value
 
 

@@ -134,7 +134,11 @@ async def _insert_response(runtime: WorkspaceRuntime, result: InsertResult) -> I
 
 @router.post("/upload", response_model=InsertResponse)
 async def upload(runtime: Workspace, state: State, file: Annotated[UploadFile, File()]) -> InsertResponse:
-    """Save a file in the workspace's input folder and index it in the background."""
+    """Save a file in the workspace's input folder, convert it and index it in the background.
+
+    Answers once the file is converted: ``success``, ``duplicated`` (the workspace already
+    has its content; the file is not kept) or ``failure`` (unreadable: a failed document).
+    """
     name = safe_name(file.filename)
     if not supported(name):
         raise InvalidInput(f"Unsupported file type. Supported types: {', '.join(SUPPORTED_EXTENSIONS)}")
@@ -171,14 +175,15 @@ async def upload(runtime: Workspace, state: State, file: Annotated[UploadFile, F
 
 @router.post("/text", response_model=InsertResponse)
 async def insert_text(request: InsertTextRequest, runtime: Workspace) -> InsertResponse:
-    """Insert one text; it is indexed in the background."""
+    """Insert one text; it is indexed in the background (``duplicated`` if already present)."""
     result = await runtime.rag.aenqueue([request.text], file_paths=[request.file_source or UNKNOWN_SOURCE])
     return await _insert_response(runtime, result)
 
 
 @router.post("/texts", response_model=InsertResponse)
 async def insert_texts(request: InsertTextsRequest, runtime: Workspace) -> InsertResponse:
-    """Insert several texts; they are indexed in the background."""
+    """Insert several texts; they are indexed in the background (``partial_success`` when
+    some, ``duplicated`` when all are already present)."""
     sources = request.file_sources
     if sources is not None and len(sources) != len(request.texts):
         raise InvalidInput(f"{len(request.texts)} texts but {len(sources)} file_sources")

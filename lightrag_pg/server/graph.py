@@ -75,14 +75,16 @@ async def graph_labels(runtime: Workspace) -> list[str]:
 
 
 @router.get("/graph/label/popular")
-async def popular_labels(runtime: Workspace, limit: int = Query(300, ge=1, le=1000)) -> list[str]:
+async def popular_labels(
+    runtime: Workspace, limit: Annotated[int, Bounded(1, 1000), Query()] = 300
+) -> list[str]:
     """The labels of the most connected entities, highest degree first."""
     return await runtime.rag.aget_popular_labels(limit)
 
 
 @router.get("/graph/label/search")
 async def search_labels(
-    runtime: Workspace, q: Annotated[Key, Query()], limit: int = Query(50, ge=1, le=100)
+    runtime: Workspace, q: Annotated[Key, Query()], limit: Annotated[int, Bounded(1, 100), Query()] = 50
 ) -> list[str]:
     """Labels matching ``q``, best first (a blank ``q`` matches nothing, as upstream)."""
     return await runtime.rag.asearch_labels(q, limit)

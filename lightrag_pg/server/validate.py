@@ -24,8 +24,6 @@ from fastapi.responses import JSONResponse
 from pydantic import AfterValidator, GetCoreSchemaHandler, StringConstraints, ValidationError
 from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
-from ..errors import InvalidInput
-
 MAX_QUERY_CHARS = 100_000
 """The longest question, chat message or prompt (and history message or edit value)."""
 MAX_KEY_CHARS = 1024
@@ -53,14 +51,6 @@ def text_problem(value: str) -> str | None:
         return None
     char = found.group()
     return "a NUL character" if char == "\x00" else f"a lone surrogate (U+{ord(char):04X})"
-
-
-def require_text(name: str, value: str) -> str:
-    """``value``, or :class:`InvalidInput` (400) if it holds a NUL or a lone surrogate."""
-    problem = text_problem(value)
-    if problem:
-        raise InvalidInput(f"{name} contains {problem}, which is not accepted")
-    return value
 
 
 def _check(value: str) -> str:

@@ -82,7 +82,7 @@ async def test_the_document_page_counts_entities_and_relations_per_document(serv
     assert rows == [("paris.txt", 3, 3), ("carol.txt", 2, 1)]
 
 
-async def test_texts_insert_reports_partial_success_and_conflicts(served: Served) -> None:
+async def test_texts_insert_reports_partial_success_and_duplicates(served: Served) -> None:
     first = await served.client.post("/documents/texts", json={"texts": ["Alice met Bob.", "Carol met Bob."]})
     assert first.json()["status"] == "success"
     await served.track(first.json()["track_id"], count=2)
@@ -93,7 +93,8 @@ async def test_texts_insert_reports_partial_success_and_conflicts(served: Served
     await served.track(again.json()["track_id"])
 
     same = await served.client.post("/documents/text", json={"text": "Alice met Bob."})
-    assert same.status_code == 409 and "already contains" in same.json()["detail"]
+    assert same.status_code == 200 and same.json()["status"] == "duplicated"
+    assert same.json()["track_id"] == first.json()["track_id"]
     assert (await counts(served))["all"] == 3
 
 

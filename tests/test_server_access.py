@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
 
 import asyncpg
+import httpx
 import pytest
 
 from lightrag_pg.cli.serve import exposure_warning, register, settings_from
@@ -15,7 +21,9 @@ from lightrag_pg.server import ServerSettings
 from lightrag_pg.server.files import safe_name
 from lightrag_pg.server.settings import Accounts
 
+from .fake_openai import FakeOpenAI
 from .server_support import TEXT, counted, serving
+from .test_server_process import ROOT, free_port, wait_until_up
 
 KEY = "s3cret-key"
 
@@ -233,3 +241,106 @@ def test_pool_size_flags_override_the_environment() -> None:
     assert (unset.pool_size, unset.workspace_pool_size) == (16, 8)
     with pytest.raises(ConfigurationError, match="workspace_pool_size"):
         settings_from(parser.parse_args(["serve", "--pool-size", "4", "--workspace-pool-size", "4"]))
+
+
+SECRET = "a-test-secret-of-at-least-32-bytes!"
+
+
+async def test_login_spraying_one_password_over_many_users_is_throttled(
+    dsn: str, workspace_name: str, conn: asyncpg.Connection
+) -> None:
+    accounts = Accounts.parse("alice:wonderland")
+    settings = ServerSettings(
+        dsn=dsn, default_workspace=workspace_name, accounts=accounts, token_secret=SECRET
+    )
+    async with serving(settings) as server:
+        statuses = []
+        for i in range(40):
+            form = {"username": f"user{i}", "password": "Summer2024!"}
+            statuses.append((await server.client.post("/login", data=form)).status_code)
+        limit = settings.login_client_max_failures
+        assert statuses == [401] * limit + [429] * (40 - limit)
+        locked = await server.client.post("/login", data={"username": "alice", "password": "wonderland"})
+        assert locked.status_code == 429 and int(locked.headers["Retry-After"]) > 0
+    await drop_workspace(conn, workspace_name)
+
+
+async def test_a_token_of_a_removed_user_is_refused(
+    dsn: str, workspace_name: str, conn: asyncpg.Connection
+) -> None:
+    both = Accounts.parse("alice:wonderland,bob:builder")
+    settings = ServerSettings(dsn=dsn, default_workspace=workspace_name, accounts=both, token_secret=SECRET)
+    tokens = {}
+    async with serving(settings) as server:
+        for user, password in both.passwords.items():
+            login = await server.client.post("/login", data={"username": user, "password": password})
+            tokens[user] = {"Authorization": f"Bearer {login.json()['access_token']}"}
+    alice = Accounts.parse("alice:wonderland")
+    alice_only = ServerSettings(
+        dsn=dsn, default_workspace=workspace_name, accounts=alice, token_secret=SECRET
+    )
+    async with serving(alice_only) as server:
+        refused = await server.client.get("/documents/status_counts", headers=tokens["bob"])
+        assert refused.status_code == 401 and refused.json()["detail"] == "Invalid token. Please login again."
+        assert (await server.client.get("/auth/verify", headers=tokens["bob"])).status_code == 401
+        kept = await server.client.get("/documents/status_counts", headers=tokens["alice"])
+        assert kept.status_code == 200
+    await drop_workspace(conn, workspace_name)
+
+
+async def _spray(url: str, source: str, prefix: str) -> list[int]:
+    """From local address ``source``, log in as ever new users from ever new ``X-Forwarded-For``
+    addresses, one more time than one client may fail; the statuses."""
+    transport = httpx.AsyncHTTPTransport(local_address=source)
+    async with httpx.AsyncClient(base_url=url, transport=transport, timeout=30) as client:
+        statuses = []
+        for i in range(ServerSettings().login_client_max_failures + 1):
+            forwarded = {"X-Forwarded-For": f"203.0.113.{i + 1}"}
+            form = {"username": f"{prefix}{i}", "password": "Summer2024!"}
+            statuses.append((await client.post("/login", data=form, headers=forwarded)).status_code)
+        return statuses
+
+
+async def test_forwarded_for_is_ignored_from_untrusted_addresses(
+    dsn: str, workspace_name: str, tmp_path: Path, llm_server: FakeOpenAI, conn: asyncpg.Connection
+) -> None:
+    port = free_port()
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        "OPENAI_BASE_URL": llm_server.base_url,
+        "OPENAI_API_KEY": "test",
+        "EMBEDDING_MODEL": "fake-embedding",
+        "EMBEDDING_DIM": "64",
+        "AUTH_ACCOUNTS": "alice:wonderland",
+        "TOKEN_SECRET": SECRET,
+    }
+    env.pop("FORWARDED_ALLOW_IPS", None)
+    command = [sys.executable, "-m", "lightrag_pg", "serve", "--dsn", dsn, "--workspace", workspace_name]
+    command += ["--port", str(port), "--input-dir", str(tmp_path), "--forwarded-allow-ips", "127.0.0.2"]
+    process = subprocess.Popen(command, env=env, cwd=tmp_path, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}"
+    limit = ServerSettings().login_client_max_failures
+    try:
+        await asyncio.to_thread(wait_until_up, url, process)
+        # 127.0.0.1 is not listed: its X-Forwarded-For is ignored and every attempt counts against it
+        assert await _spray(url, "127.0.0.1", "direct") == [401] * limit + [429]
+        # 127.0.0.2 is a listed proxy: each forwarded client is counted apart
+        assert await _spray(url, "127.0.0.2", "proxied") == [401] * (limit + 1)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        await asyncio.to_thread(process.communicate, timeout=60)
+    await drop_workspace(conn, workspace_name)
+
+
+def test_forwarded_allow_ips_flag_and_environment() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--dsn")
+    parser.add_argument("--workspace", default="default")
+    register(parser.add_subparsers(), [])
+    args = parser.parse_args(["serve", "--forwarded-allow-ips", "10.0.0.1, 192.168.0.0/16"])
+    assert settings_from(args).forwarded_allow_ips == ("10.0.0.1", "192.168.0.0/16")
+    assert ServerSettings.from_env({}).forwarded_allow_ips == ()
+    assert ServerSettings.from_env({"FORWARDED_ALLOW_IPS": "*"}).forwarded_allow_ips == ("*",)
+    with pytest.raises(ConfigurationError, match="forwarded_allow_ips"):
+        ServerSettings(forwarded_allow_ips=("proxy.example",))

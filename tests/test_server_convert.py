@@ -206,7 +206,7 @@ async def test_two_workspaces_convert_at_the_same_time(
     async with serving(settings) as server:
         opened = await server.client.get("/documents/status_counts", headers={"LIGHTRAG-WORKSPACE": other})
         assert opened.status_code == 200
-        tracks = [await upload(server, "bomb.docx", bomb), await upload(server, "bomb.docx", bomb, other)]
+        uploads = asyncio.gather(upload(server, "bomb.docx", bomb), upload(server, "bomb.docx", bomb, other))
         most = 0
         for _ in range(400):
             most = max(most, len(conversion_processes(os.getpid())))
@@ -217,6 +217,7 @@ async def test_two_workspaces_convert_at_the_same_time(
         started = time.monotonic()
         assert (await server.client.get("/health")).status_code == 200
         assert time.monotonic() - started < 2, "a conversion blocked the event loop"
+        tracks = await uploads
         for track, workspace in zip(tracks, [None, other], strict=True):
             doc = await one_document(server, track, workspace)
             assert doc["status"] == "failed" and "CONVERT_TIMEOUT" in doc["error_msg"]

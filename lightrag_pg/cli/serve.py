@@ -31,7 +31,8 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
         description="Serve LightRAG Server's REST and Ollama APIs. Each request picks its workspace with "
         "the LIGHTRAG-WORKSPACE header (default: --workspace). Flags override the environment "
         "(HOST, PORT, LIGHTRAG_API_KEY, CORS_ORIGINS, INPUT_DIR, MAX_UPLOAD_SIZE, "
-        "LIGHTRAG_PG_POOL_SIZE, LIGHTRAG_PG_WORKSPACE_POOL_SIZE, AUTH_ACCOUNTS, TOKEN_SECRET).",
+        "LIGHTRAG_PG_POOL_SIZE, LIGHTRAG_PG_WORKSPACE_POOL_SIZE, AUTH_ACCOUNTS, TOKEN_SECRET, "
+        "FORWARDED_ALLOW_IPS).",
     )
     p.add_argument("--host", help="address to bind (default: $HOST, else 127.0.0.1)")
     p.add_argument("--port", type=int, help="port (default: $PORT, else 9621)")
@@ -48,6 +49,11 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
         help="most connections one workspace may hold, below --pool-size (default: 8)",
     )
     p.add_argument(
+        "--forwarded-allow-ips",
+        help="comma-separated proxy addresses or networks whose X-Forwarded-For/-Proto headers are "
+        "trusted ('*': any); none by default (default: $FORWARDED_ALLOW_IPS)",
+    )
+    p.add_argument(
         "--allow-create", action="store_true", default=None, help="create unknown workspaces instead of a 404"
     )
     p.set_defaults(run=run)
@@ -58,6 +64,7 @@ def settings_from(args: argparse.Namespace) -> ServerSettings:
     from ..server.settings import ServerSettings
 
     cors = getattr(args, "cors_origins", None)
+    proxies = getattr(args, "forwarded_allow_ips", None)
     return ServerSettings.from_env(
         host=args.host,
         port=args.port,
@@ -70,6 +77,7 @@ def settings_from(args: argparse.Namespace) -> ServerSettings:
         pool_size=args.pool_size,
         workspace_pool_size=args.workspace_pool_size,
         allow_create=args.allow_create,
+        forwarded_allow_ips=tuple(p.strip() for p in proxies.split(",") if p.strip()) if proxies else None,
     )
 
 
@@ -104,6 +112,9 @@ async def run(args: argparse.Namespace) -> int:
         port=settings.port,
         log_level="info" if args.verbose or args.debug else "warning",
         timeout_graceful_shutdown=int(settings.shutdown_grace_seconds),
+        # proxy headers only from the proxies listed (uvicorn would trust 127.0.0.1 by default)
+        proxy_headers=bool(settings.forwarded_allow_ips),
+        forwarded_allow_ips=list(settings.forwarded_allow_ips),
     )
     await _quiet_exit_server(uvicorn.Server)(config).serve()
     print("stopped; unfinished documents are resumed at the next start", file=sys.stderr)

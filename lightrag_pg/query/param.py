@@ -15,13 +15,21 @@ QUERY_MODES: tuple[str, ...] = ("local", "global", "hybrid", "naive", "mix", "by
 CHUNK_PICK_METHODS: tuple[str, ...] = ("VECTOR", "WEIGHT")
 HISTORY_ROLES: tuple[str, ...] = ("system", "user", "assistant")
 
-_POSITIVE_INTS = (
-    "top_k",
-    "chunk_top_k",
-    "max_entity_tokens",
-    "max_relation_tokens",
-    "max_total_tokens",
-)
+MAX_TOP_K = 10_000
+"""The most entities, relations or chunks one search may ask for."""
+MAX_TOKENS = 1_000_000
+"""The largest token budget of a context."""
+MAX_RELATED_CHUNKS = 1_000
+"""The most chunks picked behind one entity or relation."""
+
+BOUNDS: dict[str, int] = {
+    "top_k": MAX_TOP_K,
+    "chunk_top_k": MAX_TOP_K,
+    "max_entity_tokens": MAX_TOKENS,
+    "max_relation_tokens": MAX_TOKENS,
+    "max_total_tokens": MAX_TOKENS,
+}
+"""The positive integer fields and their largest values."""
 _BOOLS = (
     "only_need_context",
     "only_need_prompt",
@@ -74,10 +82,10 @@ class QueryParam:
         """Raise :class:`InvalidInput` if any field is out of range or mistyped."""
         if self.mode not in QUERY_MODES:
             raise InvalidInput(f"mode must be one of {', '.join(QUERY_MODES)}; got {self.mode!r}")
-        for name in _POSITIVE_INTS:
-            _check_positive_int(name, getattr(self, name))
+        for name, high in BOUNDS.items():
+            _check_positive_int(name, getattr(self, name), high)
         if self.related_chunk_number is not None:
-            _check_positive_int("related_chunk_number", self.related_chunk_number)
+            _check_positive_int("related_chunk_number", self.related_chunk_number, MAX_RELATED_CHUNKS)
         for name in _BOOLS:
             if not isinstance(getattr(self, name), bool):
                 raise InvalidInput(f"{name} must be a bool, got {getattr(self, name)!r}")
@@ -126,9 +134,11 @@ def clean_query(query: object) -> str:
     return cleaned
 
 
-def _check_positive_int(name: str, value: object) -> None:
+def _check_positive_int(name: str, value: object, high: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise InvalidInput(f"{name} must be a positive integer, got {value!r}")
+    if value > high:
+        raise InvalidInput(f"{name} must be a positive integer of at most {high}, got {value!r}")
 
 
 def _check_keywords(name: str, value: object) -> list[str]:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
@@ -29,6 +30,7 @@ from .files import NameConflict, Throttled, TooLarge
 from .limits import BodyLimit
 from .registry import RagFactory, ServerBusy, WorkspaceRegistry
 from .settings import ServerSettings
+from .validate import refused
 from .version import API_VERSION
 
 log = logging.getLogger(__name__)
@@ -135,6 +137,7 @@ def create_app(settings: ServerSettings | None = None, factory: RagFactory | Non
         app.add_exception_handler(kind, _error_handler(status))
     app.add_exception_handler(AuthFailure, _auth_failure)
     app.add_exception_handler(LoginThrottled, _login_throttled)
+    app.add_exception_handler(RequestValidationError, refused)
     app.add_middleware(BodyLimit, limit=settings.max_upload_bytes + BODY_OVERHEAD)
     if settings.cors_origins:
         app.add_middleware(

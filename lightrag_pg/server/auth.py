@@ -6,7 +6,7 @@ import fnmatch
 import hmac
 import secrets
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -30,7 +30,7 @@ class AuthFailure(Exception):
 
 
 class LoginThrottled(Exception):
-    """Too many failed logins from one client for one user; retry after ``retry_after`` seconds."""
+    """Too many failed logins from one client or for one user; retry after ``retry_after`` seconds."""
 
     def __init__(self, retry_after: int) -> None:
         super().__init__("Too many failed login attempts. Please try again later.")
@@ -75,13 +75,24 @@ class Tokens:
         return claims
 
 
+MAX_TRACKED = 10_000
+"""The most clients and user names :class:`LoginLimiter` remembers; the least recent go first."""
+NAME_KEY_CHARS = 256
+"""How much of a user name keys its failures (so a huge name costs no more memory)."""
+
+
 @dataclass
 class LoginLimiter:
-    """At most ``max_failures`` failed logins per key (client and user) within ``window`` seconds."""
+    """At most ``max_failures`` failed logins per key within ``window`` seconds.
+
+    Keys are client addresses and user names; the ``max_tracked`` keys failed
+    most recently are remembered, so the memory is bounded.
+    """
 
     max_failures: int
     window: float
-    _failures: dict[str, deque[float]] = field(default_factory=dict)
+    max_tracked: int = MAX_TRACKED
+    _failures: OrderedDict[str, deque[float]] = field(default_factory=OrderedDict)
 
     def _recent(self, key: str, now: float) -> deque[float]:
         times = self._failures.setdefault(key, deque())
@@ -91,6 +102,8 @@ class LoginLimiter:
 
     def retry_after(self, key: str) -> int | None:
         """Seconds to wait before ``key`` may try again, or ``None`` if it may try now."""
+        if key not in self._failures:
+            return None
         now = time.monotonic()
         times = self._recent(key, now)
         if len(times) < self.max_failures:
@@ -100,10 +113,42 @@ class LoginLimiter:
         return max(1, int(self.window - (now - times[0])) + 1)
 
     def failed(self, key: str) -> None:
-        self._recent(key, time.monotonic()).append(time.monotonic())
+        now = time.monotonic()
+        self._recent(key, now).append(now)
+        self._failures.move_to_end(key)
+        while len(self._failures) > self.max_tracked:
+            self._failures.popitem(last=False)
 
     def succeeded(self, key: str) -> None:
         self._failures.pop(key, None)
+
+
+class LoginGate:
+    """Failed logins counted per client address and per user name.
+
+    A client spraying one password over many user names is stopped by its
+    address's count, a user name tried from many addresses by its own.
+    """
+
+    def __init__(self, settings: ServerSettings) -> None:
+        self.clients = LoginLimiter(settings.login_client_max_failures, settings.login_window_seconds)
+        self.users = LoginLimiter(settings.login_max_failures, settings.login_window_seconds)
+
+    def check(self, client: str, username: str) -> None:
+        """Raise :class:`LoginThrottled` if the client or the user name must wait."""
+        user = username[:NAME_KEY_CHARS]
+        waits = [w for w in (self.clients.retry_after(client), self.users.retry_after(user)) if w]
+        if waits:
+            raise LoginThrottled(max(waits))
+
+    def failed(self, client: str, username: str) -> None:
+        self.clients.failed(client)
+        self.users.failed(username[:NAME_KEY_CHARS])
+
+    def succeeded(self, username: str) -> None:
+        """Forget the user name's failures (the client's stay: a valid account does not
+        clear a spray from the same address)."""
+        self.users.succeeded(username[:NAME_KEY_CHARS])
 
 
 class Guard:
@@ -116,7 +161,7 @@ class Guard:
             expire_hours=settings.token_expire_hours,
             guest_expire_hours=settings.guest_token_expire_hours,
         )
-        self.limiter = LoginLimiter(settings.login_max_failures, settings.login_window_seconds)
+        self.limiter = LoginGate(settings)
 
     @property
     def accounts_configured(self) -> bool:
@@ -138,7 +183,7 @@ class Guard:
         key = self.settings.api_key
         if token:
             claims = self.tokens.check(token)
-            if claims["role"] == USER and self.accounts_configured:
+            if claims["role"] == USER and claims["sub"] in self.settings.accounts.passwords:
                 return
             if claims["role"] == GUEST and not self.accounts_configured and not key:
                 return

@@ -9,13 +9,14 @@ from fastapi import APIRouter, Body, File, UploadFile
 from pydantic import BaseModel, Field, field_validator
 
 from ..errors import DocumentNotFound, InvalidInput, LightRAGError
-from ..rag import LightRAG, new_track_id
+from ..rag import InsertResult, LightRAG, new_track_id
 from ..types import UNKNOWN_SOURCE
 from .convert import SUPPORTED_EXTENSIONS, supported
 from .deps import State, Workspace
 from .files import NameConflict, Throttled, TooLarge, safe_name
 from .intake import ingest_files, ingest_folder
 from .runtime import WorkspaceRuntime
+from .validate import MAX_LIST_ITEMS, Bounded, Key, Text
 
 router = APIRouter(prefix="/documents", tags=["documents"])
 
@@ -29,10 +30,13 @@ IN_FLIGHT = {"parsing": "processing", "analyzing": "processing", "preprocessed":
 DELETE_WAIT = 600.0
 """Seconds a background delete waits for documents being indexed to finish."""
 
+MAX_PAGE = 1_000_000
+"""The last page ``/documents/paginated`` may be asked for."""
+
 
 class InsertTextRequest(BaseModel):
-    text: str = Field(min_length=1, description="The text to insert")
-    file_source: str | None = Field(default=None, description="Source (file name) of the text")
+    text: Text = Field(min_length=1, description="The text to insert")
+    file_source: Key | None = Field(default=None, description="Source (file name) of the text")
 
     @field_validator("text")
     @classmethod
@@ -43,8 +47,8 @@ class InsertTextRequest(BaseModel):
 
 
 class InsertTextsRequest(BaseModel):
-    texts: list[str] = Field(min_length=1, description="The texts to insert")
-    file_sources: list[str] | None = Field(default=None, description="One source per text")
+    texts: list[Text] = Field(min_length=1, description="The texts to insert")
+    file_sources: list[Key] | None = Field(default=None, description="One source per text")
 
     @field_validator("texts")
     @classmethod
@@ -55,7 +59,10 @@ class InsertTextsRequest(BaseModel):
 
 
 class InsertResponse(BaseModel):
-    status: Literal["success", "partial_success", "failure"]
+    """Upstream's answer to an insert; ``duplicated`` when the workspace already has the
+    content (the message names that document, ``track_id`` is its track)."""
+
+    status: Literal["success", "duplicated", "partial_success", "failure"]
     message: str
     track_id: str
 
@@ -69,14 +76,14 @@ class ScanResponse(BaseModel):
 class DocumentsRequest(BaseModel):
     status_filter: UpstreamStatus | None = None
     status_filters: list[UpstreamStatus] | None = None
-    page: int = Field(default=1, ge=1)
-    page_size: int = Field(default=50, ge=10, le=200)
+    page: Annotated[int, Bounded(1, MAX_PAGE)] = 1
+    page_size: Annotated[int, Bounded(10, 200)] = 50
     sort_field: Literal["created_at", "updated_at", "id", "file_path"] = "updated_at"
     sort_direction: Literal["asc", "desc"] = "desc"
 
 
 class DeleteDocRequest(BaseModel):
-    doc_ids: list[str] = Field(min_length=1)
+    doc_ids: list[Key] = Field(min_length=1, max_length=MAX_LIST_ITEMS)
     delete_file: bool = False
     delete_llm_cache: bool = False
 
@@ -91,30 +98,46 @@ class DeleteDocRequest(BaseModel):
         return cleaned
 
 
-def _insert_response(runtime: WorkspaceRuntime, new: int, skipped: int, track_id: str) -> InsertResponse:
-    if not new:
-        raise NameConflict(
-            f"Document storage already contains {'this text' if skipped == 1 else 'these texts'}; "
-            "delete the existing document before inserting it again"
-        )
+async def _duplicated(runtime: WorkspaceRuntime, doc_ids: list[str], what: str) -> InsertResponse:
+    """The answer when the workspace already has the content: which documents, and their track."""
+    async with runtime.rag.session() as s:
+        rows = await s.docs.statuses(list(dict.fromkeys(doc_ids)))
+    found = ", ".join(f"{r.id} ('{r.file_path}', {r.status.value})" for r in rows)
+    tracks = {r.track_id or "" for r in rows}
+    return InsertResponse(
+        status="duplicated",
+        message=f"{what} already in document storage as {found or ', '.join(doc_ids)}; nothing was added",
+        track_id=tracks.pop() if len(tracks) == 1 else "",
+    )
+
+
+async def _insert_response(runtime: WorkspaceRuntime, result: InsertResult) -> InsertResponse:
+    known = [*result.skipped_ids, *(d.duplicate_of for d in result.duplicates)]
+    if not result.new_ids:
+        what = "The same content is" if len(known) == 1 else "Every text is"
+        return await _duplicated(runtime, known, what)
     runtime.kick("indexing texts")
-    if skipped:
+    if known:
         return InsertResponse(
             status="partial_success",
-            message=f"{new} text(s) received, {skipped} already present. "
-            "Processing will continue in background.",
-            track_id=track_id,
+            message=f"{len(result.new_ids)} text(s) received, {len(known)} already present "
+            f"({', '.join(dict.fromkeys(known))}). Processing will continue in background.",
+            track_id=result.track_id,
         )
     return InsertResponse(
         status="success",
         message="Text successfully received. Processing will continue in background.",
-        track_id=track_id,
+        track_id=result.track_id,
     )
 
 
 @router.post("/upload", response_model=InsertResponse)
 async def upload(runtime: Workspace, state: State, file: Annotated[UploadFile, File()]) -> InsertResponse:
-    """Save a file in the workspace's input folder and index it in the background."""
+    """Save a file in the workspace's input folder, convert it and index it in the background.
+
+    Answers once the file is converted: ``success``, ``duplicated`` (the workspace already
+    has its content; the file is not kept) or ``failure`` (unreadable: a failed document).
+    """
     name = safe_name(file.filename)
     if not supported(name):
         raise InvalidInput(f"Unsupported file type. Supported types: {', '.join(SUPPORTED_EXTENSIONS)}")
@@ -130,7 +153,18 @@ async def upload(runtime: Workspace, state: State, file: Annotated[UploadFile, F
         raise NameConflict(f"Document storage already contains '{name}'")
     await asyncio.to_thread(runtime.folder.save, name, data)
     track_id = new_track_id()
-    runtime.spawn(ingest_files(runtime, state.converter, [(name, data)], track_id), "upload")
+    # converted and enqueued by the runtime's task, which goes on if the client leaves
+    task = runtime.spawn(ingest_files(runtime, state.converter, [(name, data)], track_id), "upload")
+    ingested = await asyncio.shield(task)
+    if ingested.skipped_ids:
+        await asyncio.to_thread(runtime.folder.remove, name)
+        return await _duplicated(runtime, ingested.skipped_ids, f"The content of '{name}' is")
+    if ingested.failures:
+        return InsertResponse(
+            status="failure",
+            message=f"File '{name}' could not be read: {ingested.failures[0][1]}",
+            track_id=track_id,
+        )
     return InsertResponse(
         status="success",
         message=f"File '{name}' uploaded successfully. Processing will continue in background.",
@@ -140,14 +174,15 @@ async def upload(runtime: Workspace, state: State, file: Annotated[UploadFile, F
 
 @router.post("/text", response_model=InsertResponse)
 async def insert_text(request: InsertTextRequest, runtime: Workspace) -> InsertResponse:
-    """Insert one text; it is indexed in the background."""
+    """Insert one text; it is indexed in the background (``duplicated`` if already present)."""
     result = await runtime.rag.aenqueue([request.text], file_paths=[request.file_source or UNKNOWN_SOURCE])
-    return _insert_response(runtime, len(result.new_ids), len(result.skipped_ids), result.track_id)
+    return await _insert_response(runtime, result)
 
 
 @router.post("/texts", response_model=InsertResponse)
 async def insert_texts(request: InsertTextsRequest, runtime: Workspace) -> InsertResponse:
-    """Insert several texts; they are indexed in the background."""
+    """Insert several texts; they are indexed in the background (``partial_success`` when
+    some, ``duplicated`` when all are already present)."""
     sources = request.file_sources
     if sources is not None and len(sources) != len(request.texts):
         raise InvalidInput(f"{len(request.texts)} texts but {len(sources)} file_sources")
@@ -155,8 +190,7 @@ async def insert_texts(request: InsertTextsRequest, runtime: Workspace) -> Inser
         request.texts,
         file_paths=[s or UNKNOWN_SOURCE for s in sources] if sources else None,
     )
-    skipped = len(result.skipped_ids) + len(result.duplicates)
-    return _insert_response(runtime, len(result.new_ids), skipped, result.track_id)
+    return await _insert_response(runtime, result)
 
 
 @router.post("/scan", response_model=ScanResponse)
@@ -184,7 +218,7 @@ async def status_counts(runtime: Workspace) -> dict[str, Any]:
 
 
 @router.get("/track_status/{track_id}")
-async def track_status(track_id: str, runtime: Workspace) -> dict[str, Any]:
+async def track_status(track_id: Key, runtime: Workspace) -> dict[str, Any]:
     """The documents enqueued under ``track_id`` and their status."""
     track_id = track_id.strip()
     if not track_id:

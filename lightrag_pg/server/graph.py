@@ -12,25 +12,18 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
-from pydantic import AfterValidator, BaseModel, Field
+from pydantic import BaseModel, Field
 
+from ..store.subgraph import MAX_LIMIT
 from .deps import Workspace
+from .validate import MAX_LIST_ITEMS, Bounded, Data, Key, Name
 
 router = APIRouter(tags=["graph"])
 
 
-def _name(value: str) -> str:
-    if not value.strip():
-        raise ValueError("the name must not be empty or whitespace only")
-    return value.strip()
-
-
-Name = Annotated[str, AfterValidator(_name)]
-
-
 class EntityUpdateRequest(BaseModel):
     entity_name: Name
-    updated_data: dict[str, Any]
+    updated_data: Data
     allow_rename: bool = False
     allow_merge: bool = False
 
@@ -38,22 +31,22 @@ class EntityUpdateRequest(BaseModel):
 class RelationUpdateRequest(BaseModel):
     source_id: Name
     target_id: Name
-    updated_data: dict[str, Any]
+    updated_data: Data
 
 
 class EntityCreateRequest(BaseModel):
     entity_name: Name
-    entity_data: dict[str, Any]
+    entity_data: Data
 
 
 class RelationCreateRequest(BaseModel):
     source_entity: Name
     target_entity: Name
-    relation_data: dict[str, Any]
+    relation_data: Data
 
 
 class EntityMergeRequest(BaseModel):
-    entities_to_change: list[Name] = Field(min_length=1)
+    entities_to_change: list[Name] = Field(min_length=1, max_length=MAX_LIST_ITEMS)
     entity_to_change_into: Name
 
 
@@ -82,14 +75,16 @@ async def graph_labels(runtime: Workspace) -> list[str]:
 
 
 @router.get("/graph/label/popular")
-async def popular_labels(runtime: Workspace, limit: int = Query(300, ge=1, le=1000)) -> list[str]:
+async def popular_labels(
+    runtime: Workspace, limit: Annotated[int, Bounded(1, 1000), Query()] = 300
+) -> list[str]:
     """The labels of the most connected entities, highest degree first."""
     return await runtime.rag.aget_popular_labels(limit)
 
 
 @router.get("/graph/label/search")
 async def search_labels(
-    runtime: Workspace, q: str = Query(...), limit: int = Query(50, ge=1, le=100)
+    runtime: Workspace, q: Annotated[Key, Query()], limit: Annotated[int, Bounded(1, 100), Query()] = 50
 ) -> list[str]:
     """Labels matching ``q``, best first (a blank ``q`` matches nothing, as upstream)."""
     return await runtime.rag.asearch_labels(q, limit)
@@ -98,9 +93,9 @@ async def search_labels(
 @router.get("/graphs")
 async def knowledge_graph(
     runtime: Workspace,
-    label: str = Query(..., min_length=1),
-    max_depth: int = Query(3, ge=1),
-    max_nodes: int = Query(1000, ge=1),
+    label: Annotated[Key, Query(min_length=1)],
+    max_depth: Annotated[int, Bounded(1, MAX_LIMIT), Query()] = 3,
+    max_nodes: Annotated[int, Bounded(1, MAX_LIMIT), Query()] = 1000,
 ) -> dict[str, Any]:
     """The subgraph around ``label`` (``*`` for the whole graph) as ``nodes``, ``edges``
     and ``is_truncated``; an unknown label gives an empty graph."""
@@ -109,7 +104,7 @@ async def knowledge_graph(
 
 
 @router.get("/graph/entity/exists")
-async def entity_exists(runtime: Workspace, name: str = Query(..., min_length=1)) -> dict[str, bool]:
+async def entity_exists(runtime: Workspace, name: Annotated[Key, Query(min_length=1)]) -> dict[str, bool]:
     """Whether an entity of that name exists."""
     async with runtime.rag.session() as s:
         found = await s.graph.get_entities([name])

@@ -27,6 +27,7 @@ from ..query.engine import QueryStream
 from ..query.param import QueryParam
 from .deps import State, Workspace
 from .query import NDJSON_HEADERS
+from .validate import MAX_LIST_ITEMS, Data, Query, Text, routed
 
 router = APIRouter(tags=["ollama"])
 
@@ -54,25 +55,25 @@ M = TypeVar("M", bound=BaseModel)
 
 
 class OllamaMessage(BaseModel):
-    role: str = Field(min_length=1, max_length=64)
-    content: str
-    images: list[str] | None = None
+    role: Text = Field(min_length=1, max_length=64)
+    content: Query
+    images: list[Text] | None = None
 
 
 class OllamaChatRequest(BaseModel):
-    model: str = Field(max_length=256)
-    messages: list[OllamaMessage] = Field(min_length=1)
+    model: Text = Field(max_length=256)
+    messages: list[OllamaMessage] = Field(min_length=1, max_length=MAX_LIST_ITEMS)
     stream: bool = True
-    options: dict[str, Any] | None = None
-    system: str | None = None
+    options: Data | None = None
+    system: Query | None = None
 
 
 class OllamaGenerateRequest(BaseModel):
-    model: str = Field(max_length=256)
-    prompt: str
-    system: str | None = None
+    model: Text = Field(max_length=256)
+    prompt: Query
+    system: Query | None = None
     stream: bool = False
-    options: dict[str, Any] | None = None
+    options: Data | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,13 +100,14 @@ def parse_prefix(text: str) -> Prefixed:
 
 
 async def _body(request: Request, model: type[M]) -> M:
-    """The JSON body (whatever the Content-Type, as Ollama clients vary) as ``model``; 400 if bad."""
+    """The JSON body (whatever the Content-Type, as Ollama clients vary) as ``model``; 400 if
+    bad, 422 past a bound (a message longer than ``/query`` accepts), as the other routes."""
     try:
         return model.model_validate(json.loads(await request.body()))
     except json.JSONDecodeError:
         raise InvalidInput("Invalid JSON in request body") from None
     except ValidationError as exc:
-        raise InvalidInput(f"Invalid request body: {exc}") from None
+        raise routed(exc) or InvalidInput(f"Invalid request body: {exc}") from None
 
 
 def _now() -> str:

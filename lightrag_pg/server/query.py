@@ -6,22 +6,22 @@ import json
 import logging
 import time
 from collections.abc import AsyncIterator
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field, field_validator
 
 from ..query.engine import QueryStream
-from ..query.param import QueryParam
+from ..query.param import BOUNDS, QueryParam
 from ..rag import LightRAG
 from .deps import Workspace
+from .validate import MAX_LIST_ITEMS, Bounded, Data, Key, Query, Text
 
 log = logging.getLogger(__name__)
 
 router = APIRouter(tags=["query"])
 
-MAX_QUERY_CHARS = 100_000
 NO_CONTEXT = "No relevant context found for the query."
 NDJSON_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
@@ -48,20 +48,20 @@ _PARAM_FIELDS = (
 class QueryRequest(BaseModel):
     """Upstream's query body; unset fields take the library's defaults."""
 
-    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    query: Query = Field(min_length=1)
     mode: Literal["local", "global", "hybrid", "naive", "mix", "bypass"] = "mix"
     only_need_context: bool | None = None
     only_need_prompt: bool | None = None
-    response_type: str | None = Field(default=None, min_length=1, max_length=200)
-    top_k: int | None = Field(default=None, ge=1)
-    chunk_top_k: int | None = Field(default=None, ge=1)
-    max_entity_tokens: int | None = Field(default=None, ge=1)
-    max_relation_tokens: int | None = Field(default=None, ge=1)
-    max_total_tokens: int | None = Field(default=None, ge=1)
-    hl_keywords: list[str] = Field(default_factory=list)
-    ll_keywords: list[str] = Field(default_factory=list)
-    conversation_history: list[dict[str, Any]] | None = None
-    user_prompt: str | None = None
+    response_type: Text | None = Field(default=None, min_length=1, max_length=200)
+    top_k: Annotated[int, Bounded(1, BOUNDS["top_k"])] | None = None
+    chunk_top_k: Annotated[int, Bounded(1, BOUNDS["chunk_top_k"])] | None = None
+    max_entity_tokens: Annotated[int, Bounded(1, BOUNDS["max_entity_tokens"])] | None = None
+    max_relation_tokens: Annotated[int, Bounded(1, BOUNDS["max_relation_tokens"])] | None = None
+    max_total_tokens: Annotated[int, Bounded(1, BOUNDS["max_total_tokens"])] | None = None
+    hl_keywords: list[Key] = Field(default_factory=list, max_length=MAX_LIST_ITEMS)
+    ll_keywords: list[Key] = Field(default_factory=list, max_length=MAX_LIST_ITEMS)
+    conversation_history: list[Data] | None = Field(default=None, max_length=MAX_LIST_ITEMS)
+    user_prompt: Query | None = None
     enable_rerank: bool | None = None
     include_references: bool | None = True
     include_chunk_content: bool | None = False

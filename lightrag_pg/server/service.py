@@ -10,7 +10,7 @@ from fastapi.security import OAuth2PasswordRequestForm
 
 from ..db.embedded import redact_dsn
 from ..llm.openai_client import llm_configured
-from .auth import GUEST, USER, AuthFailure, LoginThrottled
+from .auth import GUEST, USER, AuthFailure
 from .deps import WORKSPACE_HEADER, Authenticated, State, require_auth, workspace_name
 from .version import API_VERSION, CORE_VERSION
 
@@ -71,14 +71,13 @@ async def login(
             "message": "Authentication is disabled. Using guest access.",
             **_about(),
         }
-    key = f"{request.client.host if request.client else 'unknown'}:{form.username}"
-    wait = guard.limiter.retry_after(key)
-    if wait is not None:
-        raise LoginThrottled(wait)
+    # the peer's address, or X-Forwarded-For's when the peer is a proxy in --forwarded-allow-ips
+    client = request.client.host if request.client else "unknown"
+    guard.limiter.check(client, form.username)
     if not guard.login(form.username, form.password):
-        guard.limiter.failed(key)
+        guard.limiter.failed(client, form.username)
         raise AuthFailure(401, "Incorrect credentials")
-    guard.limiter.succeeded(key)
+    guard.limiter.succeeded(form.username)
     return {
         "access_token": guard.tokens.create(form.username, USER, {"auth_mode": "enabled"}),
         "token_type": "bearer",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -121,7 +122,9 @@ class ServerSettings:
     token_expire_hours: float = 48.0
     guest_token_expire_hours: float = 24.0
     login_max_failures: int = 5
+    login_client_max_failures: int = 20
     login_window_seconds: float = 300.0
+    forwarded_allow_ips: tuple[str, ...] = ()
     whitelist_paths: tuple[str, ...] = ("/health",)
     ollama_model: str = "lightrag:latest"
     shutdown_grace_seconds: float = 10.0
@@ -143,6 +146,8 @@ class ServerSettings:
             )
         if self.accounts and not self.token_secret:
             raise ConfigurationError("TOKEN_SECRET must be set when AUTH_ACCOUNTS is configured")
+        for entry in self.forwarded_allow_ips:
+            _check_proxy(entry)
 
     @property
     def exposed(self) -> bool:
@@ -192,6 +197,8 @@ class ServerSettings:
         )
         cors = text("CORS_ORIGINS")
         values["cors_origins"] = _split(cors) if cors else None
+        proxies = text("FORWARDED_ALLOW_IPS")
+        values["forwarded_allow_ips"] = _split(proxies) if proxies else None
         whitelist = text("WHITELIST_PATHS")
         values["whitelist_paths"] = _split(whitelist) if whitelist else None
         accounts = text("AUTH_ACCOUNTS")
@@ -199,6 +206,18 @@ class ServerSettings:
         values["conversion"] = ConversionLimits.from_env(env)
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**{k: v for k, v in values.items() if v is not None})  # type: ignore[arg-type]
+
+
+def _check_proxy(entry: str) -> None:
+    """An address or network whose ``X-Forwarded-For`` is trusted, or ``*`` (every client)."""
+    if entry == "*":
+        return
+    try:
+        ipaddress.ip_network(entry, strict=False)
+    except ValueError:
+        raise ConfigurationError(
+            f"forwarded_allow_ips entries must be IP addresses, networks or '*', got {entry!r}"
+        ) from None
 
 
 def _split(text: str) -> tuple[str, ...]:

@@ -21,6 +21,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import asyncpg
@@ -77,8 +79,25 @@ async def keep_session(conn: asyncpg.Connection) -> None:
     """
 
 
+@asynccontextmanager
+async def without_statement_timeout(conn: asyncpg.Connection) -> AsyncIterator[asyncpg.Connection]:
+    """``conn`` with no statement timeout inside the block, for the few deliberately long
+    statements on a pooled connection (building an index over a whole table); the pool's
+    own timeout is back afterwards. Migrations need none of this: they run on a connection
+    of their own, which has no timeout."""
+    await conn.execute(SQL["no_statement_timeout"])
+    try:
+        yield conn
+    finally:
+        await conn.execute(SQL["restore_statement_timeout"])
+
+
 def server_settings(workspace: str, statement_timeout_ms: int = 0) -> dict[str, str]:
     """Session settings applied once per connection, at connect time.
+
+    ``statement_timeout`` (``Settings.statement_timeout_ms``, none when 0) bounds every
+    statement on the pool: PostgreSQL cancels one that runs longer, which surfaces as
+    :class:`~lightrag_pg.errors.StatementTimeout`.
 
     ``plan_cache_mode=force_generic_plan``: a prepared statement (asyncpg prepares
     and caches every statement) is planned once per connection, not on each

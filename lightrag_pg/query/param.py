@@ -22,6 +22,18 @@ _POSITIVE_INTS = (
     "max_relation_tokens",
     "max_total_tokens",
 )
+MAX_ROWS = 10_000
+"""Largest ``top_k``, ``chunk_top_k`` and ``related_chunk_number``."""
+MAX_TOKENS = 10_000_000
+"""Largest token budget (``max_entity_tokens``, ``max_relation_tokens``, ``max_total_tokens``)."""
+_LARGEST = {
+    "top_k": MAX_ROWS,
+    "chunk_top_k": MAX_ROWS,
+    "related_chunk_number": MAX_ROWS,
+    "max_entity_tokens": MAX_TOKENS,
+    "max_relation_tokens": MAX_TOKENS,
+    "max_total_tokens": MAX_TOKENS,
+}
 _BOOLS = (
     "only_need_context",
     "only_need_prompt",
@@ -129,6 +141,8 @@ def clean_query(query: object) -> str:
 def _check_positive_int(name: str, value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise InvalidInput(f"{name} must be a positive integer, got {value!r}")
+    if value > _LARGEST[name]:
+        raise InvalidInput(f"{name} must be at most {_LARGEST[name]:,}, got {value:,}")
 
 
 def _check_keywords(name: str, value: object) -> list[str]:

@@ -17,6 +17,7 @@ from lightrag_pg.db.workspace import drop_workspace
 from lightrag_pg.errors import InvalidInput, QueryTooLong, StatementTimeout
 from lightrag_pg.llm.embedding_func import EmbeddingFunc
 from lightrag_pg.llm.tokenizer import get_tokenizer
+from lightrag_pg.query.bounds import embeddable, leading_words
 from lightrag_pg.testing import StatementCounter, hashed_vectors
 
 TEXTS = [
@@ -135,3 +136,24 @@ async def test_a_statement_over_the_timeout_raises_statement_timeout(
     finally:
         await rag.finalize()
         await drop_workspace(conn, rag.workspace)
+
+
+def test_the_words_searched_are_the_first_ones_and_bounded_in_characters() -> None:
+    assert leading_words("Who  founded\nAcme in\tParis?", 3) == "Who founded Acme"
+    assert leading_words("x" * 10_000, 100, 4000) == "x" * 4000
+
+
+class BytesOnly:
+    """An encoder with no ``decode``: one token per byte."""
+
+    def encode(self, text: str) -> list[int]:
+        return list(text.encode("utf-8"))
+
+
+def test_a_text_is_cut_to_its_token_limit_even_without_a_decoder() -> None:
+    tokenizer = get_tokenizer()
+    short = "Who founded Acme?"
+    assert embeddable(short, tokenizer, 64) == short
+    cut = embeddable(long_question(5_000), tokenizer, 64)
+    assert tokenizer.count(cut) <= 64 and long_question(5_000).startswith(cut[:100])
+    assert len(embeddable("é" * 100, BytesOnly(), 64).encode("utf-8")) <= 64

@@ -37,6 +37,10 @@ MAX_KEYWORD_CHARS = 200
 DEFAULT_EMBED_TOKENS = 8192
 """Tokens embedded of a question when the embedding function declares no ``max_token_size``."""
 
+TOKEN_CHARS = 16
+"""Characters read per token kept when cutting a text to a number of tokens: more than any
+ordinary token spans, so the cut text is the same as from tokenizing the whole."""
+
 _WORD = re.compile(r"\S+")
 
 
@@ -65,14 +69,16 @@ def embeddable(text: str, tokenizer: TokenEncoder, max_tokens: int | None) -> st
     """``text`` cut to ``max_tokens`` tokens (:data:`DEFAULT_EMBED_TOKENS` when None).
 
     A text of no more UTF-8 bytes than that has no more tokens (a byte-level encoding
-    never gives a byte more than one token), so only a longer one is tokenized; an
-    encoder without ``decode`` keeps that many bytes."""
+    never gives a byte more than one token), so only a longer one is tokenized, and only
+    its first :data:`TOKEN_CHARS` characters per token kept; an encoder without
+    ``decode`` keeps that many bytes."""
     limit = max_tokens or DEFAULT_EMBED_TOKENS
     if len(text) <= limit and len(text.encode("utf-8")) <= limit:
         return text
-    tokens = tokenizer.encode(text)
+    head = text[: limit * TOKEN_CHARS]
+    tokens = tokenizer.encode(head)
     if len(tokens) <= limit:
-        return text
+        return head
     decode = getattr(tokenizer, "decode", None)
     if decode is None:
         return text.encode("utf-8")[:limit].decode("utf-8", "ignore")

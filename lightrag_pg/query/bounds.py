@@ -37,9 +37,10 @@ MAX_KEYWORD_CHARS = 200
 DEFAULT_EMBED_TOKENS = 8192
 """Tokens embedded of a question when the embedding function declares no ``max_token_size``."""
 
-TOKEN_CHARS = 16
-"""Characters read per token kept when cutting a text to a number of tokens: more than any
-ordinary token spans, so the cut text is the same as from tokenizing the whole."""
+TOKEN_CHARS = 6
+"""Characters read per token kept when cutting a text to a number of tokens: more than an
+English token spans on average (about four), so the cut text is the one tokenizing the
+whole would give; a text of longer tokens is cut shorter, never longer."""
 
 _WORD = re.compile(r"\S+")
 

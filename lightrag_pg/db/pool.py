@@ -28,6 +28,7 @@ from typing import Any
 import asyncpg
 from pgvector.asyncpg import register_vector
 
+from ..config import DEFAULT_STATEMENT_TIMEOUT_MS
 from ..errors import LightRAGError, PoolExhausted
 from .connect import CONNECT_ERRORS, connect_failure
 from .embedded import redact_dsn
@@ -302,7 +303,7 @@ async def open_shared_pool(
     min_size: int = 1,
     max_size: int = 8,
     share: int | None = None,
-    statement_timeout_ms: int = 0,
+    statement_timeout_ms: int = DEFAULT_STATEMENT_TIMEOUT_MS,
     connect_timeout: float = 10.0,
     acquire_timeout: float = 30.0,
 ) -> SharedPool:
@@ -332,7 +333,7 @@ async def create_pool(
     embedding_dim: int,
     min_size: int = 1,
     max_size: int = 8,
-    statement_timeout_ms: int = 0,
+    statement_timeout_ms: int = DEFAULT_STATEMENT_TIMEOUT_MS,
     connect_timeout: float = 10.0,
     acquire_timeout: float = 30.0,
 ) -> WorkspacePool:

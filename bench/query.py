@@ -17,6 +17,12 @@ steady state that autovacuum reaches some seconds after a large batch
 (visibility map set, so index-only scans skip the heap; planner statistics
 current), measured instead of raced. ``--no-vacuum`` measures the state right
 after the build.
+
+The long-questions phase then asks mix questions of 1,000 to 100,000 characters (slices
+of the corpus, as pasted text would be) beside short ones, alternating lengths round by
+round, and prints each length's median with its ratio to the short questions' median in
+the same run; a question over ``max_query_chars`` is refused, and the time to refuse it
+is printed too.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import random
 import sys
 import time
 from collections.abc import Sequence
@@ -40,6 +47,7 @@ from bench.ingest import choose_embedding, database, workspace_name
 from lightrag_pg import LightRAG, QueryParam
 from lightrag_pg.db.embedded import DSN_ENV
 from lightrag_pg.db.identifiers import quote_ident, schema_of
+from lightrag_pg.errors import QueryTooLong
 from lightrag_pg.testing import StatementCounter
 
 MODES: tuple[str, ...] = ("local", "global", "hybrid", "mix", "naive")
@@ -210,6 +218,55 @@ def report(results: Sequence[ModeResult], select_one_ms: float, search_ms: float
     print(f"baseline entity_vectors top-k search:   median {search_ms:.3f} ms")
 
 
+LONG_LENGTHS: tuple[int, ...] = (1_000, 5_000, 20_000, 100_000)
+"""Characters of the long questions; 0 stands for the short generated questions."""
+
+
+def pasted(texts: Sequence[str], chars: int, rng: random.Random) -> str:
+    """``chars`` characters of the corpus from a random place: a question made of pasted text."""
+    whole = "\n\n".join(texts)
+    start = rng.randrange(max(len(whole) - chars, 1))
+    return whole[start : start + chars]
+
+
+async def long_questions(
+    rag: LightRAG, texts: Sequence[str], short: Sequence[str], rounds: int, seed: int
+) -> dict[int, list[float]]:
+    """Milliseconds of mix questions per length (0: the short questions), ``rounds`` of each,
+    the lengths alternated within every round; each question is new to the keyword cache."""
+    rng = random.Random(f"long:{seed}")
+    timings: dict[int, list[float]] = {n: [] for n in (0, *LONG_LENGTHS)}
+    for round_ in range(rounds):
+        for chars in timings:
+            question = short[round_ % len(short)] if chars == 0 else pasted(texts, chars, rng)
+            started = time.perf_counter()
+            await rag.aquery_data(question, QueryParam(mode="mix"))
+            timings[chars].append((time.perf_counter() - started) * 1000)
+    return timings
+
+
+async def refusal_ms(rag: LightRAG, texts: Sequence[str]) -> float:
+    """Milliseconds to refuse a question one character over ``max_query_chars``."""
+    limit = rag.settings.max_query_chars
+    question = ("\n\n".join(texts) * (limit // max(sum(map(len, texts)), 1) + 2))[: limit + 1]
+    started = time.perf_counter()
+    try:
+        await rag.aquery_data(question, QueryParam(mode="mix"))
+    except QueryTooLong:
+        return (time.perf_counter() - started) * 1000
+    raise RuntimeError(f"a question of {limit + 1:,} characters was not refused")
+
+
+def report_long(timings: dict[int, list[float]], refused_ms: float, limit: int) -> None:
+    """One line per question length: median, p95 and the median's ratio to the short questions'."""
+    base = median(timings[0])
+    print(f"{'long questions':<16}{'median ms':>10}{'p95 ms':>9}{'x short':>9}")
+    for chars, values in timings.items():
+        name = "short" if chars == 0 else f"{chars:,} chars"
+        print(f"{name:<16}{median(values):>10.2f}{p95(values):>9.2f}{median(values) / base:>9.2f}")
+    print(f"refused over max_query_chars ({limit:,} chars): {refused_ms:.2f} ms")
+
+
 def load_average() -> str:
     """The 1, 5 and 15 minute load averages."""
     return " ".join(f"{v:.2f}" for v in os.getloadavg())
@@ -260,6 +317,10 @@ async def run(args: argparse.Namespace, dsn: str) -> None:
             results += [await run_mode(rag, mode, timed, server, lexical=False) for mode in LEXICAL_MODES]
         select_one_ms, search_ms = await baselines(rag, timed)
         report(results, select_one_ms, search_ms)
+        if args.long_rounds:
+            short = questions(args.long_rounds, texts, vocab, seed=args.seed + 3)
+            timings = await long_questions(rag, texts, short, args.long_rounds, args.seed)
+            report_long(timings, await refusal_ms(rag, texts), rag.settings.max_query_chars)
         print(f"load average after:  {load_average()}")
     finally:
         if not (args.workspace or args.keep):
@@ -293,6 +354,12 @@ def main() -> None:
         "--lexical-off",
         action="store_true",
         help="also time the modes that use lexical search with it off (rows suffixed no-lex)",
+    )
+    parser.add_argument(
+        "--long-rounds",
+        type=int,
+        default=10,
+        help="rounds of the long-questions phase (each asks every length once; 0 skips it)",
     )
     args = parser.parse_args()
     with database(args.dsn) as dsn:

@@ -4,8 +4,9 @@ The server runs in its own process (uvicorn, the app of ``lightrag_pg.server``)
 with the instant corpus LLM and hashed embeddings, so the figures are those of
 the server, lightrag_pg and PostgreSQL. The bench workspace is built through
 ``/documents/texts``; then ``--clients`` clients call ``/query/data`` for
-``--seconds``, first alone, then while ``--uploads`` files are uploaded through
-``/documents/upload`` and indexed.
+``--seconds``, first alone, then beside ``--long-clients`` clients asking
+100,000-character questions (the ordinary clients' p95 against the run alone), then
+while ``--uploads`` files are uploaded through ``/documents/upload`` and indexed.
 """
 
 from __future__ import annotations
@@ -111,6 +112,57 @@ async def query_load(url: str, asked: list[str], clients: int, seconds: float) -
     return load
 
 
+LONG_QUESTION_CHARS = 100_000
+
+
+async def long_question_load(url: str, texts: list[str], clients: int, seconds: float) -> Load:
+    """``clients`` loops asking ``/query/data`` new 100,000-character questions (slices of
+    the corpus, as pasted text) until ``seconds`` have passed."""
+    load = Load()
+    whole = "\n\n".join(texts)
+    deadline = time.perf_counter() + seconds
+    async with httpx.AsyncClient(base_url=url, timeout=120) as client:
+
+        async def one_client(index: int) -> None:
+            rng = random.Random(f"long:{index}")
+            while time.perf_counter() < deadline:
+                start = rng.randrange(len(whole) - LONG_QUESTION_CHARS)
+                body = {"query": whole[start : start + LONG_QUESTION_CHARS], "mode": "mix"}
+                started = time.perf_counter()
+                try:
+                    response = await client.post("/query/data", json=body)
+                except httpx.HTTPError as exc:
+                    load.errors.append(f"{type(exc).__name__}: {exc}")
+                    continue
+                if response.status_code != 200:
+                    load.errors.append(f"{response.status_code}: {response.text[:200]}")
+                    continue
+                load.latencies_ms.append((time.perf_counter() - started) * 1000)
+
+        started = time.perf_counter()
+        await asyncio.gather(*(one_client(i) for i in range(clients)))
+        load.seconds = time.perf_counter() - started
+    return load
+
+
+async def beside_long_questions(
+    url: str, asked: list[str], texts: list[str], args: argparse.Namespace, alone: Load
+) -> None:
+    """The ordinary clients again, beside ``--long-clients`` clients asking long questions;
+    prints both and the ordinary clients' p95 as a multiple of theirs alone."""
+    ordinary, long = await asyncio.gather(
+        query_load(url, asked, args.clients, args.seconds),
+        long_question_load(url, texts, args.long_clients, args.seconds),
+    )
+    print(ordinary.report(f"  beside {args.long_clients} long questions"))
+    print(long.report(f"  {args.long_clients} x {LONG_QUESTION_CHARS:,} chars"))
+    p95_alone = float(np.percentile(alone.latencies_ms or [0.0], 95))
+    p95_beside = float(np.percentile(ordinary.latencies_ms or [0.0], 95))
+    print(f"ordinary p95 beside long questions: x{p95_beside / max(p95_alone, 1e-9):.2f} of alone")
+    for error in (ordinary.errors + long.errors)[:5]:
+        print(f"error: {error}")
+
+
 async def wait_processed(client: httpx.AsyncClient, count: int, timeout: float) -> float:
     """Seconds until ``count`` documents are processed (or failed); raises on timeout."""
     started = time.perf_counter()
@@ -154,6 +206,8 @@ async def drive(args: argparse.Namespace, url: str) -> None:
     asked = questions(2000, base, vocab, seed=args.seed + 1)
     alone = await query_load(url, asked, args.clients, args.seconds)
     print(alone.report(f"/query/data, {args.clients} clients"))
+    if args.long_clients:
+        await beside_long_questions(url, asked, base, args, alone)
 
     async def uploads() -> tuple[float, float]:
         sent = await upload_all(url, extra)
@@ -184,6 +238,9 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=32, help="concurrent query clients")
     parser.add_argument("--seconds", type=float, default=30.0, help="length of each load phase")
     parser.add_argument("--words", type=int, default=1500, help="words per document")
+    parser.add_argument(
+        "--long-clients", type=int, default=8, help="clients asking 100,000-character questions (0: none)"
+    )
     parser.add_argument("--pool", type=int, default=16, help="connections in the server's shared pool")
     parser.add_argument("--share", type=int, default=8, help="of which one workspace holds at most")
     parser.add_argument("--dsn", default=None, help=f"PostgreSQL DSN (default ${DSN_ENV}, else embedded)")

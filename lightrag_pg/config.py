@@ -37,6 +37,9 @@ per character, plus 32 bytes of row overhead, must fit in
 ``BTREE_MAX_KEY_BYTES``.
 """
 
+DEFAULT_STATEMENT_TIMEOUT_MS = 30_000
+"""The statement timeout of the library's and the server's pools (``statement_timeout_ms``)."""
+
 _UPSTREAM_ONLY = {
     "working_dir": (
         "upstream LightRAG's working_dir is not used: lightrag_pg keeps everything in PostgreSQL, "
@@ -56,6 +59,13 @@ def check_cosine_threshold(value: object, error: type[LightRAGError] = Configura
     return float(value)
 
 
+def check_timeout_ms(value: object) -> int:
+    """Return ``value`` if it is a valid ``statement_timeout_ms`` (an integer >= 0), else raise."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigurationError(f"statement_timeout_ms must be an integer >= 0 (0: no limit), got {value!r}")
+    return value
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     """Every tunable of a :class:`~lightrag_pg.LightRAG` instance.
@@ -68,7 +78,9 @@ class Settings:
     data_dir: Path | None = None
     pool_min_size: int = 1
     pool_max_size: int = 8
-    statement_timeout_ms: int = 0
+    statement_timeout_ms: int = DEFAULT_STATEMENT_TIMEOUT_MS
+    """Longest a statement on the pool may run (0: no limit); PostgreSQL cancels it after that
+    (:class:`~lightrag_pg.errors.StatementTimeout`). Migrations and index builds are exempt."""
     connect_timeout: float = 10.0
     pool_acquire_timeout: float = 30.0
 
@@ -120,6 +132,8 @@ class Settings:
     cosine_threshold: float = 0.2
     related_chunk_number: int = 5
     kg_chunk_pick_method: Literal["VECTOR", "WEIGHT"] = "VECTOR"
+    max_query_chars: int = 100_000
+    """Longest question answered (:class:`~lightrag_pg.errors.QueryTooLong` past it)."""
 
     def __post_init__(self) -> None:
         positive = (
@@ -140,6 +154,7 @@ class Settings:
             "max_parallel_chunks",
             "related_chunk_number",
             "force_llm_summary_on_merge",
+            "max_query_chars",
         )
         for name in positive:
             value = getattr(self, name)
@@ -149,6 +164,7 @@ class Settings:
             raise ConfigurationError(
                 "chunk_overlap_token_size must be >= 0 and smaller than chunk_token_size"
             )
+        check_timeout_ms(self.statement_timeout_ms)
         if self.pool_min_size > self.pool_max_size:
             raise ConfigurationError("pool_min_size must not exceed pool_max_size")
         if self.entity_extract_max_gleaning < 0 or self.max_retries < 0:

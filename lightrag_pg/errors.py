@@ -50,6 +50,10 @@ class InvalidInput(LightRAGError, ValueError):
     """A caller passed a document, id or parameter that cannot be processed."""
 
 
+class QueryTooLong(InvalidInput):
+    """A question is longer than ``max_query_chars``; nothing was searched."""
+
+
 class DocumentNotFound(InvalidInput):
     """Documents named by id or file path are not in the workspace; nothing was changed."""
 
@@ -90,6 +94,10 @@ class ConnectFailed(StorageError):
 
 class PoolExhausted(StorageError):
     """No pooled connection became free within ``pool_acquire_timeout`` seconds."""
+
+
+class StatementTimeout(StorageError):
+    """A statement ran longer than ``statement_timeout_ms`` and PostgreSQL cancelled it."""
 
 
 class ConcurrentUpdate(StorageError):

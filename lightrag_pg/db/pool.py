@@ -21,11 +21,14 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import asyncpg
 from pgvector.asyncpg import register_vector
 
+from ..config import DEFAULT_STATEMENT_TIMEOUT_MS
 from ..errors import LightRAGError, PoolExhausted
 from .connect import CONNECT_ERRORS, connect_failure
 from .embedded import redact_dsn
@@ -77,8 +80,25 @@ async def keep_session(conn: asyncpg.Connection) -> None:
     """
 
 
+@asynccontextmanager
+async def without_statement_timeout(conn: asyncpg.Connection) -> AsyncIterator[asyncpg.Connection]:
+    """``conn`` with no statement timeout inside the block, for the few deliberately long
+    statements on a pooled connection (building an index over a whole table); the pool's
+    own timeout is back afterwards. Migrations need none of this: they run on a connection
+    of their own, which has no timeout."""
+    await conn.execute(SQL["no_statement_timeout"])
+    try:
+        yield conn
+    finally:
+        await conn.execute(SQL["restore_statement_timeout"])
+
+
 def server_settings(workspace: str, statement_timeout_ms: int = 0) -> dict[str, str]:
     """Session settings applied once per connection, at connect time.
+
+    ``statement_timeout`` (``Settings.statement_timeout_ms``, none when 0) bounds every
+    statement on the pool: PostgreSQL cancels one that runs longer, which surfaces as
+    :class:`~lightrag_pg.errors.StatementTimeout`.
 
     ``plan_cache_mode=force_generic_plan``: a prepared statement (asyncpg prepares
     and caches every statement) is planned once per connection, not on each
@@ -283,7 +303,7 @@ async def open_shared_pool(
     min_size: int = 1,
     max_size: int = 8,
     share: int | None = None,
-    statement_timeout_ms: int = 0,
+    statement_timeout_ms: int = DEFAULT_STATEMENT_TIMEOUT_MS,
     connect_timeout: float = 10.0,
     acquire_timeout: float = 30.0,
 ) -> SharedPool:
@@ -313,7 +333,7 @@ async def create_pool(
     embedding_dim: int,
     min_size: int = 1,
     max_size: int = 8,
-    statement_timeout_ms: int = 0,
+    statement_timeout_ms: int = DEFAULT_STATEMENT_TIMEOUT_MS,
     connect_timeout: float = 10.0,
     acquire_timeout: float = 30.0,
 ) -> WorkspacePool:

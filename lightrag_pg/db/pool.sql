@@ -15,3 +15,11 @@ SELECT 1;
 -- name: point_at
 -- Point this session at a workspace (value from identifiers.search_path), until pointed elsewhere.
 SELECT set_config('search_path', $1, false);
+
+-- name: no_statement_timeout
+-- Lift the statement timeout for this session's statements, until restored.
+SET statement_timeout = 0;
+
+-- name: restore_statement_timeout
+-- Back to the session's own statement timeout (the pool's, set when it connected).
+RESET statement_timeout;

@@ -9,7 +9,14 @@ from typing import ParamSpec, TypeVar
 
 import asyncpg
 
-from ..errors import ConcurrentUpdate, ConnectionLost, LightRAGError, ReferenceGone, StorageError
+from ..errors import (
+    ConcurrentUpdate,
+    ConnectionLost,
+    LightRAGError,
+    ReferenceGone,
+    StatementTimeout,
+    StorageError,
+)
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -21,6 +28,11 @@ def translate(exc: BaseException) -> LightRAGError:
         return ConcurrentUpdate(str(exc))
     if isinstance(exc, asyncpg.ForeignKeyViolationError):
         return ReferenceGone(str(exc))
+    if isinstance(exc, asyncpg.QueryCanceledError) and "statement timeout" in str(exc):
+        return StatementTimeout(
+            "PostgreSQL cancelled a statement that ran longer than the statement timeout "
+            f"(setting statement_timeout_ms): {exc}"
+        )
     if isinstance(
         exc,
         (

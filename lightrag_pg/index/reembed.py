@@ -25,7 +25,9 @@ shadows in and records the new model and dimension.
   :class:`ReembedConflict`; :func:`discard_reembed` drops what was staged.
 * **Indexes before the swap.** The HNSW indexes of the shadow tables
   (``halfvec`` above 2,000 dimensions) are built once the first pass has
-  staged everything, so the swap itself only drops and renames.
+  staged everything, so the swap itself only drops and renames. Building them
+  over a large workspace takes longer than ``statement_timeout_ms``: it runs
+  without the timeout.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ import asyncpg
 from ..db.advisory import TRY_LOCK, lock_key
 from ..db.connect import connect
 from ..db.dimensions import HALFVEC_HNSW_MAX_DIM
+from ..db.pool import without_statement_timeout
 from ..db.translate import translated
 from ..db.workspace import read_info, record_embedding
 from ..errors import ConcurrentUpdate, ConfigurationError, InvalidInput, ReembedConflict
@@ -161,7 +164,7 @@ class Reembedder:
                 if rounds == 1:
                     counters.phase = "indexing"
                     progress(counters)
-                    async with self.pool.acquire() as conn:
+                    async with self.pool.acquire() as conn, without_statement_timeout(conn):
                         await ReembedStore(conn).build_indexes(self.dim)
                 counters.phase = "swapping"
                 progress(counters)

@@ -180,6 +180,10 @@ class LazyTokenizer:
         """Return the token ids of ``text``."""
         return get_tokenizer(self.name).encode(text)
 
+    def decode(self, tokens: list[int]) -> str:
+        """Return the text of ``tokens``."""
+        return get_tokenizer(self.name).decode(tokens)
+
     def __repr__(self) -> str:
         return f"LazyTokenizer({self.name!r})"
 

@@ -19,6 +19,7 @@ from ..llm.tokenizer import TokenEncoder
 from ..store.rows import ChunkRow
 from ..store.uow import session
 from .answer_prompts import FAIL_RESPONSE, full_prompt, keywords_prompt
+from .bounds import bounded_keywords, check_length, embeddable, leading_words
 from .context import QueryContext, build_context, failure_data, render_data
 from .keyword_plan import KeywordPlan, parse_keywords, predefined_keywords, resolve_keywords
 from .knowledge import BYPASS_WITHOUT_LLM, format_knowledge
@@ -98,26 +99,31 @@ class QueryEngine:
         self.memo = memo
 
     async def keywords(self, query: str, param: QueryParam) -> tuple[list[str], list[str]]:
-        """High- and low-level keywords: given by the caller, from the LLM, or from NLP."""
+        """High- and low-level keywords: given by the caller, from the LLM, or from NLP
+        (which reads the question's first words); at most ``MAX_KEYWORDS`` of each."""
         given = predefined_keywords(param)
         if given is not None:
-            return given
-        if self.llm is None:
-            return await self.keyword_fallback(query)
-        prompt = keywords_prompt(query, self.settings.summary_language)
-        answer = await self.llm(prompt, cache_type="keywords", mode=param.mode, accept=_has_keywords)
-        return parse_keywords(answer)
+            hl, ll = given
+        elif self.llm is None:
+            hl, ll = await self.keyword_fallback(leading_words(query))
+        else:
+            prompt = keywords_prompt(query, self.settings.summary_language)
+            answer = await self.llm(prompt, cache_type="keywords", mode=param.mode, accept=_has_keywords)
+            hl, ll = parse_keywords(answer)
+        return bounded_keywords(hl), bounded_keywords(ll)
 
     async def retrieve(self, query: str, param: QueryParam) -> Answer:
         """Run every stage up to the finished context (no answer generation)."""
-        query = clean_query(query)
+        query = check_length(clean_query(query), self.settings.max_query_chars)
         param = param.resolved(self.settings)
         timings: dict[str, float] = {}
         started = time.perf_counter()
         if param.mode == "bypass":
             plan = resolve_keywords([], [], mode="bypass", query=query)
             return Answer(query, param, plan, None, timings)
-        vector_query = self._vector_query(query, param)
+        searched = self._searched(query, param)
+        lexical = leading_words(searched)
+        vector_query = embeddable(searched, self.tokenizer, self.embed.max_token_size)
         memo = await self.memo.open(param.mode, vector_query) if self.memo is not None else None
         early = None
         if memo is not None and memo.vector(vector_query) is None:  # a new question: its
@@ -137,7 +143,7 @@ class QueryEngine:
         threshold = float(param.cosine_threshold)  # type: ignore[arg-type]
         async with session(self.pool) as s:
             found = await retrieve_all(
-                s, plan, vectors, param, threshold, rerank=self._reranks(param), query=texts[2]
+                s, plan, vectors, param, threshold, rerank=self._reranks(param), query=lexical
             )
         timings["search"] = time.perf_counter() - started
         chunks = await self._rerank(query, found.chunks, param)
@@ -177,7 +183,8 @@ class QueryEngine:
         memo.keep_vectors([texts[i] for i in missing], vectors[missing])
         return vectors
 
-    def _vector_query(self, query: str, param: QueryParam) -> str:
+    def _searched(self, query: str, param: QueryParam) -> str:
+        """The text the chunks are searched for: the last two user turns and the question."""
         history = [m["content"] for m in param.conversation_history if m.get("role") == "user"]
         return "\n".join([*history[-2:], query])
 

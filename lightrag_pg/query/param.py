@@ -138,7 +138,7 @@ def _check_positive_int(name: str, value: object, high: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise InvalidInput(f"{name} must be a positive integer, got {value!r}")
     if value > high:
-        raise InvalidInput(f"{name} must be a positive integer of at most {high}, got {value!r}")
+        raise InvalidInput(f"{name} must be at most {high:,}, got {value:,}")
 
 
 def _check_keywords(name: str, value: object) -> list[str]:

@@ -51,9 +51,10 @@ async def retrieve_all(
     """Run the searches of ``plan`` (``vectors``: low-level, high-level and query
     embeddings) on one connection: one statement (more for the WEIGHT chunk pick).
 
-    With ``param.lexical``, ``query`` (the text whose embedding is ``vectors[2]``) is
-    also searched lexically for chunks and for the entities it names, and the
-    low-level keywords for entities; the matches are fused with the vector results."""
+    With ``param.lexical``, ``query`` (the first words of the text whose embedding is
+    ``vectors[2]``, :func:`~.bounds.leading_words`) is also searched lexically for chunks
+    and for the entities it names, and the low-level keywords for entities; the matches
+    are fused with the vector results."""
     lexical = query if param.lexical else None
     if param.mode == "naive":
         chunks = await s.retrieval.naive(vectors[2], threshold, param.chunk_top_k, lexical)

@@ -26,6 +26,7 @@ from ..rag import LightRAG
 from . import documents, graph, ollama, query, service
 from .auth import AuthFailure, Guard, LoginThrottled
 from .deps import ServerState, require_auth
+from .disconnect import CancelOnDisconnect
 from .files import NameConflict, Throttled, TooLarge
 from .limits import BodyLimit
 from .registry import RagFactory, ServerBusy, WorkspaceRegistry
@@ -41,8 +42,13 @@ WEBUI = Path(__file__).parent / "static" / "webui"
 BODY_OVERHEAD = 64 * 1024
 """Room for multipart headers around an upload of the largest allowed size."""
 
+CANCELLED_ON_DISCONNECT = ("/query", "/query/data", "/query/stream", "/api/chat", "/api/generate")
+"""Routes whose work stops when the client disconnects (a question only reads)."""
+
 # most specific first; FastAPI picks the handler of the nearest class in the MRO
 STATUS_OF: dict[type[Exception], int] = {
+    errors.QueryTooLong: 413,
+    errors.StatementTimeout: 504,
     NameConflict: 409,
     TooLarge: 413,
     errors.DocumentNotFound: 404,
@@ -139,6 +145,7 @@ def create_app(settings: ServerSettings | None = None, factory: RagFactory | Non
     app.add_exception_handler(LoginThrottled, _login_throttled)
     app.add_exception_handler(RequestValidationError, refused)
     app.add_middleware(BodyLimit, limit=settings.max_upload_bytes + BODY_OVERHEAD)
+    app.add_middleware(CancelOnDisconnect, paths=CANCELLED_ON_DISCONNECT)
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,

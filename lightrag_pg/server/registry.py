@@ -74,7 +74,7 @@ class WorkspaceRegistry:
                 min_size=0,
                 max_size=self.settings.pool_size,
                 share=self.settings.workspace_pool_size,
-                statement_timeout_ms=library.statement_timeout_ms,
+                statement_timeout_ms=self.settings.statement_timeout_ms,
                 connect_timeout=timeout,
                 acquire_timeout=library.pool_acquire_timeout,
             )

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+from ..config import DEFAULT_STATEMENT_TIMEOUT_MS, check_timeout_ms
 from ..db.identifiers import validate_workspace
 from ..errors import ConfigurationError
 
@@ -129,6 +130,7 @@ class ServerSettings:
     ollama_model: str = "lightrag:latest"
     shutdown_grace_seconds: float = 10.0
     conversion: ConversionLimits = field(default_factory=ConversionLimits)
+    statement_timeout_ms: int = DEFAULT_STATEMENT_TIMEOUT_MS
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "default_workspace", validate_workspace(self.default_workspace))
@@ -139,6 +141,7 @@ class ServerSettings:
             value = getattr(self, name)
             if not isinstance(value, int) or value <= 0:
                 raise ConfigurationError(f"{name} must be a positive integer, got {value!r}")
+        check_timeout_ms(self.statement_timeout_ms)
         if self.workspace_pool_size >= self.pool_size:
             raise ConfigurationError(
                 f"workspace_pool_size ({self.workspace_pool_size}) must be below pool_size "
@@ -190,6 +193,7 @@ class ServerSettings:
         values["max_upload_bytes"] = number("MAX_UPLOAD_SIZE", int)
         values["pool_size"] = number("LIGHTRAG_PG_POOL_SIZE", int)
         values["workspace_pool_size"] = number("LIGHTRAG_PG_WORKSPACE_POOL_SIZE", int)
+        values["statement_timeout_ms"] = number("LIGHTRAG_PG_STATEMENT_TIMEOUT_MS", int)
         values["token_secret"] = text("TOKEN_SECRET")
         values["token_expire_hours"] = number("TOKEN_EXPIRE_HOURS", float)
         values["ollama_model"] = _ollama_model(

@@ -69,8 +69,10 @@
 -- Lexical search (NULL texts switch it off, leaving the vector-only statement): the
 -- local side fuses its vector hits with the $4 entities lexical_entities finds for
 -- $12 (the low-level keywords) by reciprocal rank (1 / (60 + rank), summed), after
--- the entities a phrase of $13 (the question) names exactly or nearly, which always
--- come first. Chunks, when $11 is given and the vector side is on ($8 > 0, mix): no
+-- the entities a phrase of $13 (the question's first words) names exactly or nearly,
+-- which always come first. Its phrases (one to six consecutive words) are read in one
+-- pass with lead(): slicing an array of its words per phrase would split the whole
+-- text again for each one, a cost quadratic in its length. Chunks, when $11 is given and the vector side is on ($8 > 0, mix): no
 -- round-robin; the four lists (vector hits, the $8 chunks lexical_chunks finds for $11,
 -- the entity picks, the relation picks) are fused by reciprocal rank the same way
 -- (ties by best rank, then id), so a chunk several signals support rises and graph
@@ -101,11 +103,20 @@ local_hits AS MATERIALIZED (
 local_lexical AS MATERIALIZED (
     SELECT name, score FROM lexical_entities(CASE WHEN $1::vector IS NOT NULL THEN $12::text END, $4)
 ),
-question_phrases AS (
-    SELECT lexical_name_key(array_to_string(q.words[i:i + n], ' ')) AS name_key
-    FROM (SELECT regexp_split_to_array(btrim($13::text), '\s+') AS words WHERE $1::vector IS NOT NULL) q,
-         generate_series(1, cardinality(q.words)) AS i, generate_series(0, 5) AS n
-    WHERE i + n <= cardinality(q.words)
+question_words AS (
+    SELECT w.word AS w0, lead(w.word, 1) OVER o AS w1, lead(w.word, 2) OVER o AS w2,
+           lead(w.word, 3) OVER o AS w3, lead(w.word, 4) OVER o AS w4, lead(w.word, 5) OVER o AS w5
+    FROM regexp_split_to_table(btrim($13::text), '\s+') WITH ORDINALITY AS w(word, i)
+    WHERE $1::vector IS NOT NULL
+    WINDOW o AS (ORDER BY w.i)
+),
+question_phrases AS MATERIALIZED (
+    SELECT lexical_name_key(p.phrase) AS name_key
+    FROM question_words q,
+         LATERAL (VALUES (q.w0), (q.w0 || ' ' || q.w1), (q.w0 || ' ' || q.w1 || ' ' || q.w2),
+                         (q.w0 || ' ' || q.w1 || ' ' || q.w2 || ' ' || q.w3),
+                         (q.w0 || ' ' || q.w1 || ' ' || q.w2 || ' ' || q.w3 || ' ' || q.w4),
+                         (q.w0 || ' ' || q.w1 || ' ' || q.w2 || ' ' || q.w3 || ' ' || q.w4 || ' ' || q.w5)) p(phrase)
 ),
 named_entities AS MATERIALIZED (
     SELECT e.name

@@ -512,13 +512,19 @@ def run_upstream(
     llm: SharedLLM,
     embedding: str,
     settings: dict[str, Any],
+    parallel: bool = False,
 ) -> tuple[list[dict[str, Any]], Graph, str]:
     """Index and query with upstream in its virtualenv, answering its LLM and embedding requests.
 
-    Also returns upstream's graph and the workspace it wrote.
+    ``parallel``: all documents in one insert with upstream's default parallelism (else one
+    document, one LLM and one embedding call at a time). Also returns upstream's graph and
+    the workspace it wrote.
     """
     workspace = workspace_name("diff_up")
+    work = work / workspace
+    work.mkdir(parents=True)
     job = {
+        "parallel": parallel,
         "working_dir": str(work / "upstream"),
         "workspace": workspace,
         "embedding_dim": HASHED_DIM,
@@ -567,7 +573,7 @@ def run_upstream(
                 break
             else:
                 raise RuntimeError(f"upstream runner failed:\n{message.get('message')}\nlog: {log_path}")
-            answers.write(json.dumps(answer) + "\n")
+            answers.write(json.dumps({**answer, "id": message["id"]}) + "\n")
             answers.flush()
     if process.wait() != 0:
         raise RuntimeError(f"upstream runner exited with {process.returncode}; log: {log_path}")
@@ -645,10 +651,12 @@ def mean(values: Sequence[float]) -> float:
 
 
 def report(comparisons: Sequence[Comparison]) -> None:
-    """Print the raw and tie-aware Jaccard tables per mode, with mean sizes on each side."""
+    """Print the raw and tie-aware Jaccard tables per mode, with mean sizes on each side and
+    the mean tokens per kept entity and relation line (longer lines, not another count,
+    make a budget keep fewer rows)."""
     print(
         f"{'mode':<8}{'entities':>9}{'min':>6}{'relations':>11}{'min':>6}{'chunks':>8}{'min':>6}"
-        f"   tie-aware e / r / c     sizes ours/upstream (e, r, c)"
+        f"   tie-aware e / r / c     sizes ours/upstream (e, r, c)   tokens per line (e, r)"
     )
     for mode in MODES:
         rows = [c for c in comparisons if c.query.mode == mode]
@@ -659,11 +667,22 @@ def report(comparisons: Sequence[Comparison]) -> None:
             f"{mean([len(getattr(c.theirs.got, f)) for c in rows]):.1f}"
             for f in ("entities", "relations", "chunks")
         )
+        per_line = " ".join(
+            f"{per_row(rows, 'ours', f):.0f}/{per_row(rows, 'theirs', f):.0f}"
+            for f in ("entities", "relations")
+        )
         print(
             f"{mode:<8}{mean(cols[0]):>9.3f}{min(cols[0]):>6.2f}{mean(cols[1]):>11.3f}{min(cols[1]):>6.2f}"
             f"{mean(cols[2]):>8.3f}{min(cols[2]):>6.2f}   {tied[0]:.3f} / {tied[1]:.3f} / {tied[2]:.3f}"
-            f"   {sizes}"
+            f"   {sizes}   {per_line}"
         )
+
+
+def per_row(comparisons: Sequence[Comparison], side: str, kind: str) -> float:
+    """Context tokens per kept ``kind`` row of one side, over ``comparisons``."""
+    views = [getattr(c, side).got for c in comparisons]
+    rows = sum(len(getattr(v, kind)) for v in views)
+    return sum(v.tokens.get(kind, 0) for v in views) / rows if rows else 0.0
 
 
 def report_causes(comparisons: Sequence[Comparison]) -> None:
@@ -741,6 +760,19 @@ def main() -> None:
         default="on",
         help="off: descriptions are never summarised, in either system (compares retrieval on equal graphs)",
     )
+    parser.add_argument(
+        "--upstream",
+        choices=("sequential", "parallel", "both"),
+        default="sequential",
+        help="upstream one document and one call at a time, with its default parallelism, or both"
+        " (both: each is compared with lightrag_pg, and the two with each other)",
+    )
+    parser.add_argument(
+        "--order",
+        choices=("ours-first", "upstream-first"),
+        default="ours-first",
+        help="which system indexes and answers first on the shared server",
+    )
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="where upstream's virtualenv lives")
     parser.add_argument("--out", type=Path, default=None, help="write per-query details (JSON) here")
     parser.add_argument("--raw", type=Path, default=None, help="write both systems' raw answers (JSON) here")
@@ -754,36 +786,77 @@ def main() -> None:
     queries = plan(questions(args.questions, texts, vocab, seed=args.seed + 1), llm)
     env = {"TIKTOKEN_CACHE_DIR": str(tiktoken_cache(args.cache))}
     settings = NO_SUMMARIES if args.summaries == "off" else {}
+    runs = ("sequential", "parallel") if args.upstream == "both" else (args.upstream,)
+    timings: dict[str, float] = {}
+    upstream: dict[str, tuple[list[dict[str, Any]], Graph, list[Distances]]] = {}
     with embedded_server() as (dsn, pg_env), tempfile.TemporaryDirectory(prefix="lightrag-diff-") as tmp:
-        started = time.perf_counter()
-        ours, our_graph, our_distances = asyncio.run(
-            run_ours(dsn, texts, paths, queries, llm, args.embedding, settings)
-        )
-        ours_s = time.perf_counter() - started
-        started = time.perf_counter()
-        theirs, their_graph, their_workspace = run_upstream(
-            python, {**env, **pg_env}, Path(tmp), texts, paths, queries, llm, args.embedding, settings
-        )
-        theirs_s = time.perf_counter() - started
-        their_distances = asyncio.run(upstream_distances(dsn, their_workspace, queries, args.embedding))
+
+        def ours_run() -> tuple[list[dict[str, Any]], Graph, list[Distances]]:
+            started = time.perf_counter()
+            out = asyncio.run(run_ours(dsn, texts, paths, queries, llm, args.embedding, settings))
+            timings["lightrag_pg"] = time.perf_counter() - started
+            return out
+
+        def upstream_run(run: str) -> None:
+            started = time.perf_counter()
+            results, graph, workspace = run_upstream(
+                python,
+                {**env, **pg_env},
+                Path(tmp),
+                texts,
+                paths,
+                queries,
+                llm,
+                args.embedding,
+                settings,
+                parallel=run == "parallel",
+            )
+            timings[f"upstream {run}"] = time.perf_counter() - started
+            distances = asyncio.run(upstream_distances(dsn, workspace, queries, args.embedding))
+            upstream[run] = (results, graph, distances)
+
+        if args.order == "upstream-first":
+            for run in runs:
+                upstream_run(run)
+        ours, our_graph, our_distances = ours_run()
+        if args.order == "ours-first":
+            for run in runs:
+                upstream_run(run)
     print(
         f"{args.docs} docs x ~{args.words} words, {args.questions} questions x {len(MODES)} modes, "
-        f"{args.embedding} embedding, summaries {args.summaries}, lexical search off; "
-        f"lightrag_pg {ours_s:.1f} s, upstream {UPSTREAM_VERSION} {theirs_s:.1f} s; load {os.getloadavg()}"
+        f"{args.embedding} embedding, summaries {args.summaries}, lexical search off, {args.order}; "
+        + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items())
+        + f" (upstream {UPSTREAM_VERSION}); load {os.getloadavg()}"
     )
     if llm.untranslated:
         unknown = llm.untranslated
         print(f"warning: {len(unknown)} upstream prompts not recognised, e.g. {unknown[0]!r}")
-    comparisons = [
-        Comparison.of(
-            q,
-            View(our_graph, od, retrieved(a)),
-            View(their_graph, td, retrieved(b), strict=True),
-        )
-        for q, a, b, od, td in zip(queries, ours, theirs, our_distances, their_distances, strict=True)
-    ]
-    report(comparisons)
-    report_causes(comparisons)
+    ours_views = [View(our_graph, od, retrieved(a)) for a, od in zip(ours, our_distances, strict=True)]
+    tables: dict[str, list[Comparison]] = {}
+    for run, (theirs, their_graph, their_distances) in upstream.items():
+        theirs_views = [
+            View(their_graph, td, retrieved(b), strict=True)
+            for b, td in zip(theirs, their_distances, strict=True)
+        ]
+        tables[f"lightrag_pg against upstream {run}"] = [
+            Comparison.of(q, o, t) for q, o, t in zip(queries, ours_views, theirs_views, strict=True)
+        ]
+        if run == "parallel" and "sequential" in upstream:
+            seq, seq_graph, seq_distances = upstream["sequential"]
+            seq_views = [
+                View(seq_graph, td, retrieved(b), strict=True)
+                for b, td in zip(seq, seq_distances, strict=True)
+            ]
+            tables["upstream sequential against upstream parallel"] = [
+                Comparison.of(q, a, t) for q, a, t in zip(queries, seq_views, theirs_views, strict=True)
+            ]
+    for title, comparisons in tables.items():
+        print(f"== {title}")
+        report(comparisons)
+        report_causes(comparisons)
+    comparisons = next(iter(tables.values()))
+    their_graph = next(iter(upstream.values()))[1]
+    theirs = next(iter(upstream.values()))[0]
     rows, returned = boundary_rows(comparisons)
     print(
         f"rows at exactly distance 1 - threshold ({1 - COSINE_THRESHOLD:g}), where <= and < part:"
@@ -796,6 +869,7 @@ def main() -> None:
         raw = {
             "ours": ours,
             "upstream": theirs,
+            **{f"upstream {run}": results for run, (results, _, _) in upstream.items()},
             "differing_descriptions": differing_descriptions(our_graph, their_graph),
         }
         args.raw.write_text(json.dumps(raw, indent=1, default=str))

@@ -5,9 +5,10 @@ This script runs with the Python of a separate virtualenv holding
 imports it. ``bench/differential.py`` starts it and drives it over two pipes
 of JSON lines (file descriptors given on the command line):
 
-* the runner asks, the harness answers: ``{"kind": "llm", "prompt", "system_prompt"}``
-  gets ``{"answer"}``, ``{"kind": "embed", "texts"}`` gets ``{"vectors"}``, so both
-  systems get their LLM answers and embeddings from the same code;
+* the runner asks, the harness answers: ``{"kind": "llm", "id", "prompt", "system_prompt"}``
+  gets ``{"id", "answer"}``, ``{"kind": "embed", "id", "texts"}`` gets ``{"id", "vectors"}``,
+  so both systems get their LLM answers and embeddings from the same code; several
+  requests may be in flight, each answer names the request it answers;
 * the runner reports ``{"kind": "inserted", "doc"}`` after each document,
   ``{"kind": "graph", "entities", "relations"}`` once all are in,
   ``{"kind": "result", "index", "data"}`` after each query, and
@@ -17,15 +18,19 @@ The job (workspace, documents, queries, the answer-prompt templates both
 systems budget against, and settings such as the summary thresholds) is a JSON file. The database comes
 from upstream's own ``POSTGRES_*`` environment variables, set by the harness.
 Documents are inserted one at a time, with one LLM and one embedding call in
-flight, so the result does not depend on scheduling.
+flight, so the result does not depend on scheduling; with ``"parallel": true`` in the
+job they are inserted in one call with upstream's default parallelism instead (its
+descriptions then depend on timing, as they do for its users).
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import sys
+import threading
 import traceback
 from typing import Any
 
@@ -36,36 +41,71 @@ from lightrag.utils import EmbeddingFunc
 
 
 class Channel:
-    """Blocking request/answer exchange with the harness over two pipes."""
+    """Request/answer exchange with the harness over two pipes; requests may overlap."""
 
     def __init__(self, write_fd: int, read_fd: int) -> None:
         self._out = os.fdopen(write_fd, "w", encoding="utf-8")
         self._in = os.fdopen(read_fd, "r", encoding="utf-8")
+        self._ids = itertools.count()
+        self._waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def send(self, message: dict[str, Any]) -> None:
         """Send one message."""
-        self._out.write(json.dumps(message) + "\n")
-        self._out.flush()
+        with self._lock:
+            self._out.write(json.dumps(message) + "\n")
+            self._out.flush()
 
-    def ask(self, message: dict[str, Any]) -> dict[str, Any]:
-        """Send one request and wait for its answer (nothing else runs meanwhile)."""
-        self.send(message)
-        line = self._in.readline()
-        if not line:
-            raise RuntimeError("the harness closed the channel")
-        return json.loads(line)
+    def start(self) -> None:
+        """Read answers on a thread, handing each to the request it names."""
+        self._loop = asyncio.get_running_loop()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self._loop is not None
+        for line in self._in:
+            answer = json.loads(line)
+            self._loop.call_soon_threadsafe(self._resolve, answer)
+        self._loop.call_soon_threadsafe(self._resolve, None)
+
+    def _resolve(self, answer: dict[str, Any] | None) -> None:
+        if answer is None:
+            for future in self._waiting.values():
+                if not future.done():
+                    future.set_exception(RuntimeError("the harness closed the channel"))
+            return
+        future = self._waiting.pop(answer["id"], None)
+        if future is not None and not future.done():
+            future.set_result(answer)
+
+    async def ask(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Send one request and wait for its answer (other requests may be answered meanwhile)."""
+        request_id = next(self._ids)
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._waiting[request_id] = future
+        self.send({**message, "id": request_id})
+        return await future
 
 
 def build(job: dict[str, Any], channel: Channel) -> LightRAG:
     """An upstream LightRAG on its PostgreSQL storages, answering through ``channel``."""
 
     async def llm(prompt: str, system_prompt: str | None = None, **_: Any) -> str:
-        return channel.ask({"kind": "llm", "prompt": prompt, "system_prompt": system_prompt})["answer"]
+        answer = await channel.ask({"kind": "llm", "prompt": prompt, "system_prompt": system_prompt})
+        return answer["answer"]
 
     async def embed(texts: list[str], **_: Any) -> np.ndarray:
-        vectors = channel.ask({"kind": "embed", "texts": list(texts)})["vectors"]
+        vectors = (await channel.ask({"kind": "embed", "texts": list(texts)}))["vectors"]
         return np.asarray(vectors, dtype=np.float32)
 
+    serial: dict[str, Any] = {
+        "llm_model_max_async": 1,
+        "embedding_func_max_async": 1,
+        "max_parallel_insert": 1,
+    }
+    if job.get("parallel"):
+        serial = {}
     return LightRAG(
         working_dir=job["working_dir"],
         workspace=job["workspace"],
@@ -77,23 +117,27 @@ def build(job: dict[str, Any], channel: Channel) -> LightRAG:
         embedding_func=EmbeddingFunc(
             embedding_dim=job["embedding_dim"], func=embed, model_name=job["embedding_name"]
         ),
-        llm_model_max_async=1,
-        embedding_func_max_async=1,
-        max_parallel_insert=1,
         enable_llm_cache=True,
+        **serial,
         **job.get("settings", {}),
     )
 
 
 async def run(job: dict[str, Any], channel: Channel) -> None:
-    """Insert the documents one by one, then answer every query with ``aquery_data``."""
+    """Insert the documents (one by one, or all at once in parallel), then answer every
+    query with ``aquery_data``."""
     PROMPTS.update(job["prompts"])
+    channel.start()
     rag = build(job, channel)
     await rag.initialize_storages()
     try:
-        for doc in job["documents"]:
-            await rag.ainsert(doc["text"], file_paths=doc["file_path"])
-            channel.send({"kind": "inserted", "doc": doc["file_path"]})
+        if job.get("parallel"):
+            docs = job["documents"]
+            await rag.ainsert([d["text"] for d in docs], file_paths=[d["file_path"] for d in docs])
+        else:
+            for doc in job["documents"]:
+                await rag.ainsert(doc["text"], file_paths=doc["file_path"])
+                channel.send({"kind": "inserted", "doc": doc["file_path"]})
         graph = rag.chunk_entity_relation_graph
         nodes = await graph.get_all_nodes()
         edges = await graph.get_all_edges()

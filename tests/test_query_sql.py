@@ -214,7 +214,7 @@ async def test_stored_token_counts_are_those_of_the_context_lines(
     )
     for r in rows:
         line = EntityRow(r["name"], r["entity_type"], r["description"]).context_line()
-        assert r["context_tokens"] == rag.tokenizer.count(line)
+        assert r["context_tokens"] == rag.tokenizer.count(line + "\n")
 
 
 async def test_migrate_all_backfills_the_token_counts_of_older_workspaces(
@@ -241,13 +241,57 @@ async def test_migrate_all_backfills_the_token_counts_of_older_workspaces(
             f"SELECT name, entity_type, description, context_tokens FROM {ws}.entities"
         )
         assert {r["name"]: r["context_tokens"] for r in entities} == {
-            r["name"]: count(EntityRow(r["name"], r["entity_type"], r["description"]).context_line())
+            r["name"]: count(EntityRow(r["name"], r["entity_type"], r["description"]).context_line() + "\n")
             for r in entities
         }
         tokens = await conn.fetchval(f"SELECT context_tokens FROM {ws}.relations")
-        assert tokens == count(RelationRow("a", "b", description="a knows b").context_line())
+        assert tokens == count(RelationRow("a", "b", description="a knows b").context_line() + "\n")
     finally:
         await drop_workspace(conn, ws)
+
+
+def upstream_kept(lines: list[str], budget: int, count: object) -> int:
+    """Upstream 1.5.7's rule, written out: the most leading lines whose text, joined by
+    newlines, is within ``budget`` tokens."""
+    kept = 0
+    while kept < len(lines) and count("\n".join(lines[: kept + 1])) <= budget:  # type: ignore[operator]
+        kept += 1
+    return kept
+
+
+async def test_a_joining_newline_that_costs_a_token_counts_against_the_relation_budget(
+    rag: LightRAG,
+) -> None:
+    # a line ending in :)"} takes one token more with the newline that joins it to the next;
+    # counted without it, the budget kept one relation more per such line than upstream
+    dim = rag.embedding_func.embedding_dim  # type: ignore[union-attr]
+    basis = np.eye(dim, dtype=np.float32)
+    others = [f"B{i:02d}" for i in range(12)]
+    entities = [EntityRow(n, "Thing", f"about {n}") for n in ["A", *others]]
+    relations = [RelationRow("A", b, keywords="k", description=f"A met {b} :)") for b in others]
+    count = rag.tokenizer.count
+    assert all(count(r.context_line() + "\n") == count(r.context_line()) + 1 for r in relations)
+    count_context_tokens([*entities, *relations], rag.tokenizer)
+    async with rag.unit_of_work() as uow:
+        await uow.graph.upsert_entities_if_unchanged(entities)
+        await uow.graph.upsert_relations_if_unchanged(relations)
+        await uow.vectors.upsert_entities(["A"], ["A"], basis[:1])
+
+    async def kept(budget: int) -> list[RelationRow]:
+        async with rag.session() as s:
+            got = await s.retrieval.context(
+                basis[0], None, basis[0], threshold=0.5, top_k=1, max_entity_tokens=10_000,
+                max_relation_tokens=budget, vector_top_k=0, related_chunks=5, chunk_limit=None,
+            )  # fmt: skip
+        return got.relations
+
+    lines = [r.context_line() for r in await kept(100_000)]
+    assert len(lines) == len(others)
+    for k in range(1, len(lines)):
+        # one token short of k + 1 lines joined: upstream keeps k
+        budget = count("\n".join(lines[: k + 1])) - 1
+        assert upstream_kept(lines, budget, count) == k
+        assert len(await kept(budget)) == k
 
 
 async def test_equal_distances_are_broken_by_name(rag: LightRAG) -> None:

@@ -226,6 +226,11 @@ def relation_vector_text(row: RelationRow) -> str:
 
 def count_context_tokens(rows: Iterable[EntityRow | RelationRow], tokenizer: TokenEncoder) -> None:
     """Set each row's ``context_tokens`` from its final description, so retrieval can
-    cut to the token budgets in SQL."""
+    cut to the token budgets in SQL: the tokens of its context line with the newline that
+    joins it to the next. A line ends with ``}`` and the next starts with ``{``, so the
+    pre-tokenizer never merges across that newline, and a running sum of these counts is
+    the count of the lines joined, upstream 1.5.7's measure, plus the last line's newline.
+    That newline usually merges into the closing token for free, but not always
+    (``... :)"}`` then a newline is one token more than without it)."""
     for row in rows:
-        row.context_tokens = count_tokens(tokenizer, row.context_line())
+        row.context_tokens = count_tokens(tokenizer, row.context_line() + "\n")

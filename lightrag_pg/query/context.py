@@ -254,9 +254,7 @@ class _Counts:
     after the newline that ends it. So the tokens of a text made of fixed parts
     and lines are the tokens of its *skeleton* (each non-empty section reduced
     to :data:`PLACEHOLDER_LINE`) minus the placeholders' tokens plus each line's
-    tokens with its newline. For ``o200k_base`` and ``cl100k_base`` the
-    newline merges into the closing ``}`` token, so a line counts the same with
-    or without it and the stored ``context_tokens`` is that count. Skeletons and
+    tokens with its newline, which is the stored ``context_tokens``. Skeletons and
     reference-id prefixes repeat from query to query, so the tokenizer's cache
     answers them.
     """

@@ -23,9 +23,11 @@
 -- nearest to $2 (the high-level keywords) and their endpoints in order of first
 -- appearance; each side's lists merged round-robin (local first, the first
 -- occurrence wins), then a running sum of the stored context_tokens keeps the
--- longest prefix within $5 (entities) and $6 (relations) tokens (the newline joining
--- two lines merges into the closing brace's token, so the sum is the count of the
--- lines joined, upstream 1.5.7's measure). A NULL vector
+-- longest prefix within $5 (entities) and $6 (relations) tokens (each count includes
+-- the newline joining its line to the next, and the pre-tokenizer never merges across
+-- it, so the sum is the count of the lines joined, upstream 1.5.7's measure, plus the
+-- last line's newline: at most a token over, and only when that newline does not merge
+-- into the closing brace's token). A NULL vector
 -- switches its side off (checked once, also by a generic plan, which gives the same
 -- rows as a custom one); $3 is the cosine threshold, $4 top_k ({top_k} the same, as
 -- the LIMIT of the two graph vector searches; {chunk_top_k} is $8). Edges are read

@@ -70,7 +70,8 @@ def canonical_pair(a: str, b: str) -> tuple[str, str]:
 
 def entity_context_line(name: str, entity_type: str | None, description: str | None) -> str:
     """The JSON line an entity contributes to a query context (upstream's form: no
-    file_path or created_at; non-ASCII kept). Its token count is stored as ``context_tokens``."""
+    file_path or created_at; non-ASCII kept). Its token count, with the newline that joins it
+    to the next line, is stored as ``context_tokens``."""
     return json_line(
         {"entity": name, "type": entity_type or "UNKNOWN", "description": description or "UNKNOWN"}
     )
@@ -92,7 +93,7 @@ class EntityRow:
 
     ``degree`` is filled in by reads; ``similarity`` (cosine to the query) by
     vector searches, and is None for entities reached through the graph.
-    ``context_tokens`` is the token count of :meth:`context_line`, set by the
+    ``context_tokens`` is the token count of :meth:`context_line` and its newline, set by the
     writer once the description is final (None: not counted).
     """
 

@@ -6,6 +6,12 @@ the server, lightrag_pg and PostgreSQL. The bench workspace is built through
 ``/documents/texts``; then ``--clients`` clients call ``/query/data`` for
 ``--seconds``, first alone, then while ``--uploads`` files are uploaded through
 ``/documents/upload`` and indexed.
+
+``--fairness`` runs another phase instead: workspace A indexes ``--big-docs``
+texts of ``--big-mb`` MB while workspace B receives ``--small-docs`` one-line
+documents, one every ``--small-interval`` seconds; it reports B's time from
+upload to ``processed`` and how often A's ``pipeline_status`` message moved.
+Every run reports how long the server took to exit after SIGTERM.
 """
 
 from __future__ import annotations
@@ -22,17 +28,18 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import asyncpg
 import httpx
 import numpy as np
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.corpus import CorpusLLM, documents, questions, vocabulary
-from bench.ingest import HASHED_DIM, database, workspace_name
+from bench.corpus import CorpusLLM, document, documents, questions, vocabulary
+from bench.ingest import choose_embedding, database, workspace_name
 from lightrag_pg import LightRAG
 from lightrag_pg.db.embedded import DSN_ENV
-from lightrag_pg.testing import hashed_embedding_func
+from lightrag_pg.db.workspace import drop_workspace, workspace_exists
 
 MODES = ("mix", "local", "global", "hybrid", "naive")
 
@@ -45,14 +52,13 @@ def serve(args: argparse.Namespace) -> None:
     from lightrag_pg.server import ServerSettings, create_app
 
     vocab = vocabulary(seed=args.seed)
+    offline = args.extractor == "nlp"
+    embedding = choose_embedding("local" if offline else "hashed")
 
     def factory(workspace: str, pool: SharedPool) -> LightRAG:
-        return LightRAG(
-            workspace=workspace,
-            llm_model_func=CorpusLLM(vocab),
-            embedding_func=hashed_embedding_func(HASHED_DIM),
-            pool=pool,
-        )
+        if offline:
+            return LightRAG(workspace=workspace, embedding_func=embedding, extractor="nlp", pool=pool)
+        return LightRAG(workspace=workspace, llm_model_func=CorpusLLM(vocab), embedding_func=embedding, pool=pool)
 
     settings = ServerSettings(
         dsn=args.dsn,
@@ -61,6 +67,7 @@ def serve(args: argparse.Namespace) -> None:
         input_dir=Path(args.input_dir),
         pool_size=args.pool,
         workspace_pool_size=args.share,
+        allow_create=True,
     )
     uvicorn.run(create_app(settings, factory), host="127.0.0.1", port=args.port, log_level="warning")
 
@@ -170,6 +177,74 @@ async def drive(args: argparse.Namespace, url: str) -> None:
         print(f"error: {error}")
 
 
+async def track_until_processed(client: httpx.AsyncClient, track_id: str, headers: dict[str, str]) -> str:
+    """Poll ``track_status`` until the track's document is processed or failed; its status."""
+    while True:
+        docs = (await client.get(f"/documents/track_status/{track_id}", headers=headers)).json()["documents"]
+        if docs and docs[0]["status"] in ("processed", "failed"):
+            return str(docs[0]["status"])
+        await asyncio.sleep(0.1)
+
+
+async def watch_messages(client: httpx.AsyncClient, stop: asyncio.Event) -> list[float]:
+    """Times at which the default workspace's ``pipeline_status`` message changed, until ``stop``."""
+    changes: list[float] = []
+    last = None
+    while not stop.is_set():
+        message = (await client.get("/documents/pipeline_status")).json()["latest_message"]
+        if message != last:
+            changes.append(time.perf_counter())
+            last = message
+        await asyncio.sleep(0.25)
+    return changes
+
+
+async def fairness(args: argparse.Namespace, url: str) -> None:
+    """Workspace A indexes big texts while workspace B gets one-line documents: B's time to processed."""
+    vocab = vocabulary(seed=args.seed)
+    words = int(args.big_mb * 1_000_000 / 6.8)  # about 6.8 characters per generated word
+    small = [document(10_000 + i, 8, args.seed, vocab).split(". ")[0] + "." for i in range(args.small_docs)]
+    async with httpx.AsyncClient(base_url=url, timeout=600) as client:
+        health = (await client.get("/health")).json()
+        other = {"LIGHTRAG-WORKSPACE": f"{health['configuration']['workspace']}_b"}
+        (await client.post("/documents/text", json={"text": small[0]}, headers=other)).raise_for_status()
+        started = time.perf_counter()
+        for i in range(args.big_docs):
+            text = document(i, words, args.seed, vocab)
+            body = {"text": text, "file_source": f"big_{i}.txt"}
+            (await client.post("/documents/text", json=body)).raise_for_status()
+        sent = time.perf_counter() - started
+        mb = args.big_docs * len(text) / 1e6
+        print(f"workspace A: {args.big_docs} texts, {mb:.1f} MB, sent in {sent:.1f} s")
+        while not (await client.get("/documents/pipeline_status")).json()["busy"]:
+            await asyncio.sleep(0.2)
+        stop = asyncio.Event()
+        watcher = asyncio.create_task(watch_messages(client, stop))
+
+        async def one(i: int) -> float:
+            await asyncio.sleep(i * args.small_interval)
+            began = time.perf_counter()
+            response = await client.post("/documents/text", json={"text": small[i]}, headers=other)
+            status = await track_until_processed(client, response.json()["track_id"], other)
+            if status != "processed":
+                raise RuntimeError(f"B's document {i} {status}")
+            return time.perf_counter() - began
+
+        waits = np.array(await asyncio.gather(*(one(i) for i in range(1, args.small_docs))))
+        stop.set()
+        changes = await watcher
+        status = (await client.get("/documents/pipeline_status")).json()
+    gaps = np.diff(changes) if len(changes) > 1 else np.array([float("nan")])
+    print(
+        f"workspace B: {len(waits)} one-line docs, time to processed p50 {np.percentile(waits, 50):.2f} s"
+        f"   p95 {np.percentile(waits, 95):.2f} s   max {waits.max():.2f} s"
+    )
+    print(
+        f"A's pipeline_status message changed {len(changes)} times in {changes[-1] - changes[0]:.0f} s, "
+        f"longest still {gaps.max():.1f} s; last: {status['latest_message']!r}"
+    )
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -188,6 +263,14 @@ def main() -> None:
     parser.add_argument("--share", type=int, default=8, help="of which one workspace holds at most")
     parser.add_argument("--dsn", default=None, help=f"PostgreSQL DSN (default ${DSN_ENV}, else embedded)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--fairness", action="store_true", help="run the two-workspace phase instead")
+    parser.add_argument("--big-docs", type=int, default=8, help="--fairness: texts indexed in workspace A")
+    parser.add_argument("--big-mb", type=float, default=10.0, help="--fairness: MB per text of workspace A")
+    parser.add_argument("--small-docs", type=int, default=21, help="--fairness: one-line docs for workspace B")
+    parser.add_argument("--small-interval", type=float, default=1.0, help="--fairness: seconds between them")
+    parser.add_argument(
+        "--extractor", choices=("llm", "nlp"), default="llm", help="the corpus LLM, or offline spaCy + MiniLM"
+    )
     parser.add_argument("--role", choices=("drive", "server"), default="drive", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--workspace", default=None, help=argparse.SUPPRESS)
@@ -201,6 +284,7 @@ def main() -> None:
         command = [sys.executable, __file__, "--role", "server", "--dsn", dsn, "--port", str(port)]
         command += ["--workspace", workspace, "--input-dir", inputs]
         command += ["--pool", str(args.pool), "--share", str(args.share), "--seed", str(args.seed)]
+        command += ["--extractor", args.extractor]
         server = subprocess.Popen(command, env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
         url = f"http://127.0.0.1:{port}"
         try:
@@ -211,17 +295,27 @@ def main() -> None:
                 except httpx.TransportError:
                     pass
                 time.sleep(0.2)
-            asyncio.run(drive(args, url))
+            asyncio.run(fairness(args, url) if args.fairness else drive(args, url))
         finally:
+            stopping = time.perf_counter()
             server.terminate()
-            server.wait(timeout=60)
+            try:
+                server.wait(timeout=120)
+                print(f"server exited {time.perf_counter() - stopping:.1f} s after SIGTERM")
+            except subprocess.TimeoutExpired:
+                server.kill()
+                print("server still running 120 s after SIGTERM; killed")
             asyncio.run(_drop(dsn, workspace))
+            asyncio.run(_drop(dsn, f"{workspace}_b"))
 
 
 async def _drop(dsn: str, workspace: str) -> None:
-    rag = LightRAG(dsn=dsn, workspace=workspace, embedding_func=hashed_embedding_func(HASHED_DIM))
-    await rag.initialize()
-    await rag.drop_workspace()
+    conn = await asyncpg.connect(dsn)
+    try:
+        if await workspace_exists(conn, workspace):
+            await drop_workspace(conn, workspace)
+    finally:
+        await conn.close()
 
 
 if __name__ == "__main__":

@@ -101,7 +101,7 @@ async def test_shutdown_leaves_work_pending_and_the_next_start_resumes_it(
         return await scripted_llm(prompt, system_prompt, **kwargs)
 
     settings = ServerSettings(
-        dsn=dsn, default_workspace=workspace_name, input_dir=tmp_path, shutdown_grace_seconds=0.5
+        dsn=dsn, default_workspace=workspace_name, input_dir=tmp_path, shutdown_timeout=1.0
     )
     async with serving(settings, scripted_factory(slow_llm)) as server:
         track = (await server.client.post("/documents/text", json={"text": TEXT})).json()["track_id"]

@@ -1,8 +1,20 @@
-"""The document pipeline: enqueue → claim → chunk → extract → merge → finish.
+"""The document pipeline: enqueue → claim → chunk → extract and embed → merge → finish.
 
 A document is processed by one worker at a time across all processes: the
 worker holds a session advisory lock on it (:mod:`.locks`), so a crashed
 process releases its documents automatically and the next run picks them up.
+
+The work inside a document is cut into bounded jobs: cutting it into chunks,
+extracting one chunk, embedding a batch of ``embedding_batch_num`` chunks (and
+of merged entity and relation texts, see :func:`scheduled_embedding`). Every
+job of every workspace in the process runs in a slot of one
+:class:`~lightrag_pg.tasks.FairScheduler` (``max_parallel_chunks`` slots),
+which serves the workspaces in turn, so a workspace indexing a huge document
+delays another workspace's small one by about one job. A document of many
+chunks keeps its extraction answers segment by segment
+(:data:`SEGMENT_CHUNKS`), so a run stopped midway loses little, and records
+how far it has come in its ``doc_status`` metadata every
+:data:`PROGRESS_SECONDS`.
 """
 
 from __future__ import annotations
@@ -10,33 +22,111 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import weakref
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 import asyncpg
+import numpy as np
 
 from ..config import Settings
+from ..errors import LightRAGError
 from ..llm.embedding_func import EmbeddingFunc
 from ..llm.tokenizer import Tokenizer
 from ..store.rows import ChunkRow, DocumentRow
 from ..store.uow import session, unit_of_work
-from ..tasks import gather_all
+from ..tasks import FairScheduler, gather_all
 from ..types import Extraction
 from .chunking import chunk_text
 from .extract import Extractor
 from .intake import md5_id
 from .locks import DocumentLocks
 from .progress import Progress, ProgressCallback, ignore_progress
-from .writer import GraphWriter
+from .writer import GraphWriter, MergeStats
 
 log = logging.getLogger(__name__)
 
 DONE, BUSY, FINISHED_ELSEWHERE = "done", "busy", "finished elsewhere"
 
+SEGMENT_CHUNKS = 64
+"""Chunks whose extraction answers are cached together; a longer document writes
+them segment by segment (the last segment with the merge's summaries)."""
+
+PROGRESS_SECONDS = 2.0
+"""How often a document being processed records its progress in ``doc_status``
+(``metadata.progress``); a document done sooner records none."""
+
+_SCHEDULERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, FairScheduler] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def chunk_scheduler(width: int) -> FairScheduler:
+    """The scheduler every pipeline of the running event loop shares, with at least
+    ``width`` slots (the largest ``max_parallel_chunks`` asked for)."""
+    loop = asyncio.get_running_loop()
+    scheduler = _SCHEDULERS.get(loop)
+    if scheduler is None:
+        scheduler = _SCHEDULERS[loop] = FairScheduler(width)
+    scheduler.widen(width)
+    return scheduler
+
+
+def scheduled_embedding(embed: EmbeddingFunc, owner: str, settings: Settings) -> EmbeddingFunc:
+    """``embed`` with each call cut into batches of ``embedding_batch_num`` texts, each run
+    in a slot of the chunk scheduler for workspace ``owner`` (for the merges' vectors).
+
+    Never call it from inside a scheduled job: that job would hold a slot while
+    waiting for another.
+    """
+    size = settings.embedding_batch_num
+
+    async def batched(texts: list[str]) -> np.ndarray:
+        scheduler = chunk_scheduler(settings.max_parallel_chunks)
+
+        async def one(batch: list[str]) -> np.ndarray:
+            return await scheduler.run(owner, lambda: embed(batch))
+
+        parts = await gather_all(*(one(texts[i : i + size]) for i in range(0, len(texts), size)))
+        return np.concatenate(parts, axis=0)
+
+    return EmbeddingFunc(
+        embedding_dim=embed.embedding_dim,
+        func=batched,
+        max_token_size=embed.max_token_size,
+        model_name=embed.model_name,
+    )
+
+
+@dataclass
+class _DocumentCounters:
+    """How far one document has come, as recorded in its ``doc_status`` metadata."""
+
+    chunks: int
+    extracted: int = 0
+    embedded: int = 0
+    merge_batches: int = 0
+    merged: int = 0
+    phase: str = "extracting"
+
+    def view(self) -> dict[str, object]:
+        return {
+            "phase": self.phase,
+            "chunks": self.chunks,
+            "extracted": self.extracted,
+            "embedded": self.embedded,
+            "merge_batches": self.merge_batches,
+            "merged": self.merged,
+        }
+
 
 @dataclass
 class Pipeline:
-    """Everything the pipeline needs, passed explicitly."""
+    """Everything the pipeline needs, passed explicitly.
+
+    ``embed`` is the workspace's embedding function, called here in scheduled
+    batches; the writer's must be a :func:`scheduled_embedding`.
+    """
 
     pool: asyncpg.Pool
     settings: Settings
@@ -46,6 +136,11 @@ class Pipeline:
     writer: GraphWriter
     locks: DocumentLocks
     _gate: asyncio.Semaphore | None = field(default=None, init=False)
+
+    @property
+    def owner(self) -> str:
+        """The workspace whose turn this pipeline's jobs take in the chunk scheduler."""
+        return self.locks.workspace
 
     async def enqueue(self, docs: Sequence[DocumentRow]) -> list[str]:
         """Store new documents as pending; return their ids (already known ids are skipped)."""
@@ -119,12 +214,9 @@ class Pipeline:
         finally:
             await self.locks.release(doc_id)
 
-    async def _run(self, doc: DocumentRow, state: Progress, progress: ProgressCallback) -> None:
-        started = time.monotonic()
-        doc_id = doc.id
+    def _chunks(self, doc: DocumentRow) -> list[ChunkRow]:
         s = self.settings
-        pieces = await asyncio.to_thread(
-            chunk_text,
+        pieces = chunk_text(
             doc.content,
             self.tokenizer,
             chunk_token_size=s.chunk_token_size,
@@ -132,10 +224,10 @@ class Pipeline:
             split_by_character=s.split_by_character,
             split_by_character_only=s.split_by_character_only,
         )
-        chunks = [
+        return [
             ChunkRow(
-                md5_id("chunk-", doc_id, str(p.chunk_order_index), p.content),
-                doc_id,
+                md5_id("chunk-", doc.id, str(p.chunk_order_index), p.content),
+                doc.id,
                 p.chunk_order_index,
                 p.tokens,
                 p.content,
@@ -143,20 +235,20 @@ class Pipeline:
             )
             for p in pieces
         ]
+
+    async def _run(self, doc: DocumentRow, state: Progress, progress: ProgressCallback) -> None:
+        started = time.monotonic()
+        scheduler = chunk_scheduler(self.settings.max_parallel_chunks)
+        chunks = await scheduler.run(self.owner, lambda: asyncio.to_thread(self._chunks, doc))
         state.chunks_total += len(chunks)
         progress(state)
-        async with self.extractor.batched():  # one cache look-up per batch of calls, one write
-            chunk_vectors = asyncio.ensure_future(self.embed([c.content for c in chunks]))
-            try:
-                extractions = await self._extract_all(chunks, state, progress)
-                vectors = await chunk_vectors
-            finally:
-                if not chunk_vectors.done():
-                    chunk_vectors.cancel()
-                    await asyncio.gather(chunk_vectors, return_exceptions=True)
-            entities = [e for x in extractions for e in x.entities]
-            relations = [r for x in extractions for r in x.relations]
-            stats = await self.writer.merge(doc_id, entities, relations)
+        counters = _DocumentCounters(len(chunks))
+        reporter = asyncio.ensure_future(self._report(doc.id, counters))
+        try:
+            extractions, vectors, stats = await self._index(doc.id, chunks, counters, state, progress)
+        finally:
+            reporter.cancel()
+            await asyncio.gather(reporter, return_exceptions=True)
         state.entities += stats.entities
         state.relations += stats.relations
         details = {
@@ -169,19 +261,95 @@ class Pipeline:
             "seconds": round(time.monotonic() - started, 3),
         }
         async with session(self.pool) as stores:  # one statement, one transaction
-            await stores.docs.finish(doc_id, chunks, vectors, details)
+            await stores.docs.finish(doc.id, chunks, vectors, details)
         state.chunks_done += len(chunks)
 
-    async def _extract_all(
-        self, chunks: Sequence[ChunkRow], state: Progress, progress: ProgressCallback
-    ) -> list[Extraction]:
+    async def _index(
+        self,
+        doc_id: str,
+        chunks: list[ChunkRow],
+        counters: _DocumentCounters,
+        state: Progress,
+        progress: ProgressCallback,
+    ) -> tuple[list[Extraction], np.ndarray, MergeStats]:
+        """Extract and embed the chunks segment by segment, then merge the document."""
         gate = asyncio.Semaphore(self.settings.max_parallel_chunks)
+        segments = [chunks[i : i + SEGMENT_CHUNKS] for i in range(0, len(chunks), SEGMENT_CHUNKS)] or [[]]
+        extractions: list[Extraction] = []
+        vectors: list[np.ndarray] = [np.zeros((0, self.embed.embedding_dim), dtype=np.float32)]
+        for number, segment in enumerate(segments, 1):
+            async with self.extractor.batched():  # one cache look-up per batch of calls, one write
+                found, embedded = await self._segment(segment, gate, counters, state, progress)
+                extractions += found
+                vectors.append(embedded)
+                if number < len(segments):
+                    continue
+                counters.phase = "merging"
+                entities = [e for x in extractions for e in x.entities]
+                relations = [r for x in extractions for r in x.relations]
 
-        async def one(chunk: ChunkRow) -> Extraction:
+                def merged(done: int, total: int) -> None:
+                    if done:
+                        state.merge_batches_done += 1
+                    else:
+                        state.merge_batches_total += total
+                    counters.merged, counters.merge_batches = done, total
+                    progress(state)
+
+                stats = await self.writer.merge(doc_id, entities, relations, merged)
+        counters.phase = "storing"
+        return extractions, np.concatenate(vectors, axis=0), stats
+
+    async def _segment(
+        self,
+        chunks: list[ChunkRow],
+        gate: asyncio.Semaphore,
+        counters: _DocumentCounters,
+        state: Progress,
+        progress: ProgressCallback,
+    ) -> tuple[list[Extraction], np.ndarray]:
+        """Each chunk's extraction and each batch's vectors, as scheduled jobs, at most
+        ``max_parallel_chunks`` of the document queued or running at once."""
+        scheduler = chunk_scheduler(self.settings.max_parallel_chunks)
+        size = self.settings.embedding_batch_num
+
+        async def extract(chunk: ChunkRow) -> Extraction:
             async with gate:
-                result = await self.extractor.extract(chunk.id, chunk.content, chunk.file_path)
+                result = await scheduler.run(
+                    self.owner, lambda: self.extractor.extract(chunk.id, chunk.content, chunk.file_path)
+                )
+            counters.extracted += 1
             state.chunks_extracted += 1
             progress(state)
             return result
 
-        return await gather_all(*(one(c) for c in chunks))
+        async def embed(batch: list[ChunkRow]) -> np.ndarray:
+            async with gate:
+                result = await scheduler.run(self.owner, lambda: self.embed([c.content for c in batch]))
+            counters.embedded += len(batch)
+            state.chunks_embedded += len(batch)
+            progress(state)
+            return result
+
+        batches = [chunks[i : i + size] for i in range(0, len(chunks), size)]
+        done = await gather_all(*(extract(c) for c in chunks), *(embed(b) for b in batches))
+        found: list[Extraction] = done[: len(chunks)]  # type: ignore[assignment]
+        parts: list[np.ndarray] = done[len(chunks) :]  # type: ignore[assignment]
+        empty = np.zeros((0, self.embed.embedding_dim), dtype=np.float32)
+        return found, np.concatenate([empty, *parts], axis=0)
+
+    async def _report(self, doc_id: str, counters: _DocumentCounters) -> None:
+        """Record ``counters`` in the document's status every :data:`PROGRESS_SECONDS`
+        while they move (cancelled when the document is done)."""
+        recorded: dict[str, object] | None = None
+        while True:
+            await asyncio.sleep(PROGRESS_SECONDS)
+            view = counters.view()
+            if view == recorded:
+                continue
+            try:
+                async with session(self.pool) as s:
+                    await s.docs.record_progress(doc_id, view)
+                recorded = view
+            except LightRAGError as exc:
+                log.warning("document %s: progress not recorded: %s", doc_id, exc)

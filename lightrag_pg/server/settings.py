@@ -68,7 +68,9 @@ class ServerSettings:
     login_window_seconds: float = 300.0
     whitelist_paths: tuple[str, ...] = ("/health",)
     ollama_model: str = "lightrag:latest"
-    shutdown_grace_seconds: float = 10.0
+    shutdown_timeout: float = 10.0
+    """Seconds a stop (SIGTERM, Ctrl-C) may take: requests in flight get half, then
+    background work is cancelled; past it the process exits regardless."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "default_workspace", validate_workspace(self.default_workspace))
@@ -79,6 +81,10 @@ class ServerSettings:
             value = getattr(self, name)
             if not isinstance(value, int) or value <= 0:
                 raise ConfigurationError(f"{name} must be a positive integer, got {value!r}")
+        if isinstance(self.shutdown_timeout, bool) or not (
+            isinstance(self.shutdown_timeout, (int, float)) and self.shutdown_timeout > 0
+        ):
+            raise ConfigurationError(f"shutdown_timeout must be positive seconds, got {self.shutdown_timeout!r}")
         if self.workspace_pool_size >= self.pool_size:
             raise ConfigurationError(
                 f"workspace_pool_size ({self.workspace_pool_size}) must be below pool_size "
@@ -128,6 +134,7 @@ class ServerSettings:
         values["max_upload_bytes"] = number("MAX_UPLOAD_SIZE", int)
         values["pool_size"] = number("LIGHTRAG_PG_POOL_SIZE", int)
         values["workspace_pool_size"] = number("LIGHTRAG_PG_WORKSPACE_POOL_SIZE", int)
+        values["shutdown_timeout"] = number("LIGHTRAG_PG_SHUTDOWN_TIMEOUT", float)
         values["token_secret"] = text("TOKEN_SECRET")
         values["token_expire_hours"] = number("TOKEN_EXPIRE_HOURS", float)
         values["ollama_model"] = _ollama_model(

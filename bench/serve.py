@@ -58,7 +58,9 @@ def serve(args: argparse.Namespace) -> None:
     def factory(workspace: str, pool: SharedPool) -> LightRAG:
         if offline:
             return LightRAG(workspace=workspace, embedding_func=embedding, extractor="nlp", pool=pool)
-        return LightRAG(workspace=workspace, llm_model_func=CorpusLLM(vocab), embedding_func=embedding, pool=pool)
+        return LightRAG(
+            workspace=workspace, llm_model_func=CorpusLLM(vocab), embedding_func=embedding, pool=pool
+        )
 
     settings = ServerSettings(
         dsn=args.dsn,
@@ -266,7 +268,9 @@ def main() -> None:
     parser.add_argument("--fairness", action="store_true", help="run the two-workspace phase instead")
     parser.add_argument("--big-docs", type=int, default=8, help="--fairness: texts indexed in workspace A")
     parser.add_argument("--big-mb", type=float, default=10.0, help="--fairness: MB per text of workspace A")
-    parser.add_argument("--small-docs", type=int, default=21, help="--fairness: one-line docs for workspace B")
+    parser.add_argument(
+        "--small-docs", type=int, default=21, help="--fairness: one-line docs for workspace B"
+    )
     parser.add_argument("--small-interval", type=float, default=1.0, help="--fairness: seconds between them")
     parser.add_argument(
         "--extractor", choices=("llm", "nlp"), default="llm", help="the corpus LLM, or offline spaCy + MiniLM"

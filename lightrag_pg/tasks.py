@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
@@ -91,10 +92,8 @@ class FairScheduler:
         queue = self._queues.get(owner)
         if queue is None:
             return
-        try:
+        with contextlib.suppress(ValueError):
             queue.remove(granted)
-        except ValueError:
-            pass
         if not queue:
             del self._queues[owner]
 

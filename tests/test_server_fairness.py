@@ -7,6 +7,7 @@ import asyncio
 import re
 import threading
 import time
+from itertools import pairwise
 from typing import Any
 
 import asyncpg
@@ -129,7 +130,9 @@ async def test_a_big_document_in_one_workspace_does_not_delay_another(
     other = f"{workspace_name}_b"
     embedding = EmbeddingFunc(embedding_dim=32, func=LocalModel(0.02), model_name="local-model-32")
     factory = factory_with(slow_extraction(0.02), embedding, chunk_token_size=40, chunk_overlap_token_size=0)
-    settings = ServerSettings(dsn=dsn, default_workspace=workspace_name, input_dir=tmp_path, allow_create=True)
+    settings = ServerSettings(
+        dsn=dsn, default_workspace=workspace_name, input_dir=tmp_path, allow_create=True
+    )
     try:
         async with serving(settings, factory) as server:
             big = {"text": big_text(2000), "file_source": "big.txt"}  # ~600 chunks: 12 s of embedding
@@ -187,7 +190,7 @@ async def test_pipeline_status_moves_during_a_big_document(
     extracted = [int(m) for text in during for m in re.findall(r"chunks (\d+) extracted", text)]
     assert len(set(extracted)) >= 10, messages
     assert extracted == sorted(extracted)
-    assert max(b - a for (a, _), (b, _) in zip(messages, messages[1:], strict=False)) < 5.0, messages
+    assert max(b - a for (a, _), (b, _) in pairwise(messages)) < 5.0, messages
     assert progress, "track_status never showed the document's progress"
     assert any(0 < p["extracted"] < p["chunks"] for p in progress), progress
     assert all(p["phase"] in ("extracting", "merging", "storing") for p in progress)
@@ -199,7 +202,9 @@ async def test_a_query_does_not_start_indexing(
     """The fault: opening a workspace for a question resumed its unfinished documents, so a
     question started indexing in the background (and competed with it)."""
     other = f"{workspace_name}_q"
-    left = LightRAG(dsn=dsn, workspace=other, llm_model_func=scripted_llm, embedding_func=hashed_embedding_func())
+    left = LightRAG(
+        dsn=dsn, workspace=other, llm_model_func=scripted_llm, embedding_func=hashed_embedding_func()
+    )
     await left.initialize()
     try:
         queued = await left.aenqueue(TEXT)

@@ -56,9 +56,7 @@ PROGRESS_SECONDS = 2.0
 """How often a document being processed records its progress in ``doc_status``
 (``metadata.progress``); a document done sooner records none."""
 
-_SCHEDULERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, FairScheduler] = (
-    weakref.WeakKeyDictionary()
-)
+_SCHEDULERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, FairScheduler] = weakref.WeakKeyDictionary()
 
 
 def chunk_scheduler(width: int) -> FairScheduler:

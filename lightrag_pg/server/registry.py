@@ -204,7 +204,9 @@ class WorkspaceRegistry:
         for task in list(self._opening.values()):
             task.cancel()
         runtimes, self._open = list(self._open.values()), OrderedDict()
-        await asyncio.gather(*(r.close(self._grace) for r in runtimes), *self._closing, return_exceptions=True)
+        await asyncio.gather(
+            *(r.close(self._grace) for r in runtimes), *self._closing, return_exceptions=True
+        )
         if self._pool is not None:
             pool, self._pool = self._pool.pool, None
             await _close_pool(pool, self._grace / 2)

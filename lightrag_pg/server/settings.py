@@ -84,7 +84,9 @@ class ServerSettings:
         if isinstance(self.shutdown_timeout, bool) or not (
             isinstance(self.shutdown_timeout, (int, float)) and self.shutdown_timeout > 0
         ):
-            raise ConfigurationError(f"shutdown_timeout must be positive seconds, got {self.shutdown_timeout!r}")
+            raise ConfigurationError(
+                f"shutdown_timeout must be positive seconds, got {self.shutdown_timeout!r}"
+            )
         if self.workspace_pool_size >= self.pool_size:
             raise ConfigurationError(
                 f"workspace_pool_size ({self.workspace_pool_size}) must be below pool_size "

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -30,24 +32,41 @@ async def gather_all(*aws: Awaitable[T]) -> list[T]:
         raise
 
 
-class FairScheduler:
-    """Runs jobs of several owners, at most ``width`` at once, giving the owners turns.
+LINGER = 2.0
+"""Seconds an owner keeps a slot free for itself after its last job (see :class:`FairScheduler`)."""
 
-    Each owner (a workspace) has its own first-in first-out queue. A freed slot
-    goes to the head of the queue of the next owner in turn, and that owner then
-    waits behind every other owner with queued jobs, so however many jobs one
-    owner queues, another owner's job waits at most for one of the jobs already
-    running to end, per owner ahead of it. A job is granted a free slot at once,
-    in the caller's turn of the event loop. A cancelled job gives its slot back
-    at once.
+
+@dataclass(eq=False)
+class _Owner:
+    queue: deque[asyncio.Future[None]] = field(default_factory=deque)
+    running: int = 0
+    served: int = 0  # the grant count when it was last granted a slot
+    idle_since: float | None = None  # when it was last left without running or queued jobs
+
+
+class FairScheduler:
+    """Runs jobs of several owners (workspaces), at most ``width`` at once, sharing the slots.
+
+    Each owner has its own first-in first-out queue. A free slot goes to the
+    waiting owner running the fewest jobs (ties: the one served longest ago).
+    An owner that ran a job in the last ``linger`` seconds is still counted in:
+    the owners already running jobs leave one slot free for it, so the short
+    pauses between the jobs of one document (its database statements) do not
+    hand its slot back to a busier owner. So however many jobs one owner
+    queues, another owner's document waits at most for one job already running
+    to end, and then only when that owner was idle. A job is granted a free
+    slot at once, in the caller's turn of the event loop; a cancelled job gives
+    its slot back at once.
     """
 
-    def __init__(self, width: int) -> None:
+    def __init__(self, width: int, linger: float = LINGER) -> None:
         if width < 1:
             raise ValueError(f"a scheduler needs at least one slot, got {width}")
         self.width = width
+        self.linger = linger
         self._running = 0
-        self._queues: dict[str, deque[asyncio.Future[None]]] = {}  # in turn order
+        self._grants = 0
+        self._owners: dict[str, _Owner] = {}
 
     @property
     def running(self) -> int:
@@ -57,7 +76,7 @@ class FairScheduler:
     @property
     def waiting(self) -> int:
         """Jobs queued for a slot."""
-        return sum(len(q) for q in self._queues.values())
+        return sum(len(o.queue) for o in self._owners.values())
 
     def widen(self, width: int) -> None:
         """Allow at least ``width`` jobs at once."""
@@ -71,44 +90,81 @@ class FairScheduler:
         try:
             return await job()
         finally:
-            self._release()
+            self._release(owner)
 
-    async def _acquire(self, owner: str) -> None:
-        if self._running < self.width and not self._queues:
-            self._running += 1
+    async def _acquire(self, name: str) -> None:
+        owner = self._owners.setdefault(name, _Owner())
+        if not self.waiting and self._may_take(owner):
+            self._grant(owner)
             return
         granted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._queues.setdefault(owner, deque()).append(granted)
+        owner.queue.append(granted)
+        self._dispatch()
         try:
             await granted
         except asyncio.CancelledError:
             if granted.done() and not granted.cancelled():
-                self._release()  # granted, then cancelled before it could start
+                self._release(name)  # granted, then cancelled before it could start
             else:
-                self._forget(owner, granted)
+                with contextlib.suppress(ValueError):
+                    owner.queue.remove(granted)
+                self._forget_idle()
+                self._dispatch()
             raise
 
-    def _forget(self, owner: str, granted: asyncio.Future[None]) -> None:
-        queue = self._queues.get(owner)
-        if queue is None:
-            return
-        with contextlib.suppress(ValueError):
-            queue.remove(granted)
-        if not queue:
-            del self._queues[owner]
+    def _lingering(self, owner: _Owner, now: float) -> bool:
+        return (
+            not owner.running
+            and not owner.queue
+            and owner.idle_since is not None
+            and now - owner.idle_since < self.linger
+        )
 
-    def _release(self) -> None:
+    def _may_take(self, owner: _Owner) -> bool:
+        free = self.width - self._running
+        if free <= 0:
+            return False
+        if not owner.running:
+            return True
+        now = time.monotonic()
+        kept = sum(1 for o in self._owners.values() if o is not owner and self._lingering(o, now))
+        return free > kept
+
+    def _grant(self, owner: _Owner) -> None:
+        self._running += 1
+        self._grants += 1
+        owner.running += 1
+        owner.served = self._grants
+        owner.idle_since = None
+
+    def _release(self, name: str) -> None:
+        owner = self._owners[name]
+        owner.running -= 1
         self._running -= 1
+        if not owner.running and not owner.queue:
+            owner.idle_since = time.monotonic()
+            asyncio.get_running_loop().call_later(self.linger, self._expire)
         self._dispatch()
 
+    def _expire(self) -> None:
+        self._forget_idle()
+        self._dispatch()
+
+    def _forget_idle(self) -> None:
+        now = time.monotonic()
+        for name, owner in list(self._owners.items()):
+            if not owner.running and not owner.queue and not self._lingering(owner, now):
+                del self._owners[name]
+
     def _dispatch(self) -> None:
-        while self._running < self.width and self._queues:
-            owner = next(iter(self._queues))
-            queue = self._queues.pop(owner)
-            granted = queue.popleft()
-            if queue:
-                self._queues[owner] = queue  # back of the turn
-            if granted.done():
-                continue
-            granted.set_result(None)
-            self._running += 1
+        while True:
+            waiting = [o for o in self._owners.values() if o.queue]
+            if not waiting:
+                return
+            owner = min(waiting, key=lambda o: (o.running, o.served))
+            if not self._may_take(owner):
+                return
+            granted = owner.queue.popleft()
+            if not granted.done():
+                granted.set_result(None)
+                self._grant(owner)

@@ -83,7 +83,7 @@ async def drop(conn: asyncpg.Connection, *names: str) -> None:
             await drop_workspace(conn, name)
 
 
-async def test_the_scheduler_serves_owners_in_turn_and_frees_cancelled_slots() -> None:
+async def test_the_scheduler_serves_the_least_served_owner_and_frees_cancelled_slots() -> None:
     scheduler = FairScheduler(1)
     started: list[str] = []
     release = asyncio.Event()
@@ -107,8 +107,7 @@ async def test_the_scheduler_serves_owners_in_turn_and_frees_cancelled_slots() -
     assert scheduler.waiting == 4
     release.set()
     assert await asyncio.gather(first, *queued, late) == ["a0", "a1", "a2", "a3", "b1"]
-    # b queued behind three jobs of a, and went second
-    assert started == ["a0", "a1", "b1", "a2", "a3"]
+    assert started == ["a0", "b1", "a1", "a2", "a3"]  # b queued last, and went first
     assert (scheduler.running, scheduler.waiting) == (0, 0)
 
     hold = asyncio.Event()
@@ -117,6 +116,32 @@ async def test_the_scheduler_serves_owners_in_turn_and_frees_cancelled_slots() -
     running.cancel()
     await asyncio.gather(running, return_exceptions=True)
     assert await scheduler.run("b", lambda: job("b2")) == "b2"
+    assert scheduler.running == 0
+
+
+async def test_an_owner_between_jobs_keeps_a_slot_from_a_busier_one() -> None:
+    scheduler = FairScheduler(2, linger=0.5)
+    busy = asyncio.Event()
+
+    async def long() -> None:
+        await busy.wait()
+
+    a_jobs = [asyncio.ensure_future(scheduler.run("a", long)) for _ in range(6)]
+    await asyncio.sleep(0)
+    assert (scheduler.running, scheduler.waiting) == (2, 4)
+    b_first = asyncio.ensure_future(scheduler.run("b", lambda: asyncio.sleep(0)))
+    busy.set()
+    busy.clear()  # a's two running jobs end, the next ones wait
+    await b_first  # b took the first slot a freed
+    await asyncio.sleep(0.01)
+    assert (scheduler.running, scheduler.waiting) == (1, 3)  # a's other slot is kept for b
+    started = time.monotonic()
+    await scheduler.run("b", lambda: asyncio.sleep(0))
+    assert time.monotonic() - started < 0.1  # b's next job did not wait for a
+    await asyncio.sleep(0.6)
+    assert scheduler.running == 2  # b is idle now: a uses both slots
+    busy.set()
+    await asyncio.gather(*a_jobs)
     assert scheduler.running == 0
 
 

@@ -12,7 +12,9 @@ none is idle the request gets a 503. Opening a workspace (or failing to)
 happens in its own task, on a connection of its own, so a slow or broken
 workspace never holds up requests for another. Listing workspaces and the
 health check use a small pool of their own, so they answer while the shared
-pool is saturated.
+pool is saturated. Opening a workspace starts no indexing (see
+:mod:`.runtime`); closing the registry is bounded by the server's
+``shutdown_timeout``.
 """
 
 from __future__ import annotations

@@ -238,7 +238,7 @@ class LightRAG:
         if self._pipeline_instance is None:
             from .index.extract import LLMExtractor, NLPExtractor
             from .index.locks import DocumentLocks
-            from .index.pipeline import Pipeline, scheduled_embedding
+            from .index.pipeline import Pipeline, scheduled_embedding, scheduler_width
             from .index.summary import Summarizer
             from .index.writer import GraphWriter
 
@@ -254,7 +254,14 @@ class LightRAG:
                 tokenizer=self.tokenizer,
                 extractor=extractor,
                 embed=embed,
-                writer=GraphWriter(self.pool, scheduled_embedding(embed, self.workspace, s), summarizer, s),
+                writer=GraphWriter(
+                    self.pool,
+                    scheduled_embedding(
+                        embed, self.workspace, s.embedding_batch_num, scheduler_width(s, extractor)
+                    ),
+                    summarizer,
+                    s,
+                ),
                 locks=DocumentLocks(self.dsn, self.workspace, self._connect_timeout),
             )
         return self._pipeline_instance

@@ -8,9 +8,10 @@ The work inside a document is cut into bounded jobs: cutting it into chunks,
 extracting one chunk, embedding a batch of ``embedding_batch_num`` chunks (and
 of merged entity and relation texts, see :func:`scheduled_embedding`). Every
 job of every workspace in the process runs in a slot of one
-:class:`~lightrag_pg.tasks.FairScheduler` (``max_parallel_chunks`` slots),
-which serves the workspaces in turn, so a workspace indexing a huge document
-delays another workspace's small one by about one job. A document of many
+:class:`~lightrag_pg.tasks.FairScheduler` (``max_parallel_chunks`` slots; with
+the offline extractor no more than the cores), which serves the least busy
+workspace first, so a workspace indexing a huge document delays another
+workspace's small one by about one job. A document of many
 chunks keeps its extraction answers segment by segment
 (:data:`SEGMENT_CHUNKS`), so a run stopped midway loses little, and records
 how far it has come in its ``doc_status`` metadata every
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 import weakref
 from collections.abc import Collection, Sequence
@@ -59,9 +61,18 @@ PROGRESS_SECONDS = 2.0
 _SCHEDULERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, FairScheduler] = weakref.WeakKeyDictionary()
 
 
+def scheduler_width(settings: Settings, extractor: Extractor) -> int:
+    """Slots the chunk scheduler needs: ``max_parallel_chunks``, but no more than the
+    machine's cores for the offline extractor, whose jobs are computation in threads
+    (more of them only slow each one down, and the event loop with them)."""
+    if extractor.name == "nlp":
+        return min(settings.max_parallel_chunks, os.cpu_count() or 1)
+    return settings.max_parallel_chunks
+
+
 def chunk_scheduler(width: int) -> FairScheduler:
     """The scheduler every pipeline of the running event loop shares, with at least
-    ``width`` slots (the largest ``max_parallel_chunks`` asked for)."""
+    ``width`` slots (the most any of them asked for)."""
     loop = asyncio.get_running_loop()
     scheduler = _SCHEDULERS.get(loop)
     if scheduler is None:
@@ -70,17 +81,18 @@ def chunk_scheduler(width: int) -> FairScheduler:
     return scheduler
 
 
-def scheduled_embedding(embed: EmbeddingFunc, owner: str, settings: Settings) -> EmbeddingFunc:
-    """``embed`` with each call cut into batches of ``embedding_batch_num`` texts, each run
-    in a slot of the chunk scheduler for workspace ``owner`` (for the merges' vectors).
+def scheduled_embedding(embed: EmbeddingFunc, owner: str, batch_size: int, width: int) -> EmbeddingFunc:
+    """``embed`` with each call cut into batches of ``batch_size`` texts, each run in a
+    slot of the chunk scheduler (of at least ``width`` slots) for workspace ``owner``:
+    the embedding function of the merges.
 
     Never call it from inside a scheduled job: that job would hold a slot while
     waiting for another.
     """
-    size = settings.embedding_batch_num
+    size = batch_size
 
     async def batched(texts: list[str]) -> np.ndarray:
-        scheduler = chunk_scheduler(settings.max_parallel_chunks)
+        scheduler = chunk_scheduler(width)
 
         async def one(batch: list[str]) -> np.ndarray:
             return await scheduler.run(owner, lambda: embed(batch))
@@ -139,6 +151,9 @@ class Pipeline:
     def owner(self) -> str:
         """The workspace whose turn this pipeline's jobs take in the chunk scheduler."""
         return self.locks.workspace
+
+    def _scheduler(self) -> FairScheduler:
+        return chunk_scheduler(scheduler_width(self.settings, self.extractor))
 
     async def enqueue(self, docs: Sequence[DocumentRow]) -> list[str]:
         """Store new documents as pending; return their ids (already known ids are skipped)."""
@@ -236,8 +251,7 @@ class Pipeline:
 
     async def _run(self, doc: DocumentRow, state: Progress, progress: ProgressCallback) -> None:
         started = time.monotonic()
-        scheduler = chunk_scheduler(self.settings.max_parallel_chunks)
-        chunks = await scheduler.run(self.owner, lambda: asyncio.to_thread(self._chunks, doc))
+        chunks = await self._scheduler().run(self.owner, lambda: asyncio.to_thread(self._chunks, doc))
         state.chunks_total += len(chunks)
         progress(state)
         counters = _DocumentCounters(len(chunks))
@@ -307,8 +321,9 @@ class Pipeline:
         progress: ProgressCallback,
     ) -> tuple[list[Extraction], np.ndarray]:
         """Each chunk's extraction and each batch's vectors, as scheduled jobs, at most
-        ``max_parallel_chunks`` of the document queued or running at once."""
-        scheduler = chunk_scheduler(self.settings.max_parallel_chunks)
+        ``max_parallel_chunks`` of the document queued or running at once (a batch's
+        vectors queued after its chunks' extractions)."""
+        scheduler = self._scheduler()
         size = self.settings.embedding_batch_num
 
         async def extract(chunk: ChunkRow) -> Extraction:
@@ -330,11 +345,11 @@ class Pipeline:
             return result
 
         batches = [chunks[i : i + size] for i in range(0, len(chunks), size)]
-        done = await gather_all(*(extract(c) for c in chunks), *(embed(b) for b in batches))
-        found: list[Extraction] = done[: len(chunks)]  # type: ignore[assignment]
-        parts: list[np.ndarray] = done[len(chunks) :]  # type: ignore[assignment]
+        jobs = [job for b in batches for job in (*(extract(c) for c in b), embed(b))]
+        done = await gather_all(*jobs)
+        found = [x for x in done if isinstance(x, Extraction)]
         empty = np.zeros((0, self.embed.embedding_dim), dtype=np.float32)
-        return found, np.concatenate([empty, *parts], axis=0)
+        return found, np.concatenate([empty, *(x for x in done if isinstance(x, np.ndarray))], axis=0)
 
     async def _report(self, doc_id: str, counters: _DocumentCounters) -> None:
         """Record ``counters`` in the document's status every :data:`PROGRESS_SECONDS`

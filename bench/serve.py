@@ -231,7 +231,7 @@ async def fairness(args: argparse.Namespace, url: str) -> None:
     vocab = vocabulary(seed=args.seed)
     words = int(args.big_mb * 1_000_000 / 6.8)  # about 6.8 characters per generated word
     small = [
-        document(10_000 + i, 8, args.seed, vocab).split(". ")[0] + "." for i in range(2 * args.small_docs)
+        document(10_000 + i, 8, args.seed, vocab).split(". ")[0] + "." for i in range(2 * args.small_docs + 1)
     ]
     async with httpx.AsyncClient(base_url=url, timeout=600) as client:
         health = (await client.get("/health")).json()

@@ -5,9 +5,11 @@ worker holds a session advisory lock on it (:mod:`.locks`), so a crashed
 process releases its documents automatically and the next run picks them up.
 
 The work inside a document is cut into bounded jobs: cutting it into chunks,
-extracting one chunk, embedding a batch of ``embedding_batch_num`` chunks (and
-of merged entity and relation texts, see :func:`scheduled_embedding`). Every
-job of every workspace in the process runs in a slot of one
+extracting one chunk offline (or, with the LLM extractor, one call of the model
+that a cached answer does not spare, see :func:`scheduled_llm`), embedding a
+batch of ``embedding_batch_num`` chunks (and of merged entity and relation
+texts, see :func:`scheduled_embedding`). Every job of every workspace in the
+process runs in a slot of one
 :class:`~lightrag_pg.tasks.FairScheduler` (``max_parallel_chunks`` slots; with
 the offline extractor no more than the cores), which serves the least busy
 workspace first, so a workspace indexing a huge document delays another
@@ -21,18 +23,22 @@ how far it has come in its ``doc_status`` metadata every
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import functools
 import logging
 import os
 import time
 import weakref
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import asyncpg
 import numpy as np
 
 from ..config import Settings
 from ..errors import LightRAGError
+from ..llm.cached import CachedLLM
 from ..llm.embedding_func import EmbeddingFunc
 from ..llm.tokenizer import Tokenizer
 from ..store.rows import ChunkRow, DocumentRow
@@ -61,11 +67,11 @@ PROGRESS_SECONDS = 2.0
 _SCHEDULERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, FairScheduler] = weakref.WeakKeyDictionary()
 
 
-def scheduler_width(settings: Settings, extractor: Extractor) -> int:
+def scheduler_width(settings: Settings, *, offline: bool) -> int:
     """Slots the chunk scheduler needs: ``max_parallel_chunks``, but no more than the
-    machine's cores for the offline extractor, whose jobs are computation in threads
+    machine's cores for the ``offline`` extractor, whose jobs are computation in threads
     (more of them only slow each one down, and the event loop with them)."""
-    if extractor.name == "nlp":
+    if offline:
         return min(settings.max_parallel_chunks, os.cpu_count() or 1)
     return settings.max_parallel_chunks
 
@@ -81,6 +87,19 @@ def chunk_scheduler(width: int) -> FairScheduler:
     return scheduler
 
 
+def scheduled_llm(llm: CachedLLM, owner: str, width: int) -> CachedLLM:
+    """``llm`` whose calls of the model each run in a slot of the chunk scheduler (of at
+    least ``width`` slots) for workspace ``owner``; its cache look-ups take no slot, so a
+    chunk answered before waits for none. For indexing only: a question must not wait."""
+    func = llm.func
+
+    @functools.wraps(func)
+    async def scheduled(*args: Any, **kwargs: Any) -> Any:
+        return await chunk_scheduler(width).run(owner, lambda: func(*args, **kwargs))
+
+    return dataclasses.replace(llm, func=scheduled)
+
+
 def scheduled_embedding(embed: EmbeddingFunc, owner: str, batch_size: int, width: int) -> EmbeddingFunc:
     """``embed`` with each call cut into batches of ``batch_size`` texts, each run in a
     slot of the chunk scheduler (of at least ``width`` slots) for workspace ``owner``:
@@ -89,7 +108,6 @@ def scheduled_embedding(embed: EmbeddingFunc, owner: str, batch_size: int, width
     Never call it from inside a scheduled job: that job would hold a slot while
     waiting for another.
     """
-    size = batch_size
 
     async def batched(texts: list[str]) -> np.ndarray:
         scheduler = chunk_scheduler(width)
@@ -97,6 +115,7 @@ def scheduled_embedding(embed: EmbeddingFunc, owner: str, batch_size: int, width
         async def one(batch: list[str]) -> np.ndarray:
             return await scheduler.run(owner, lambda: embed(batch))
 
+        size = batch_size
         parts = await gather_all(*(one(texts[i : i + size]) for i in range(0, len(texts), size)))
         return np.concatenate(parts, axis=0)
 
@@ -130,6 +149,22 @@ class _DocumentCounters:
         }
 
 
+def _merge_reporter(
+    counters: _DocumentCounters, state: Progress, progress: ProgressCallback
+) -> Callable[[int, int], None]:
+    """The writer's ``on_batch``: counts the merge batches of a document and of the run."""
+
+    def merged(done: int, total: int) -> None:
+        if done:
+            state.merge_batches_done += 1
+        else:
+            state.merge_batches_total += total
+        counters.merged, counters.merge_batches = done, total
+        progress(state)
+
+    return merged
+
+
 @dataclass
 class Pipeline:
     """Everything the pipeline needs, passed explicitly.
@@ -152,8 +187,14 @@ class Pipeline:
         """The workspace whose turn this pipeline's jobs take in the chunk scheduler."""
         return self.locks.workspace
 
+    @property
+    def offline(self) -> bool:
+        """Whether extraction is computation here (spaCy), scheduled chunk by chunk; the
+        LLM extractor's model calls are scheduled instead (:func:`scheduled_llm`)."""
+        return self.extractor.name == "nlp"
+
     def _scheduler(self) -> FairScheduler:
-        return chunk_scheduler(scheduler_width(self.settings, self.extractor))
+        return chunk_scheduler(scheduler_width(self.settings, offline=self.offline))
 
     async def enqueue(self, docs: Sequence[DocumentRow]) -> list[str]:
         """Store new documents as pending; return their ids (already known ids are skipped)."""
@@ -286,29 +327,27 @@ class Pipeline:
     ) -> tuple[list[Extraction], np.ndarray, MergeStats]:
         """Extract and embed the chunks segment by segment, then merge the document."""
         gate = asyncio.Semaphore(self.settings.max_parallel_chunks)
-        segments = [chunks[i : i + SEGMENT_CHUNKS] for i in range(0, len(chunks), SEGMENT_CHUNKS)] or [[]]
+        parts = [chunks[i : i + SEGMENT_CHUNKS] for i in range(0, len(chunks), SEGMENT_CHUNKS)]
+        *leading, last = parts or [[]]
         extractions: list[Extraction] = []
-        vectors: list[np.ndarray] = [np.zeros((0, self.embed.embedding_dim), dtype=np.float32)]
-        for number, segment in enumerate(segments, 1):
-            async with self.extractor.batched():  # one cache look-up per batch of calls, one write
-                found, embedded = await self._segment(segment, gate, counters, state, progress)
-                extractions += found
-                vectors.append(embedded)
-                if number < len(segments):
-                    continue
-                counters.phase = "merging"
-                entities = [e for x in extractions for e in x.entities]
-                relations = [r for x in extractions for r in x.relations]
+        vectors = [np.zeros((0, self.embed.embedding_dim), dtype=np.float32)]
 
-                def merged(done: int, total: int) -> None:
-                    if done:
-                        state.merge_batches_done += 1
-                    else:
-                        state.merge_batches_total += total
-                    counters.merged, counters.merge_batches = done, total
-                    progress(state)
+        async def segment(part: list[ChunkRow]) -> None:
+            found, embedded = await self._segment(part, gate, counters, state, progress)
+            extractions.extend(found)
+            vectors.append(embedded)
 
-                stats = await self.writer.merge(doc_id, entities, relations, merged)
+        for part in leading:
+            async with self.extractor.batched():  # its cache look-ups batched, its answers kept
+                await segment(part)
+        async with self.extractor.batched():  # the last segment's answers with the merge's
+            await segment(last)
+            counters.phase = "merging"
+            entities = [e for x in extractions for e in x.entities]
+            relations = [r for x in extractions for r in x.relations]
+            stats = await self.writer.merge(
+                doc_id, entities, relations, _merge_reporter(counters, state, progress)
+            )
         counters.phase = "storing"
         return extractions, np.concatenate(vectors, axis=0), stats
 
@@ -320,25 +359,28 @@ class Pipeline:
         state: Progress,
         progress: ProgressCallback,
     ) -> tuple[list[Extraction], np.ndarray]:
-        """Each chunk's extraction and each batch's vectors, as scheduled jobs, at most
-        ``max_parallel_chunks`` of the document queued or running at once (a batch's
-        vectors queued after its chunks' extractions)."""
+        """Each chunk's extraction and each batch's vectors, as scheduled jobs. Offline, at
+        most ``max_parallel_chunks`` of the document's extractions are queued or running
+        at once; with the LLM, every chunk of the segment looks its answers up together
+        (one statement) and only the model calls queue (:func:`scheduled_llm`)."""
         scheduler = self._scheduler()
         size = self.settings.embedding_batch_num
 
         async def extract(chunk: ChunkRow) -> Extraction:
-            async with gate:
-                result = await scheduler.run(
-                    self.owner, lambda: self.extractor.extract(chunk.id, chunk.content, chunk.file_path)
-                )
+            if self.offline:
+                async with gate:
+                    result = await scheduler.run(
+                        self.owner, lambda: self.extractor.extract(chunk.id, chunk.content, chunk.file_path)
+                    )
+            else:
+                result = await self.extractor.extract(chunk.id, chunk.content, chunk.file_path)
             counters.extracted += 1
             state.chunks_extracted += 1
             progress(state)
             return result
 
         async def embed(batch: list[ChunkRow]) -> np.ndarray:
-            async with gate:
-                result = await scheduler.run(self.owner, lambda: self.embed([c.content for c in batch]))
+            result = await scheduler.run(self.owner, lambda: self.embed([c.content for c in batch]))
             counters.embedded += len(batch)
             state.chunks_embedded += len(batch)
             progress(state)

@@ -47,9 +47,9 @@ RagFactory = Callable[[str, SharedPool], LightRAG]
 ``factory(workspace, pool)``, which passes ``pool=pool`` to :class:`~lightrag_pg.LightRAG`."""
 
 
-CLOSE_SHARE = 0.3
-"""Of the server's ``shutdown_timeout``, what closing the workspaces may take (half of
-it goes to requests in flight before, the rest is a margin for the threads left)."""
+CLOSE_SHARE = 0.25
+"""Of the server's ``shutdown_timeout``, what closing the workspaces may take, and then
+closing each pool half of it (``lightrag-pg serve`` gives requests in flight 40% before)."""
 
 
 class ServerBusy(LightRAGError):

@@ -7,6 +7,12 @@ the server, lightrag_pg and PostgreSQL. The bench workspace is built through
 ``--seconds``, first alone, then beside ``--long-clients`` clients asking
 100,000-character questions (the ordinary clients' p95 against the run alone), then
 while ``--uploads`` files are uploaded through ``/documents/upload`` and indexed.
+``--fairness`` runs another phase instead: workspace B receives ``--small-docs``
+one-line documents, one every ``--small-interval`` seconds, first alone, then
+while workspace A indexes ``--big-docs`` texts of ``--big-mb`` MB; it reports B's
+time from upload to ``processed`` in both, their ratio, and how often A's
+``pipeline_status`` message moved.
+Every run reports how long the server took to exit after SIGTERM.
 """
 
 from __future__ import annotations
@@ -21,19 +27,21 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
+import asyncpg
 import httpx
 import numpy as np
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.corpus import CorpusLLM, documents, questions, vocabulary
-from bench.ingest import HASHED_DIM, database, workspace_name
+from bench.corpus import CorpusLLM, document, documents, questions, vocabulary
+from bench.ingest import choose_embedding, database, workspace_name
 from lightrag_pg import LightRAG
 from lightrag_pg.db.embedded import DSN_ENV
-from lightrag_pg.testing import hashed_embedding_func
+from lightrag_pg.db.workspace import drop_workspace, workspace_exists
 
 MODES = ("mix", "local", "global", "hybrid", "naive")
 
@@ -46,13 +54,14 @@ def serve(args: argparse.Namespace) -> None:
     from lightrag_pg.server import ServerSettings, create_app
 
     vocab = vocabulary(seed=args.seed)
+    offline = args.extractor == "nlp"
+    embedding = choose_embedding("local" if offline else "hashed")
 
     def factory(workspace: str, pool: SharedPool) -> LightRAG:
+        if offline:
+            return LightRAG(workspace=workspace, embedding_func=embedding, extractor="nlp", pool=pool)
         return LightRAG(
-            workspace=workspace,
-            llm_model_func=CorpusLLM(vocab),
-            embedding_func=hashed_embedding_func(HASHED_DIM),
-            pool=pool,
+            workspace=workspace, llm_model_func=CorpusLLM(vocab), embedding_func=embedding, pool=pool
         )
 
     settings = ServerSettings(
@@ -62,6 +71,7 @@ def serve(args: argparse.Namespace) -> None:
         input_dir=Path(args.input_dir),
         pool_size=args.pool,
         workspace_pool_size=args.share,
+        allow_create=True,
     )
     uvicorn.run(create_app(settings, factory), host="127.0.0.1", port=args.port, log_level="warning")
 
@@ -224,6 +234,93 @@ async def drive(args: argparse.Namespace, url: str) -> None:
         print(f"error: {error}")
 
 
+async def watch_messages(client: httpx.AsyncClient, stop: asyncio.Event) -> list[float]:
+    """Times at which the default workspace's ``pipeline_status`` message changed, until ``stop``."""
+    changes: list[float] = []
+    last = None
+    while not stop.is_set():
+        message = (await client.get("/documents/pipeline_status")).json()["latest_message"]
+        if message != last:
+            changes.append(time.perf_counter())
+            last = message
+        await asyncio.sleep(0.25)
+    return changes
+
+
+async def small_documents(
+    client: httpx.AsyncClient, texts: list[str], headers: dict[str, str], interval: float
+) -> np.ndarray:
+    """Post ``texts`` one every ``interval`` seconds; each one's seconds from the upload to
+    the ``updated_at`` of its ``processed`` status (one status poll every half second for
+    all of them, so polling neither loads the server nor rounds the figures)."""
+    posted: dict[str, float] = {}
+
+    async def one(i: int) -> None:
+        await asyncio.sleep(i * interval)
+        began = time.time()
+        response = await client.post("/documents/text", json={"text": texts[i]}, headers=headers)
+        posted[response.json()["track_id"]] = began
+
+    await asyncio.gather(*(one(i) for i in range(len(texts))))
+    while True:
+        body = {"page_size": 200, "sort_field": "created_at", "sort_direction": "desc"}
+        docs = (await client.post("/documents/paginated", json=body, headers=headers)).json()["documents"]
+        mine = [d for d in docs if d["track_id"] in posted]
+        if len(mine) == len(texts) and all(d["status"] in ("processed", "failed") for d in mine):
+            break
+        await asyncio.sleep(0.5)
+    if any(d["status"] == "failed" for d in mine):
+        raise RuntimeError(f"{sum(d['status'] == 'failed' for d in mine)} documents failed")
+    done = [datetime.fromisoformat(d["updated_at"]).timestamp() - posted[d["track_id"]] for d in mine]
+    return np.array(done)
+
+
+def percentiles(label: str, waits: np.ndarray) -> str:
+    return (
+        f"{label:<34}{len(waits)} docs, time to processed p50 {np.percentile(waits, 50):6.2f} s"
+        f"   p95 {np.percentile(waits, 95):6.2f} s   max {waits.max():6.2f} s"
+    )
+
+
+async def fairness(args: argparse.Namespace, url: str) -> None:
+    """Workspace B's one-line documents alone, then while workspace A indexes big texts."""
+    vocab = vocabulary(seed=args.seed)
+    words = int(args.big_mb * 1_000_000 / 6.8)  # about 6.8 characters per generated word
+    small = [
+        document(10_000 + i, 8, args.seed, vocab).split(". ")[0] + "." for i in range(2 * args.small_docs + 1)
+    ]
+    async with httpx.AsyncClient(base_url=url, timeout=600) as client:
+        health = (await client.get("/health")).json()
+        other = {"LIGHTRAG-WORKSPACE": f"{health['configuration']['workspace']}_b"}
+        await small_documents(client, small[:1], other, 0)  # loads the models
+        alone = await small_documents(client, small[1 : args.small_docs + 1], other, args.small_interval)
+        print(percentiles("workspace B alone:", alone))
+        started = time.perf_counter()
+        size = 0
+        for i in range(args.big_docs):
+            text = document(i, words, args.seed, vocab)
+            size += len(text)
+            body = {"text": text, "file_source": f"big_{i}.txt"}
+            (await client.post("/documents/text", json=body)).raise_for_status()
+        sent = time.perf_counter() - started
+        print(f"workspace A: {args.big_docs} texts, {size / 1e6:.1f} MB, sent in {sent:.1f} s")
+        while not (await client.get("/documents/pipeline_status")).json()["busy"]:
+            await asyncio.sleep(0.2)
+        stop = asyncio.Event()
+        watcher = asyncio.create_task(watch_messages(client, stop))
+        during = await small_documents(client, small[args.small_docs + 1 :], other, args.small_interval)
+        stop.set()
+        changes = await watcher
+        status = (await client.get("/documents/pipeline_status")).json()
+    print(percentiles("workspace B while A indexes:", during))
+    print(f"p95 while A indexes / alone: {np.percentile(during, 95) / np.percentile(alone, 95):.2f}")
+    gaps = np.diff(changes) if len(changes) > 1 else np.array([float("nan")])
+    print(
+        f"A's pipeline_status message changed {len(changes)} times in {changes[-1] - changes[0]:.0f} s, "
+        f"longest still {gaps.max():.1f} s; last: {status['latest_message']!r}"
+    )
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -245,6 +342,16 @@ def main() -> None:
     parser.add_argument("--share", type=int, default=8, help="of which one workspace holds at most")
     parser.add_argument("--dsn", default=None, help=f"PostgreSQL DSN (default ${DSN_ENV}, else embedded)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--fairness", action="store_true", help="run the two-workspace phase instead")
+    parser.add_argument("--big-docs", type=int, default=8, help="--fairness: texts indexed in workspace A")
+    parser.add_argument("--big-mb", type=float, default=10.0, help="--fairness: MB per text of workspace A")
+    parser.add_argument(
+        "--small-docs", type=int, default=21, help="--fairness: one-line docs for workspace B"
+    )
+    parser.add_argument("--small-interval", type=float, default=1.0, help="--fairness: seconds between them")
+    parser.add_argument(
+        "--extractor", choices=("llm", "nlp"), default="llm", help="the corpus LLM, or offline spaCy + MiniLM"
+    )
     parser.add_argument("--role", choices=("drive", "server"), default="drive", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--workspace", default=None, help=argparse.SUPPRESS)
@@ -258,6 +365,7 @@ def main() -> None:
         command = [sys.executable, __file__, "--role", "server", "--dsn", dsn, "--port", str(port)]
         command += ["--workspace", workspace, "--input-dir", inputs]
         command += ["--pool", str(args.pool), "--share", str(args.share), "--seed", str(args.seed)]
+        command += ["--extractor", args.extractor]
         server = subprocess.Popen(command, env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
         url = f"http://127.0.0.1:{port}"
         try:
@@ -268,17 +376,27 @@ def main() -> None:
                 except httpx.TransportError:
                     pass
                 time.sleep(0.2)
-            asyncio.run(drive(args, url))
+            asyncio.run(fairness(args, url) if args.fairness else drive(args, url))
         finally:
+            stopping = time.perf_counter()
             server.terminate()
-            server.wait(timeout=60)
+            try:
+                server.wait(timeout=120)
+                print(f"server exited {time.perf_counter() - stopping:.1f} s after SIGTERM")
+            except subprocess.TimeoutExpired:
+                server.kill()
+                print("server still running 120 s after SIGTERM; killed")
             asyncio.run(_drop(dsn, workspace))
+            asyncio.run(_drop(dsn, f"{workspace}_b"))
 
 
 async def _drop(dsn: str, workspace: str) -> None:
-    rag = LightRAG(dsn=dsn, workspace=workspace, embedding_func=hashed_embedding_func(HASHED_DIM))
-    await rag.initialize()
-    await rag.drop_workspace()
+    conn = await asyncpg.connect(dsn)
+    try:
+        if await workspace_exists(conn, workspace):
+            await drop_workspace(conn, workspace)
+    finally:
+        await conn.close()
 
 
 if __name__ == "__main__":

@@ -238,23 +238,25 @@ class LightRAG:
         if self._pipeline_instance is None:
             from .index.extract import LLMExtractor, NLPExtractor
             from .index.locks import DocumentLocks
-            from .index.pipeline import Pipeline
+            from .index.pipeline import Pipeline, scheduled_embedding, scheduled_llm, scheduler_width
             from .index.summary import Summarizer
             from .index.writer import GraphWriter
 
             s = self.settings
-            llm = self._llm
             kind = choose_extractor(s, self.llm_model_func)
+            width = scheduler_width(s, offline=not (kind == "llm" and self._llm))
+            llm = scheduled_llm(self._llm, self.workspace, width) if self._llm else None
             extractor: Extractor = LLMExtractor(llm, s) if kind == "llm" and llm else NLPExtractor(s)
             embed = self._embedder
             summarizer = Summarizer(s, self.tokenizer, llm if kind == "llm" else None)
+            merge_embed = scheduled_embedding(embed, self.workspace, s.embedding_batch_num, width)
             self._pipeline_instance = Pipeline(
                 pool=self.pool,
                 settings=s,
                 tokenizer=self.tokenizer,
                 extractor=extractor,
                 embed=embed,
-                writer=GraphWriter(self.pool, embed, summarizer, s),
+                writer=GraphWriter(self.pool, merge_embed, summarizer, s),
                 locks=DocumentLocks(self.dsn, self.workspace, self._connect_timeout),
             )
         return self._pipeline_instance

@@ -171,15 +171,31 @@ async def test_progress_counts_chunks_when_stored_and_only_grows(
     assert any(p.docs_done < 3 and p.chunks_extracted > p.chunks_done for p in seen)
 
 
-def test_the_bar_counts_documents_and_shows_the_chunks(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_bar_moves_with_every_chunk_extracted_and_shows_the_documents(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     bar = ProgressBar("indexing")
     bar(Progress(docs_total=3))
-    assert (bar.bar.n, bar.bar.total) == (0, 3)
-    bar(Progress(docs_total=3, docs_done=1, docs_failed=1, chunks_total=7, chunks_extracted=6, chunks_done=4))
-    assert (bar.bar.n, bar.bar.total) == (2, 3)
+    assert (bar.bar.n, bar.bar.total) == (0, 0)
+    bar(Progress(docs_total=3, chunks_total=7, chunks_extracted=1))
+    assert (bar.bar.n, bar.bar.total) == (1, 7)
+    bar(
+        Progress(
+            docs_total=3,
+            docs_done=1,
+            docs_failed=1,
+            chunks_total=7,
+            chunks_extracted=6,
+            chunks_embedded=5,
+            chunks_done=4,
+            merge_batches_total=2,
+            merge_batches_done=1,
+        )
+    )
+    assert (bar.bar.n, bar.bar.total) == (6, 7)
     bar.close()
     err = capsys.readouterr().err
-    assert "2/3" in err and "chunks 4 stored/6 extracted/7 cut" in err
+    assert "6/7" in err and "documents 2/3 (1 failed), chunks 5 embedded/4 stored, merging 1/2" in err
 
 
 # --- the demo end to end, offline -------------------------------------------------------------
@@ -220,13 +236,14 @@ def test_the_offline_demo_shows_the_answer_in_whole_sentences(
     assert any(m.startswith(ANSWER) for m in marked), marked
     assert all(m for m in marked)
 
-    counts = [tuple(map(int, m)) for m in re.findall(r"(\d+)/(\d+) \[", first.err)]
-    assert counts[-1] == (len(files), len(files))
-    assert all(a <= b for a, b in pairwise(counts))
-    chunk_counts = re.findall(r"chunks (\d+) stored/(\d+) extracted/(\d+) cut", first.err)
-    stored = [tuple(map(int, m)) for m in chunk_counts]
-    assert stored[-1][0] == stored[-1][1] == stored[-1][2] > len(files)
-    assert all(a[0] <= b[0] for a, b in pairwise(stored))
+    extracted = [tuple(map(int, m)) for m in re.findall(r"(\d+)/(\d+) \[", first.err)]
+    assert extracted[-1][0] == extracted[-1][1] > len(files)
+    assert all(a[0] <= b[0] for a, b in pairwise(extracted))
+    docs = [tuple(map(int, m)) for m in re.findall(r"documents (\d+)/(\d+)", first.err)]
+    assert docs[-1] == (len(files), len(files))
+    stored = [tuple(map(int, m)) for m in re.findall(r"chunks (\d+) embedded/(\d+) stored", first.err)]
+    assert stored[-1][0] == stored[-1][1] == extracted[-1][0]
+    assert all(a[1] <= b[1] for a, b in pairwise(stored))
 
 
 def _sources(out: str) -> list[tuple[str, list[str]]]:

@@ -14,6 +14,7 @@ from typing import Any
 
 import asyncpg
 import httpx
+import pytest
 
 from lightrag_pg.db.workspace import drop_workspace
 from lightrag_pg.server import ServerSettings
@@ -101,7 +102,7 @@ async def test_shutdown_leaves_work_pending_and_the_next_start_resumes_it(
         return await scripted_llm(prompt, system_prompt, **kwargs)
 
     settings = ServerSettings(
-        dsn=dsn, default_workspace=workspace_name, input_dir=tmp_path, shutdown_grace_seconds=0.5
+        dsn=dsn, default_workspace=workspace_name, input_dir=tmp_path, shutdown_timeout=1.0
     )
     async with serving(settings, scripted_factory(slow_llm)) as server:
         track = (await server.client.post("/documents/text", json={"text": TEXT})).json()["track_id"]
@@ -152,4 +153,75 @@ async def test_cancel_pipeline_stops_indexing_and_reprocess_resumes_it(
         assert retried.json()["status"] == "reprocessing_started"
         (doc,) = (await server.track(track))["documents"]
         assert doc["status"] == "processed"
+    await drop_workspace(conn, workspace_name)
+
+
+def offline_server(dsn: str, workspace: str, port: int, folder: Path) -> subprocess.Popen[str]:
+    """``lightrag-pg serve`` with the defaults of a machine without an LLM: spaCy and MiniLM."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "LLM_", "EMBEDDING_"))}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    command = [sys.executable, "-m", "lightrag_pg", "serve", "--dsn", dsn, "--workspace", workspace]
+    command += ["--port", str(port), "--input-dir", str(folder)]
+    return subprocess.Popen(command, env=env, cwd=folder, stderr=subprocess.PIPE, text=True)
+
+
+async def stop_timed(process: subprocess.Popen[str]) -> tuple[float, str]:
+    """SIGTERM ``process``; seconds until it exited (killed after 60 s) and its stderr."""
+    started = time.monotonic()
+    process.send_signal(signal.SIGTERM)
+    try:
+        _, stderr = await asyncio.to_thread(process.communicate, timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        _, stderr = await asyncio.to_thread(process.communicate)
+    return time.monotonic() - started, stderr
+
+
+async def test_sigterm_during_a_big_document_exits_within_ten_seconds(
+    dsn: str, workspace_name: str, tmp_path: Path, conn: asyncpg.Connection
+) -> None:
+    """The fault: during a big document, SIGTERM printed "stopped" at once but the process
+    lived on for 11.5 minutes, until a worker thread had embedded every chunk of the
+    document. Now the work is cut into chunk-sized jobs, and the process ends within
+    ``--shutdown-timeout`` (10 s), having released the port and its document locks."""
+    pytest.importorskip("spacy")
+    pytest.importorskip("onnxruntime")
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    text = " ".join(f"Alice met Bob in Paris while Acme watched on day {i}." for i in range(150_000))
+    process = offline_server(dsn, workspace_name, port, tmp_path)
+    try:
+        await asyncio.to_thread(wait_until_up, url, process)
+        async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+            body = {"text": text, "file_source": "big.txt"}  # ~7 MB, 1,800 chunks
+            track = (await client.post("/documents/text", json=body)).json()["track_id"]
+            for _ in range(600):
+                (doc,) = (await client.get(f"/documents/track_status/{track}")).json()["documents"]
+                if doc["status"] == "processing":
+                    break
+                await asyncio.sleep(0.1)
+            await asyncio.sleep(3.0)  # cut into chunks, extracting and embedding them
+        seconds, stderr = await stop_timed(process)
+        assert seconds < 10.0, (seconds, stderr[-2000:])
+        assert process.returncode == 0 and "stopped;" in stderr, stderr[-2000:]
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", port))  # free, and the next server takes it
+
+        process = offline_server(dsn, workspace_name, port, tmp_path)
+        await asyncio.to_thread(wait_until_up, url, process)
+        async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+            for _ in range(600):
+                status = (await client.get("/documents/pipeline_status")).json()
+                if status["busy"] and "extracted" in status["latest_message"]:
+                    break
+                await asyncio.sleep(0.1)
+            assert "resuming" in status["job_name"], status
+            (doc,) = (await client.get(f"/documents/track_status/{track}")).json()["documents"]
+            assert doc["status"] == "processing"  # claimed again: its lock was released
+        seconds, stderr = await stop_timed(process)
+        assert seconds < 10.0, (seconds, stderr[-2000:])
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
     await drop_workspace(conn, workspace_name)

@@ -147,20 +147,27 @@ def describe_created(rag: LightRAG) -> str:
 
 
 class ProgressBar:
-    """A tqdm bar over documents (their number is known at the start), with the
-    chunks stored, extracted and cut so far, entities and relations as postfix."""
+    """A tqdm bar over the chunks extracted of those cut so far (it moves with every
+    chunk; a document is cut when its turn comes), with the documents finished, the
+    chunks embedded and stored, entities and relations as postfix."""
 
     def __init__(self, label: str) -> None:
         from tqdm import tqdm
 
-        self.bar = tqdm(total=0, unit="doc", desc=label, dynamic_ncols=True)
+        self.bar = tqdm(total=0, unit="chunk", desc=label, dynamic_ncols=True)
 
     def __call__(self, p: Progress) -> None:
-        self.bar.total = p.docs_total
-        self.bar.n = p.docs_done + p.docs_failed + p.docs_skipped
+        self.bar.total = p.chunks_total
+        self.bar.n = p.chunks_extracted
+        finished = p.docs_done + p.docs_failed + p.docs_skipped
+        merging = (
+            f", merging {p.merge_batches_done}/{p.merge_batches_total}"
+            if p.merge_batches_done < p.merge_batches_total
+            else ""
+        )
         self.bar.set_postfix_str(
-            f"chunks {p.chunks_done} stored/{p.chunks_extracted} extracted/{p.chunks_total} cut, "
-            f"{p.entities} entities, {p.relations} relations",
+            f"documents {finished}/{p.docs_total} ({p.docs_failed} failed), chunks {p.chunks_embedded} "
+            f"embedded/{p.chunks_done} stored{merging}, {p.entities} entities, {p.relations} relations",
             refresh=False,
         )
         self.bar.refresh()

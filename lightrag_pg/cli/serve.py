@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
+import logging
+import os
 import signal
 import sys
+import threading
+import time
 from collections.abc import Iterator
+from types import FrameType
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigurationError
@@ -31,8 +35,8 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
         description="Serve LightRAG Server's REST and Ollama APIs. Each request picks its workspace with "
         "the LIGHTRAG-WORKSPACE header (default: --workspace). Flags override the environment "
         "(HOST, PORT, LIGHTRAG_API_KEY, CORS_ORIGINS, INPUT_DIR, MAX_UPLOAD_SIZE, "
-        "LIGHTRAG_PG_POOL_SIZE, LIGHTRAG_PG_WORKSPACE_POOL_SIZE, AUTH_ACCOUNTS, TOKEN_SECRET, "
-        "FORWARDED_ALLOW_IPS).",
+        "LIGHTRAG_PG_POOL_SIZE, LIGHTRAG_PG_WORKSPACE_POOL_SIZE, LIGHTRAG_PG_SHUTDOWN_TIMEOUT, "
+        "AUTH_ACCOUNTS, TOKEN_SECRET, FORWARDED_ALLOW_IPS).",
     )
     p.add_argument("--host", help="address to bind (default: $HOST, else 127.0.0.1)")
     p.add_argument("--port", type=int, help="port (default: $PORT, else 9621)")
@@ -56,6 +60,12 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
     p.add_argument(
         "--allow-create", action="store_true", default=None, help="create unknown workspaces instead of a 404"
     )
+    p.add_argument(
+        "--shutdown-timeout",
+        type=float,
+        help="seconds a stop (SIGTERM, Ctrl-C) may take; the document in flight is resumed at the "
+        "next start (default: 10)",
+    )
     p.set_defaults(run=run)
 
 
@@ -78,6 +88,7 @@ def settings_from(args: argparse.Namespace) -> ServerSettings:
         workspace_pool_size=args.workspace_pool_size,
         allow_create=args.allow_create,
         forwarded_allow_ips=tuple(p.strip() for p in proxies.split(",") if p.strip()) if proxies else None,
+        shutdown_timeout=getattr(args, "shutdown_timeout", None),
     )
 
 
@@ -111,34 +122,94 @@ async def run(args: argparse.Namespace) -> int:
         host=settings.host,
         port=settings.port,
         log_level="info" if args.verbose or args.debug else "warning",
-        timeout_graceful_shutdown=int(settings.shutdown_grace_seconds),
+        timeout_graceful_shutdown=settings.shutdown_timeout * REQUEST_SHARE,  # type: ignore[arg-type]
         # proxy headers only from the proxies listed (uvicorn would trust 127.0.0.1 by default)
         proxy_headers=bool(settings.forwarded_allow_ips),
         forwarded_allow_ips=list(settings.forwarded_allow_ips),
     )
-    await _quiet_exit_server(uvicorn.Server)(config).serve()
+    server = _bounded_stop_server(uvicorn.Server, settings.shutdown_timeout)(config)
+    await server.serve()
     print("stopped; unfinished documents are resumed at the next start", file=sys.stderr)
+    server.deadline.shorten(EXIT_GRACE)
     return 0
 
 
-def _quiet_exit_server(base: type) -> type:
-    """uvicorn's Server, stopping gracefully on SIGINT/SIGTERM and then exiting normally.
+REQUEST_SHARE = 0.4
+"""Of ``shutdown_timeout``, what requests in flight get to finish once the port is closed."""
 
+EXIT_GRACE = 1.0
+"""Seconds the process waits, once stopped, for worker threads still finishing the chunk
+they were on (their result is no longer wanted) before it exits without them."""
+
+
+class _Deadline:
+    """Ends the process with ``os._exit`` when the time is up, unless it has ended by then.
+
+    A worker thread in a spaCy or ONNX call cannot be interrupted, and the
+    interpreter waits for such threads at exit (``asyncio.run`` joins its
+    executor); this bounds that wait. By then the port is closed, the document
+    locks released (their connection closed) and the pools closed, or, if the
+    stop itself is stuck, PostgreSQL releases the locks when the process ends.
+    """
+
+    def __init__(self) -> None:
+        self._ends: float | None = None
+        self._timer: threading.Timer | None = None
+
+    def arm(self, seconds: float) -> None:
+        """End the process in ``seconds`` (only the first call counts)."""
+        if self._ends is None:
+            self._start(seconds)
+
+    def shorten(self, seconds: float) -> None:
+        """End the process in ``seconds`` if that is sooner (a no-op when not armed)."""
+        if self._ends is not None and time.monotonic() + seconds < self._ends:
+            self._start(seconds)
+
+    def _start(self, seconds: float) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._ends = time.monotonic() + seconds
+        self._timer = threading.Timer(seconds, _force_exit)
+        self._timer.daemon = True
+        self._timer.start()
+
+
+def _force_exit() -> None:
+    print("exiting without the worker threads still busy", file=sys.stderr, flush=True)
+    logging.shutdown()
+    os._exit(0)
+
+
+def _bounded_stop_server(base: type, timeout: float) -> type:
+    """uvicorn's Server, stopping on SIGINT/SIGTERM within ``timeout`` seconds and exiting normally.
+
+    The first signal closes the port and starts the graceful stop (requests in
+    flight get :data:`REQUEST_SHARE` of ``timeout``, then the lifespan cancels
+    background work, releases the document locks and closes the pools), and
+    arms a :class:`_Deadline` of ``timeout`` seconds. The handlers are plain
+    signal handlers, so the deadline is armed even while the event loop is busy.
     uvicorn re-raises the signal after its graceful shutdown, which would end
     the process with "killed by SIGTERM"; a requested stop is a normal exit.
     """
 
     class Server(base):  # type: ignore[misc,valid-type]
+        def __init__(self, config: object) -> None:
+            super().__init__(config)
+            self.deadline = _Deadline()
+
+        def _stop(self, sig: int, frame: FrameType | None) -> None:
+            self.deadline.arm(timeout)
+            self.handle_exit(sig, frame)
+
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:
-            loop = asyncio.get_running_loop()
             stops = (signal.SIGINT, signal.SIGTERM)
-            for sig in stops:
-                loop.add_signal_handler(sig, self.handle_exit, sig, None)
+            previous = {sig: signal.signal(sig, self._stop) for sig in stops}
             try:
                 yield
             finally:
-                for sig in stops:
-                    loop.remove_signal_handler(sig)
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
 
     return Server

@@ -1,42 +1,177 @@
-"""The document pipeline: enqueue → claim → chunk → extract → merge → finish.
+"""The document pipeline: enqueue → claim → chunk → extract and embed → merge → finish.
 
 A document is processed by one worker at a time across all processes: the
 worker holds a session advisory lock on it (:mod:`.locks`), so a crashed
 process releases its documents automatically and the next run picks them up.
+
+The work inside a document is cut into bounded jobs: cutting it into chunks,
+extracting one chunk offline (or, with the LLM extractor, one call of the model
+that a cached answer does not spare, see :func:`scheduled_llm`), embedding a
+batch of ``embedding_batch_num`` chunks (and of merged entity and relation
+texts, see :func:`scheduled_embedding`). Every job of every workspace in the
+process runs in a slot of one
+:class:`~lightrag_pg.tasks.FairScheduler` (``max_parallel_chunks`` slots; with
+the offline extractor no more than the cores), which serves the least busy
+workspace first, so a workspace indexing a huge document delays another
+workspace's small one by about one job. A document of many
+chunks keeps its extraction answers segment by segment
+(:data:`SEGMENT_CHUNKS`), so a run stopped midway loses little, and records
+how far it has come in its ``doc_status`` metadata every
+:data:`PROGRESS_SECONDS`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import functools
 import logging
+import os
 import time
-from collections.abc import Collection, Sequence
+import weakref
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import asyncpg
+import numpy as np
 
 from ..config import Settings
+from ..errors import LightRAGError
+from ..llm.cached import CachedLLM
 from ..llm.embedding_func import EmbeddingFunc
 from ..llm.tokenizer import Tokenizer
 from ..store.rows import ChunkRow, DocumentRow
 from ..store.uow import session, unit_of_work
-from ..tasks import gather_all
+from ..tasks import FairScheduler, gather_all
 from ..types import Extraction
 from .chunking import chunk_text
 from .extract import Extractor
 from .intake import md5_id
 from .locks import DocumentLocks
 from .progress import Progress, ProgressCallback, ignore_progress
-from .writer import GraphWriter
+from .writer import GraphWriter, MergeStats
 
 log = logging.getLogger(__name__)
 
 DONE, BUSY, FINISHED_ELSEWHERE = "done", "busy", "finished elsewhere"
 
+SEGMENT_CHUNKS = 64
+"""Chunks whose extraction answers are cached together; a longer document writes
+them segment by segment (the last segment with the merge's summaries)."""
+
+PROGRESS_SECONDS = 2.0
+"""How often a document being processed records its progress in ``doc_status``
+(``metadata.progress``); a document done sooner records none."""
+
+_SCHEDULERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, FairScheduler] = weakref.WeakKeyDictionary()
+
+
+def scheduler_width(settings: Settings, *, offline: bool) -> int:
+    """Slots the chunk scheduler needs: ``max_parallel_chunks``, but no more than the
+    machine's cores for the ``offline`` extractor, whose jobs are computation in threads
+    (more of them only slow each one down, and the event loop with them)."""
+    if offline:
+        return min(settings.max_parallel_chunks, os.cpu_count() or 1)
+    return settings.max_parallel_chunks
+
+
+def chunk_scheduler(width: int) -> FairScheduler:
+    """The scheduler every pipeline of the running event loop shares, with at least
+    ``width`` slots (the most any of them asked for)."""
+    loop = asyncio.get_running_loop()
+    scheduler = _SCHEDULERS.get(loop)
+    if scheduler is None:
+        scheduler = _SCHEDULERS[loop] = FairScheduler(width)
+    scheduler.widen(width)
+    return scheduler
+
+
+def scheduled_llm(llm: CachedLLM, owner: str, width: int) -> CachedLLM:
+    """``llm`` whose calls of the model each run in a slot of the chunk scheduler (of at
+    least ``width`` slots) for workspace ``owner``; its cache look-ups take no slot, so a
+    chunk answered before waits for none. For indexing only: a question must not wait."""
+    func = llm.func
+
+    @functools.wraps(func)
+    async def scheduled(*args: Any, **kwargs: Any) -> Any:
+        return await chunk_scheduler(width).run(owner, lambda: func(*args, **kwargs))
+
+    return dataclasses.replace(llm, func=scheduled)
+
+
+def scheduled_embedding(embed: EmbeddingFunc, owner: str, batch_size: int, width: int) -> EmbeddingFunc:
+    """``embed`` with each call cut into batches of ``batch_size`` texts, each run in a
+    slot of the chunk scheduler (of at least ``width`` slots) for workspace ``owner``:
+    the embedding function of the merges.
+
+    Never call it from inside a scheduled job: that job would hold a slot while
+    waiting for another.
+    """
+
+    async def batched(texts: list[str]) -> np.ndarray:
+        scheduler = chunk_scheduler(width)
+
+        async def one(batch: list[str]) -> np.ndarray:
+            return await scheduler.run(owner, lambda: embed(batch))
+
+        size = batch_size
+        parts = await gather_all(*(one(texts[i : i + size]) for i in range(0, len(texts), size)))
+        return np.concatenate(parts, axis=0)
+
+    return EmbeddingFunc(
+        embedding_dim=embed.embedding_dim,
+        func=batched,
+        max_token_size=embed.max_token_size,
+        model_name=embed.model_name,
+    )
+
+
+@dataclass
+class _DocumentCounters:
+    """How far one document has come, as recorded in its ``doc_status`` metadata."""
+
+    chunks: int
+    extracted: int = 0
+    embedded: int = 0
+    merge_batches: int = 0
+    merged: int = 0
+    phase: str = "extracting"
+
+    def view(self) -> dict[str, object]:
+        return {
+            "phase": self.phase,
+            "chunks": self.chunks,
+            "extracted": self.extracted,
+            "embedded": self.embedded,
+            "merge_batches": self.merge_batches,
+            "merged": self.merged,
+        }
+
+
+def _merge_reporter(
+    counters: _DocumentCounters, state: Progress, progress: ProgressCallback
+) -> Callable[[int, int], None]:
+    """The writer's ``on_batch``: counts the merge batches of a document and of the run."""
+
+    def merged(done: int, total: int) -> None:
+        if done:
+            state.merge_batches_done += 1
+        else:
+            state.merge_batches_total += total
+        counters.merged, counters.merge_batches = done, total
+        progress(state)
+
+    return merged
+
 
 @dataclass
 class Pipeline:
-    """Everything the pipeline needs, passed explicitly."""
+    """Everything the pipeline needs, passed explicitly.
+
+    ``embed`` is the workspace's embedding function, called here in scheduled
+    batches; the writer's must be a :func:`scheduled_embedding`.
+    """
 
     pool: asyncpg.Pool
     settings: Settings
@@ -46,6 +181,20 @@ class Pipeline:
     writer: GraphWriter
     locks: DocumentLocks
     _gate: asyncio.Semaphore | None = field(default=None, init=False)
+
+    @property
+    def owner(self) -> str:
+        """The workspace whose turn this pipeline's jobs take in the chunk scheduler."""
+        return self.locks.workspace
+
+    @property
+    def offline(self) -> bool:
+        """Whether extraction is computation here (spaCy), scheduled chunk by chunk; the
+        LLM extractor's model calls are scheduled instead (:func:`scheduled_llm`)."""
+        return self.extractor.name == "nlp"
+
+    def _scheduler(self) -> FairScheduler:
+        return chunk_scheduler(scheduler_width(self.settings, offline=self.offline))
 
     async def enqueue(self, docs: Sequence[DocumentRow]) -> list[str]:
         """Store new documents as pending; return their ids (already known ids are skipped)."""
@@ -119,12 +268,9 @@ class Pipeline:
         finally:
             await self.locks.release(doc_id)
 
-    async def _run(self, doc: DocumentRow, state: Progress, progress: ProgressCallback) -> None:
-        started = time.monotonic()
-        doc_id = doc.id
+    def _chunks(self, doc: DocumentRow) -> list[ChunkRow]:
         s = self.settings
-        pieces = await asyncio.to_thread(
-            chunk_text,
+        pieces = chunk_text(
             doc.content,
             self.tokenizer,
             chunk_token_size=s.chunk_token_size,
@@ -132,10 +278,10 @@ class Pipeline:
             split_by_character=s.split_by_character,
             split_by_character_only=s.split_by_character_only,
         )
-        chunks = [
+        return [
             ChunkRow(
-                md5_id("chunk-", doc_id, str(p.chunk_order_index), p.content),
-                doc_id,
+                md5_id("chunk-", doc.id, str(p.chunk_order_index), p.content),
+                doc.id,
                 p.chunk_order_index,
                 p.tokens,
                 p.content,
@@ -143,20 +289,19 @@ class Pipeline:
             )
             for p in pieces
         ]
+
+    async def _run(self, doc: DocumentRow, state: Progress, progress: ProgressCallback) -> None:
+        started = time.monotonic()
+        chunks = await self._scheduler().run(self.owner, lambda: asyncio.to_thread(self._chunks, doc))
         state.chunks_total += len(chunks)
         progress(state)
-        async with self.extractor.batched():  # one cache look-up per batch of calls, one write
-            chunk_vectors = asyncio.ensure_future(self.embed([c.content for c in chunks]))
-            try:
-                extractions = await self._extract_all(chunks, state, progress)
-                vectors = await chunk_vectors
-            finally:
-                if not chunk_vectors.done():
-                    chunk_vectors.cancel()
-                    await asyncio.gather(chunk_vectors, return_exceptions=True)
-            entities = [e for x in extractions for e in x.entities]
-            relations = [r for x in extractions for r in x.relations]
-            stats = await self.writer.merge(doc_id, entities, relations)
+        counters = _DocumentCounters(len(chunks))
+        reporter = asyncio.ensure_future(self._report(doc.id, counters))
+        try:
+            extractions, vectors, stats = await self._index(doc.id, chunks, counters, state, progress)
+        finally:
+            reporter.cancel()
+            await asyncio.gather(reporter, return_exceptions=True)
         state.entities += stats.entities
         state.relations += stats.relations
         details = {
@@ -169,19 +314,97 @@ class Pipeline:
             "seconds": round(time.monotonic() - started, 3),
         }
         async with session(self.pool) as stores:  # one statement, one transaction
-            await stores.docs.finish(doc_id, chunks, vectors, details)
+            await stores.docs.finish(doc.id, chunks, vectors, details)
         state.chunks_done += len(chunks)
 
-    async def _extract_all(
-        self, chunks: Sequence[ChunkRow], state: Progress, progress: ProgressCallback
-    ) -> list[Extraction]:
+    async def _index(
+        self,
+        doc_id: str,
+        chunks: list[ChunkRow],
+        counters: _DocumentCounters,
+        state: Progress,
+        progress: ProgressCallback,
+    ) -> tuple[list[Extraction], np.ndarray, MergeStats]:
+        """Extract and embed the chunks segment by segment, then merge the document."""
         gate = asyncio.Semaphore(self.settings.max_parallel_chunks)
+        parts = [chunks[i : i + SEGMENT_CHUNKS] for i in range(0, len(chunks), SEGMENT_CHUNKS)]
+        *leading, last = parts or [[]]
+        extractions: list[Extraction] = []
+        vectors = [np.zeros((0, self.embed.embedding_dim), dtype=np.float32)]
 
-        async def one(chunk: ChunkRow) -> Extraction:
-            async with gate:
+        async def segment(part: list[ChunkRow]) -> None:
+            found, embedded = await self._segment(part, gate, counters, state, progress)
+            extractions.extend(found)
+            vectors.append(embedded)
+
+        for part in leading:
+            async with self.extractor.batched():  # its cache look-ups batched, its answers kept
+                await segment(part)
+        async with self.extractor.batched():  # the last segment's answers with the merge's
+            await segment(last)
+            counters.phase = "merging"
+            entities = [e for x in extractions for e in x.entities]
+            relations = [r for x in extractions for r in x.relations]
+            stats = await self.writer.merge(
+                doc_id, entities, relations, _merge_reporter(counters, state, progress)
+            )
+        counters.phase = "storing"
+        return extractions, np.concatenate(vectors, axis=0), stats
+
+    async def _segment(
+        self,
+        chunks: list[ChunkRow],
+        gate: asyncio.Semaphore,
+        counters: _DocumentCounters,
+        state: Progress,
+        progress: ProgressCallback,
+    ) -> tuple[list[Extraction], np.ndarray]:
+        """Each chunk's extraction and each batch's vectors, as scheduled jobs. Offline, at
+        most ``max_parallel_chunks`` of the document's extractions are queued or running
+        at once; with the LLM, every chunk of the segment looks its answers up together
+        (one statement) and only the model calls queue (:func:`scheduled_llm`)."""
+        scheduler = self._scheduler()
+        size = self.settings.embedding_batch_num
+
+        async def extract(chunk: ChunkRow) -> Extraction:
+            if self.offline:
+                async with gate:
+                    result = await scheduler.run(
+                        self.owner, lambda: self.extractor.extract(chunk.id, chunk.content, chunk.file_path)
+                    )
+            else:
                 result = await self.extractor.extract(chunk.id, chunk.content, chunk.file_path)
+            counters.extracted += 1
             state.chunks_extracted += 1
             progress(state)
             return result
 
-        return await gather_all(*(one(c) for c in chunks))
+        async def embed(batch: list[ChunkRow]) -> np.ndarray:
+            result = await scheduler.run(self.owner, lambda: self.embed([c.content for c in batch]))
+            counters.embedded += len(batch)
+            state.chunks_embedded += len(batch)
+            progress(state)
+            return result
+
+        batches = [chunks[i : i + size] for i in range(0, len(chunks), size)]
+        jobs = [job for b in batches for job in (*(extract(c) for c in b), embed(b))]
+        done = await gather_all(*jobs)
+        found = [x for x in done if isinstance(x, Extraction)]
+        empty = np.zeros((0, self.embed.embedding_dim), dtype=np.float32)
+        return found, np.concatenate([empty, *(x for x in done if isinstance(x, np.ndarray))], axis=0)
+
+    async def _report(self, doc_id: str, counters: _DocumentCounters) -> None:
+        """Record ``counters`` in the document's status every :data:`PROGRESS_SECONDS`
+        while they move (cancelled when the document is done)."""
+        recorded: dict[str, object] | None = None
+        while True:
+            await asyncio.sleep(PROGRESS_SECONDS)
+            view = counters.view()
+            if view == recorded:
+                continue
+            try:
+                async with session(self.pool) as s:
+                    await s.docs.record_progress(doc_id, view)
+                recorded = view
+            except LightRAGError as exc:
+                log.warning("document %s: progress not recorded: %s", doc_id, exc)

@@ -101,12 +101,18 @@ class GraphWriter:
         self.settings = settings
 
     async def merge(
-        self, doc_id: str, entities: Sequence[ExtractedEntity], relations: Sequence[ExtractedRelation]
+        self,
+        doc_id: str,
+        entities: Sequence[ExtractedEntity],
+        relations: Sequence[ExtractedRelation],
+        on_batch: Callable[[int, int], None] | None = None,
     ) -> MergeStats:
         """Merge all of a document's mentions: entities first, then relations.
 
         Each merged row is rebuilt from all its fragments (those stored and the
         document's), so it does not depend on the order documents arrive in.
+        ``on_batch(done, total)`` is called once the batches are known and after
+        each batch of :data:`BATCH` names or pairs is written.
         """
         stats = MergeStats()
         due = Due()
@@ -114,17 +120,23 @@ class GraphWriter:
         by_name = group_by_name(entity_fragments)
         by_pair = group_by_pair(relation_fragments)
         names = sorted(by_name)
+        pairs = sorted(by_pair)
+        total = -(-len(names) // BATCH) + -(-len(pairs) // BATCH)
+        report = on_batch or (lambda done, total: None)
+        report(0, total)
         for i in range(0, len(names), BATCH):
             batch = {n: by_name[n] for n in names[i : i + BATCH]}
             stats.entities += await self.until_done(
                 self._entity_round, self._locked_entity_round, doc_id, batch, stats, due
             )
-        pairs = sorted(by_pair)
+            report(i // BATCH + 1, total)
+        done = -(-len(names) // BATCH)
         for i in range(0, len(pairs), BATCH):
             batch_r = {p: by_pair[p] for p in pairs[i : i + BATCH]}
             stats.relations += await self.until_done(
                 self._relation_round, self._locked_relation_round, doc_id, batch_r, stats, due
             )
+            report(done + i // BATCH + 1, total)
         await self.refresh(doc_id, due)
         return stats
 

@@ -25,7 +25,7 @@ from ..llm.wrap import LLMFunc
 from ..rag import LightRAG
 from . import documents, graph, ollama, query, service
 from .auth import AuthFailure, Guard, LoginThrottled
-from .deps import ServerState, require_auth
+from .deps import ServerState, require_auth, resume_unfinished
 from .disconnect import CancelOnDisconnect
 from .files import NameConflict, Throttled, TooLarge
 from .limits import BodyLimit
@@ -155,7 +155,7 @@ def create_app(settings: ServerSettings | None = None, factory: RagFactory | Non
             allow_headers=["*"],
         )
     protected = [Depends(require_auth)]
-    app.include_router(documents.router, dependencies=protected)
+    app.include_router(documents.router, dependencies=[*protected, Depends(resume_unfinished)])
     app.include_router(query.router, dependencies=protected)
     app.include_router(graph.router, dependencies=protected)
     app.include_router(ollama.router, prefix="/api", dependencies=protected)

@@ -86,4 +86,12 @@ async def current_workspace(
 
 
 Workspace = Annotated[WorkspaceRuntime, Depends(current_workspace)]
+
+
+async def resume_unfinished(runtime: Workspace) -> None:
+    """Resume the documents an earlier run of the server left unfinished in the request's
+    workspace (once per opening; see :meth:`WorkspaceRuntime.resume`)."""
+    runtime.resume()
+
+
 Authenticated = Annotated[bool, Depends(authenticated)]

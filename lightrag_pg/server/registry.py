@@ -12,7 +12,9 @@ none is idle the request gets a 503. Opening a workspace (or failing to)
 happens in its own task, on a connection of its own, so a slow or broken
 workspace never holds up requests for another. Listing workspaces and the
 health check use a small pool of their own, so they answer while the shared
-pool is saturated.
+pool is saturated. Opening a workspace starts no indexing (see
+:mod:`.runtime`); closing the registry is bounded by the server's
+``shutdown_timeout``.
 """
 
 from __future__ import annotations
@@ -43,6 +45,11 @@ log = logging.getLogger(__name__)
 RagFactory = Callable[[str, SharedPool], LightRAG]
 """Builds the (uninitialized) LightRAG of a workspace on the server's pool:
 ``factory(workspace, pool)``, which passes ``pool=pool`` to :class:`~lightrag_pg.LightRAG`."""
+
+
+CLOSE_SHARE = 0.25
+"""Of the server's ``shutdown_timeout``, what closing the workspaces may take, and then
+closing each pool half of it (``lightrag-pg serve`` gives requests in flight 40% before)."""
 
 
 class ServerBusy(LightRAGError):
@@ -78,7 +85,7 @@ class WorkspaceRegistry:
                 connect_timeout=timeout,
                 acquire_timeout=library.pool_acquire_timeout,
             )
-        await self.get(self.settings.default_workspace)
+        (await self.get(self.settings.default_workspace)).resume()
 
     @property
     def admin(self) -> asyncpg.Pool:
@@ -135,7 +142,7 @@ class WorkspaceRegistry:
         if self._open.get(runtime.name) is runtime:
             del self._open[runtime.name]
             log.warning("workspace %s was dropped while open; closing it", runtime.name)
-            task = asyncio.create_task(runtime.close(self.settings.shutdown_grace_seconds))
+            task = asyncio.create_task(runtime.close(self._grace))
             self._closing.add(task)
             task.add_done_callback(self._closing.discard)
         return True
@@ -173,7 +180,6 @@ class WorkspaceRegistry:
             raise ConfigurationError("the server's LightRAG factory must pass pool=pool to LightRAG")
         runtime = WorkspaceRuntime(rag, InputFolder(self.settings.input_dir, name))
         self._open[name] = runtime
-        runtime.kick("resuming unfinished documents")
         log.info("workspace %s opened", name)
         return runtime
 
@@ -187,21 +193,34 @@ class WorkspaceRegistry:
                 )
             del self._open[victim.name]
             log.info("closing idle workspace %s", victim.name)
-            await victim.close(self.settings.shutdown_grace_seconds)
+            await victim.close(self._grace)
+
+    @property
+    def _grace(self) -> float:
+        """Seconds a workspace gets to close: its share of the server's ``shutdown_timeout``."""
+        return self.settings.shutdown_timeout * CLOSE_SHARE
 
     async def close(self) -> None:
-        """Close every workspace (unfinished documents are resumed at the next start)."""
+        """Close every workspace, then the pools, within :attr:`_grace` and a little more
+        (unfinished documents are resumed at the next start)."""
         for task in list(self._opening.values()):
             task.cancel()
         runtimes, self._open = list(self._open.values()), OrderedDict()
         await asyncio.gather(
-            *(r.close(self.settings.shutdown_grace_seconds) for r in runtimes),
-            *self._closing,
-            return_exceptions=True,
+            *(r.close(self._grace) for r in runtimes), *self._closing, return_exceptions=True
         )
         if self._pool is not None:
-            await self._pool.close()
-            self._pool = None
+            pool, self._pool = self._pool.pool, None
+            await _close_pool(pool, self._grace / 2)
         if self._admin is not None:
-            await self._admin.close()
-            self._admin = None
+            admin, self._admin = self._admin, None
+            await _close_pool(admin, self._grace / 2)
+
+
+async def _close_pool(pool: asyncpg.Pool, timeout: float) -> None:
+    """Close ``pool``, waiting ``timeout`` seconds at most for connections in use."""
+    try:
+        await asyncio.wait_for(pool.close(), timeout)
+    except (asyncio.TimeoutError, OSError, asyncpg.PostgresError) as exc:
+        log.warning("closing the connection pool: %s; connections terminated", exc or "timed out")
+        pool.terminate()

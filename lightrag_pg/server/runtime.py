@@ -2,9 +2,12 @@
 
 Indexing runs as asyncio tasks owned by the runtime: one processing run at a
 time per workspace (further requests while it runs make it go round once
-more), plus the conversion of uploaded files. Closing cancels them; documents
-they were working on stay ``pending`` or ``processing`` in the database, and the
-next processing run (at the next start) picks them up.
+more), plus the conversion of uploaded files. Opening a workspace starts no
+processing: documents left unfinished by an earlier run are resumed by the
+first ``/documents`` request for the workspace (or at start, for the default
+workspace), never by a query. Closing cancels the work; documents it was
+working on stay ``pending`` or ``processing`` in the database, and the next
+processing run picks them up.
 """
 
 from __future__ import annotations
@@ -25,6 +28,9 @@ from .files import InputFolder
 log = logging.getLogger(__name__)
 
 HISTORY_LINES = 200
+HISTORY_SECONDS = 10.0
+"""While documents are being processed, a progress line goes into the history at
+most this often (``latest_message`` follows every step)."""
 
 
 @dataclass
@@ -41,6 +47,7 @@ class JobState:
     cancellation_requested: bool = False
     history: deque[str] = field(default_factory=lambda: deque(maxlen=HISTORY_LINES))
     _last_done: int = -1
+    _last_logged: float = 0.0
 
     def say(self, message: str) -> None:
         self.latest_message = message
@@ -56,16 +63,23 @@ class JobState:
         self.say(f"{name} started")
 
     def progress(self, p: Progress) -> None:
+        """Show ``p`` as the latest message (every step: a chunk extracted or embedded, a
+        document done); it goes into the history when a document is done, else at most
+        every :data:`HISTORY_SECONDS`."""
         done = p.docs_done + p.docs_failed + p.docs_skipped
         self.docs = p.docs_total
         self.batchs = p.docs_total
         self.cur_batch = done
-        if done != self._last_done:
+        message = p.describe()
+        if message == self.latest_message:
+            return
+        now = time.monotonic()
+        if done != self._last_done or now - self._last_logged >= HISTORY_SECONDS:
             self._last_done = done
-            self.say(
-                f"documents {done}/{p.docs_total} ({p.docs_failed} failed), "
-                f"chunks {p.chunks_done}/{p.chunks_total}, {p.entities} entities, {p.relations} relations"
-            )
+            self._last_logged = now
+            self.say(message)
+        else:
+            self.latest_message = message
 
     def finished(self, message: str) -> None:
         self.busy = False
@@ -98,6 +112,7 @@ class WorkspaceRuntime:
         self._run: asyncio.Task[None] | None = None
         self._again = False
         self._retry_failed = False
+        self._resumed = False
         self._tasks: set[asyncio.Task[Any]] = set()
 
     @property
@@ -129,9 +144,16 @@ class WorkspaceRuntime:
         if not task.cancelled() and task.exception() is not None:
             log.error("background task %s failed", task.get_name(), exc_info=task.exception())
 
+    def resume(self) -> None:
+        """Process the documents an earlier run left unfinished, the first time it is called
+        (a processing run, started by any insert, also takes them)."""
+        if not self._resumed:
+            self.kick("resuming unfinished documents")
+
     def kick(self, reason: str = "indexing", *, failed: bool = False) -> None:
         """Process pending documents now, or once more after the run in progress;
         with ``failed``, that run also waits for failed documents another process holds."""
+        self._resumed = True
         self._retry_failed |= failed
         if self.processing:
             self._again = True
@@ -170,11 +192,19 @@ class WorkspaceRuntime:
         return True
 
     async def close(self, grace: float) -> None:
-        """Let uploads finish converting for ``grace`` seconds, stop the rest, close the pool."""
+        """Stop within about ``grace`` seconds: processing is cancelled at once (the chunk
+        in flight is abandoned; its document is resumed later), uploads get half of it
+        to finish converting, then everything left is cancelled; the document locks are
+        released and the workspace's LightRAG finalized."""
+        if self._run is not None:
+            self._run.cancel()
         if self._tasks:
-            await asyncio.wait(set(self._tasks), timeout=grace)
+            await asyncio.wait(set(self._tasks), timeout=grace / 2)
         work = [*self._tasks, *([self._run] if self._run else [])]
         for task in work:
             task.cancel()
-        await asyncio.gather(*work, return_exceptions=True)
+        if work:
+            _, stuck = await asyncio.wait(work, timeout=grace / 2)
+            for task in stuck:
+                log.warning("workspace %s: task %s did not stop in time", self.name, task.get_name())
         await self.rag.finalize()

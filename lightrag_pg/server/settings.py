@@ -128,9 +128,11 @@ class ServerSettings:
     forwarded_allow_ips: tuple[str, ...] = ()
     whitelist_paths: tuple[str, ...] = ("/health",)
     ollama_model: str = "lightrag:latest"
-    shutdown_grace_seconds: float = 10.0
     conversion: ConversionLimits = field(default_factory=ConversionLimits)
     statement_timeout_ms: int = DEFAULT_STATEMENT_TIMEOUT_MS
+    shutdown_timeout: float = 10.0
+    """Seconds a stop (SIGTERM, Ctrl-C) may take: requests in flight get half, then
+    background work is cancelled; past it the process exits regardless."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "default_workspace", validate_workspace(self.default_workspace))
@@ -142,6 +144,12 @@ class ServerSettings:
             if not isinstance(value, int) or value <= 0:
                 raise ConfigurationError(f"{name} must be a positive integer, got {value!r}")
         check_timeout_ms(self.statement_timeout_ms)
+        if isinstance(self.shutdown_timeout, bool) or not (
+            isinstance(self.shutdown_timeout, (int, float)) and self.shutdown_timeout > 0
+        ):
+            raise ConfigurationError(
+                f"shutdown_timeout must be positive seconds, got {self.shutdown_timeout!r}"
+            )
         if self.workspace_pool_size >= self.pool_size:
             raise ConfigurationError(
                 f"workspace_pool_size ({self.workspace_pool_size}) must be below pool_size "
@@ -194,6 +202,7 @@ class ServerSettings:
         values["pool_size"] = number("LIGHTRAG_PG_POOL_SIZE", int)
         values["workspace_pool_size"] = number("LIGHTRAG_PG_WORKSPACE_POOL_SIZE", int)
         values["statement_timeout_ms"] = number("LIGHTRAG_PG_STATEMENT_TIMEOUT_MS", int)
+        values["shutdown_timeout"] = number("LIGHTRAG_PG_SHUTDOWN_TIMEOUT", float)
         values["token_secret"] = text("TOKEN_SECRET")
         values["token_expire_hours"] = number("TOKEN_EXPIRE_HOURS", float)
         values["ollama_model"] = _ollama_model(

@@ -77,6 +77,12 @@ class DocumentStore:
         )
 
     @translating
+    async def record_progress(self, doc_id: str, progress: dict[str, Any]) -> None:
+        """Record how far the processing of ``doc_id`` has come (``metadata.progress``,
+        dropped when it is claimed again or finished)."""
+        await self.conn.execute(SQL["record_progress"], doc_id, progress)
+
+    @translating
     async def mark_failed(self, doc_id: str, error: str) -> None:
         """Record a document as failed with its error message."""
         await self.conn.execute(SQL["mark_failed"], doc_id, error[:4000])

@@ -50,7 +50,8 @@ ORDER BY s.created_at, s.id;
 -- Mark documents processing, skipping rows another process holds; returns the
 -- documents claimed (with the track id of their insert), in id order.
 WITH claimed AS (
-    UPDATE doc_status s SET status = 'processing', error_msg = NULL, updated_at = now()
+    UPDATE doc_status s SET status = 'processing', error_msg = NULL, metadata = s.metadata - 'progress',
+        updated_at = now()
     FROM (
         SELECT id FROM doc_status
         WHERE id = ANY($1::text[]) AND status <> 'processed'
@@ -91,8 +92,15 @@ WITH rows AS (
     ON CONFLICT (chunk_id) DO UPDATE SET embedding = EXCLUDED.embedding
 )
 UPDATE doc_status SET status = 'processed', chunks_count = cardinality($2::text[]),
-    chunks_list = $2::text[], error_msg = NULL, metadata = metadata || $9::jsonb, updated_at = now()
+    chunks_list = $2::text[], error_msg = NULL, metadata = (metadata - 'progress') || $9::jsonb,
+    updated_at = now()
 WHERE id = $1;
+
+-- name: record_progress
+-- Record how far the processing of document $1 has come ($2, kept as metadata.progress
+-- until the document is claimed again or finished).
+UPDATE doc_status SET metadata = metadata || jsonb_build_object('progress', $2::jsonb)
+WHERE id = $1 AND status = 'processing';
 
 -- name: mark_failed
 -- Record why a document failed.

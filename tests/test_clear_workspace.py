@@ -12,7 +12,7 @@ from lightrag_pg import DocumentBusy, LightRAG
 from lightrag_pg.db.advisory import TRY_LOCK, UNLOCK, lock_key
 from lightrag_pg.errors import ReembedConflict
 
-from .test_deletion import DOCS, NO_SUMMARY, CountingLLM, insert, snapshot, workspaces  # noqa: F401
+from .test_deletion import DOCS, NO_SUMMARY, CountingLLM, insert, snapshot, workspaces  # noqa: F401 (fixture)
 
 SOME = ["d0", "d1", "d2"]
 
@@ -22,7 +22,9 @@ async def cache_rows(conn: asyncpg.Connection, ws: str) -> int:
 
 
 async def test_clearing_leaves_no_row_and_the_workspace_indexes_as_a_fresh_one(
-    workspaces: Any, dsn: str, conn: asyncpg.Connection
+    workspaces: Any,  # noqa: F811
+    dsn: str,
+    conn: asyncpg.Connection,
 ) -> None:
     rag: LightRAG = await workspaces(**NO_SUMMARY)
     control: LightRAG = await workspaces(**NO_SUMMARY)
@@ -42,11 +44,15 @@ async def test_clearing_leaves_no_row_and_the_workspace_indexes_as_a_fresh_one(
     await insert(rag, SOME)
     await insert(control, SOME)
     assert await snapshot(dsn, rag.workspace) == await snapshot(dsn, control.workspace)
-    degrees = f'SELECT name, degree FROM "{{}}".entities ORDER BY name'
-    assert await conn.fetch(degrees.format(rag.workspace)) == await conn.fetch(degrees.format(control.workspace))
+    degrees = 'SELECT name, degree FROM "{}".entities ORDER BY name'
+    ours, fresh = (await conn.fetch(degrees.format(r.workspace)) for r in (rag, control))
+    assert ours == fresh
 
 
-async def test_keep_cache_keeps_the_extraction_answers(workspaces: Any, conn: asyncpg.Connection) -> None:
+async def test_keep_cache_keeps_the_extraction_answers(
+    workspaces: Any,  # noqa: F811
+    conn: asyncpg.Connection,
+) -> None:
     llm = CountingLLM()
     rag: LightRAG = await workspaces(llm=llm, **NO_SUMMARY)
     await insert(rag, SOME)
@@ -62,7 +68,9 @@ async def test_keep_cache_keeps_the_extraction_answers(workspaces: Any, conn: as
 
 
 async def test_a_document_another_session_indexes_refuses_the_clear(
-    workspaces: Any, dsn: str, conn: asyncpg.Connection
+    workspaces: Any,  # noqa: F811
+    dsn: str,
+    conn: asyncpg.Connection,
 ) -> None:
     rag: LightRAG = await workspaces(**NO_SUMMARY)
     await insert(rag, SOME)
@@ -81,7 +89,7 @@ async def test_a_document_another_session_indexes_refuses_the_clear(
         await worker.close()
 
 
-async def test_a_running_reembed_refuses_the_clear(workspaces: Any, dsn: str) -> None:
+async def test_a_running_reembed_refuses_the_clear(workspaces: Any, dsn: str) -> None:  # noqa: F811
     rag: LightRAG = await workspaces(**NO_SUMMARY)
     await insert(rag, SOME)
     before = await snapshot(dsn, rag.workspace)

@@ -32,6 +32,10 @@ IN_FLIGHT = {"parsing": "processing", "analyzing": "processing", "preprocessed":
 DELETE_WAIT = 600.0
 """Seconds a background delete waits for documents being indexed to finish."""
 
+DELETE_ANSWER_WAIT = 5.0
+"""Seconds ``/documents/delete_document`` waits for its delete before answering: clients
+that list the documents right after the answer (upstream's WebUI does) see them gone."""
+
 MAX_PAGE = 1_000_000
 """The last page ``/documents/paginated`` may be asked for."""
 
@@ -356,7 +360,8 @@ async def delete_document(request: DeleteDocRequest, runtime: Workspace) -> dict
     are named in ``pipeline_status``' history and the others are deleted. ``delete_llm_cache``
     also deletes the cached extraction answers of their chunks; ``delete_file`` removes
     their files from the input folder. Documents being indexed are waited for; the outcome
-    is reported in ``pipeline_status``.
+    is reported in ``pipeline_status``, which reads busy until it is done. The answer
+    comes once the delete is done, or after :data:`DELETE_ANSWER_WAIT` seconds.
     """
     async with runtime.rag.session() as s:
         rows = await s.docs.statuses(request.doc_ids)
@@ -367,7 +372,8 @@ async def delete_document(request: DeleteDocRequest, runtime: Workspace) -> dict
     files = [r.file_path for r in rows if request.delete_file and r.file_path != UNKNOWN_SOURCE]
     if found:
         keep = not request.delete_llm_cache
-        runtime.spawn(_delete(runtime, found, files, keep_cache=keep), "delete")
+        task = runtime.spawn(_delete(runtime, found, files, keep_cache=keep), "delete")
+        await asyncio.wait([task], timeout=DELETE_ANSWER_WAIT)  # goes on in the background past it
     return {
         "status": "deletion_started",
         "message": f"Document deletion for {len(request.doc_ids)} documents has been initiated. "

@@ -400,8 +400,14 @@ async def clear_documents(
         return ClearResponse(
             status="busy", message="The pipeline is busy (indexing, uploads, a scan or a delete); retry later"
         )
+    # finished by the runtime's task if the client leaves, so the folder follows the database
+    task = runtime.spawn(_clear(runtime, keep_cache=keep_llm_cache), "clear")
+    return await asyncio.shield(task)
+
+
+async def _clear(runtime: WorkspaceRuntime, *, keep_cache: bool) -> ClearResponse:
     try:
-        result = await runtime.rag.aclear_workspace(keep_cache=keep_llm_cache)
+        result = await runtime.rag.aclear_workspace(keep_cache=keep_cache)
     except (DocumentBusy, ReembedConflict) as exc:
         return ClearResponse(status="busy", message=str(exc))
     deleted, failed = await asyncio.to_thread(runtime.folder.clear)

@@ -33,6 +33,7 @@ from .offline.keywords import offline_keywords, rule_version
 from .query.engine import QueryEngine, QueryStream, RerankFunc
 from .query.param import QueryParam
 from .store.cache import PoolCache
+from .store.clearing import ClearResult, clear_workspace
 from .store.pipeline_state import PipelineStateStore
 from .store.rows import DocumentRow
 from .store.subgraph import KnowledgeGraph, SubgraphStore
@@ -512,6 +513,20 @@ class LightRAG:
         by ``query_memo``; ``None``: all); return how many were deleted."""
         async with self.session() as s:
             return await PipelineStateStore(s.conn).clear_cache(cache_types)
+
+    async def aclear_workspace(self, *, keep_cache: bool = False) -> ClearResult:
+        """Empty the workspace in one transaction: every document (any status) with its
+        chunks, vectors, entities, relations, fragments and AGE mirror, and (unless
+        ``keep_cache``) every cached LLM answer. The workspace, its embedding model and
+        settings stay. Refused with :class:`~lightrag_pg.errors.DocumentBusy` while
+        documents are being indexed (here or by another process) and with
+        :class:`~lightrag_pg.errors.ReembedConflict` while a re-embed runs; nothing is
+        changed then."""
+        graph_enabled = bool(self.info and self.info.graph_enabled)
+        async with self.unit_of_work() as uow:
+            return await clear_workspace(
+                uow.conn, self.workspace, graph_enabled=graph_enabled, keep_cache=keep_cache
+            )
 
     async def aexport_data(
         self,

@@ -19,7 +19,7 @@ from lightrag_pg.db.workspace import drop_workspace, workspace_exists
 from lightrag_pg.errors import ConfigurationError
 from lightrag_pg.server import ServerSettings
 from lightrag_pg.server.files import safe_name
-from lightrag_pg.server.settings import Accounts
+from lightrag_pg.server.settings import Accounts, whitelisted
 
 from .fake_openai import FakeOpenAI
 from .server_support import TEXT, counted, serving
@@ -46,8 +46,7 @@ async def test_api_key_is_required_and_checked(
         assert refused.status_code == 403
         ok = await client.get("/documents/status_counts", headers={"X-API-Key": KEY})
         assert ok.status_code == 200 and ok.json()["status_counts"] == counted()
-        assert (await client.get("/api/tags")).status_code == 403
-        assert (await client.get("/api/tags", headers={"X-API-Key": KEY})).status_code == 200
+        assert (await client.get("/api/tags")).status_code == 200  # /api/* is whitelisted, as upstream
 
         health = await client.get("/health")
         assert health.status_code == 200 and "configuration" not in health.json()
@@ -132,9 +131,48 @@ def test_accounts_and_secret_are_validated() -> None:
 
 def test_binding_beyond_localhost_without_a_key_warns_loudly() -> None:
     assert exposure_warning(ServerSettings(host="127.0.0.1")) is None
-    assert exposure_warning(ServerSettings(host="0.0.0.0", api_key="k")) is None
+    closed = ServerSettings(host="0.0.0.0", api_key="k", whitelist_paths=("/health",))
+    assert exposure_warning(closed) is None
     warning = exposure_warning(ServerSettings(host="0.0.0.0"))
     assert warning is not None and "WARNING" in warning and "0.0.0.0" in warning and "--api-key" in warning
+    ollama_open = exposure_warning(ServerSettings(host="0.0.0.0", api_key="k"))
+    assert ollama_open is not None and "/api/*" in ollama_open and "WHITELIST_PATHS=/health" in ollama_open
+
+
+@pytest.mark.parametrize(
+    ("path", "patterns", "free"),
+    [
+        ("/api/chat", ("/health", "/api/*"), True),
+        ("/api", ("/api/*",), True),
+        ("/apix", ("/api/*",), False),
+        ("/health", ("/health",), True),
+        ("/health/x", ("/health",), False),
+        ("/documents", ("/*",), True),
+        ("/graphs", ("/graph/*",), False),
+    ],
+)
+def test_whitelist_entries_match_as_upstreams(path: str, patterns: tuple[str, ...], free: bool) -> None:
+    # upstream: an entry ending in /* covers its prefix on a / boundary, others one exact path
+    assert whitelisted(path, patterns) is free
+
+
+async def test_with_the_api_narrowed_the_key_is_accepted_as_a_bearer_token(
+    dsn: str, workspace_name: str, conn: asyncpg.Connection
+) -> None:
+    # Open WebUI sends an Ollama connection's key as "Authorization: Bearer <key>"
+    settings = ServerSettings(
+        dsn=dsn, default_workspace=workspace_name, api_key=KEY, whitelist_paths=("/health",)
+    )
+    async with serving(settings) as server:
+        client = server.client
+        assert (await client.get("/api/tags")).status_code == 403
+        assert (await client.get("/api/tags", headers={"X-API-Key": KEY})).status_code == 200
+        assert (await client.get("/api/tags", headers={"Authorization": f"Bearer {KEY}"})).status_code == 200
+        wrong = await client.get("/api/tags", headers={"Authorization": "Bearer nope"})
+        assert wrong.status_code == 401
+        health = (await client.get("/health", headers={"Authorization": f"Bearer {KEY}"})).json()
+        assert health["configuration"]["workspace"] == workspace_name
+    await drop_workspace(conn, workspace_name)
 
 
 @pytest.mark.parametrize(

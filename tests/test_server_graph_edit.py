@@ -106,7 +106,7 @@ async def test_rename_onto_an_existing_entity_merges_only_when_allowed(indexed: 
     before = await _graph(indexed)
     rename = {"entity_name": "Bob", "updated_data": {"entity_name": "Alice"}, "allow_rename": True}
     refused = await indexed.client.post("/graph/entity/edit", json=rename)
-    assert refused.status_code == 409 and "Alice" in refused.json()["detail"]
+    assert refused.status_code == 400 and "Alice" in refused.json()["detail"]
     assert await _graph(indexed) == before
     merged = _success(await indexed.client.post("/graph/entity/edit", json={**rename, "allow_merge": True}))
     assert merged["message"] == "Entity merged successfully into 'Alice'"
@@ -118,7 +118,7 @@ async def test_rename_onto_an_existing_entity_merges_only_when_allowed(indexed: 
 @pytest.mark.parametrize(
     ("body", "status"),
     [
-        ({"entity_name": "Nobody", "updated_data": {"description": "x"}}, 404),
+        ({"entity_name": "Nobody", "updated_data": {"description": "x"}}, 400),  # upstream: 400
         ({"entity_name": "Alice", "updated_data": {"entity_name": "Al"}}, 400),
         ({"entity_name": "Alice", "updated_data": {"colour": "red"}}, 400),
         ({"entity_name": "Alice", "updated_data": {"description": " "}}, 400),
@@ -148,7 +148,7 @@ async def test_edit_relation(indexed: Served) -> None:
 @pytest.mark.parametrize(
     ("body", "status"),
     [
-        ({"source_id": "Alice", "target_id": "Nobody", "updated_data": {"weight": 2}}, 404),
+        ({"source_id": "Alice", "target_id": "Nobody", "updated_data": {"weight": 2}}, 400),
         ({"source_id": "Alice", "target_id": "Acme", "updated_data": {}}, 400),
         ({"source_id": "Alice", "updated_data": {"weight": 2}}, 422),
     ],
@@ -177,7 +177,7 @@ async def test_create_entity(indexed: Served) -> None:
 @pytest.mark.parametrize(
     ("body", "status"),
     [
-        ({"entity_name": "Alice", "entity_data": {"description": "again"}}, 409),
+        ({"entity_name": "Alice", "entity_data": {"description": "again"}}, 400),  # exists: upstream 400
         ({"entity_name": "Tesla", "entity_data": {}}, 400),
         ({"entity_name": "Tesla"}, 422),
     ],
@@ -209,7 +209,7 @@ async def test_create_relation(indexed: Served) -> None:
 @pytest.mark.parametrize(
     ("body", "status"),
     [
-        ({"source_entity": "Bob", "target_entity": "Nobody", "relation_data": {"description": "x"}}, 404),
+        ({"source_entity": "Bob", "target_entity": "Nobody", "relation_data": {"description": "x"}}, 400),
         ({"source_entity": "Bob", "target_entity": "Alice", "relation_data": {}}, 400),
         ({"source_entity": "Bob", "target_entity": "Bob", "relation_data": {"description": "x"}}, 400),
         ({"source_entity": "Bob", "relation_data": {"description": "x"}}, 422),

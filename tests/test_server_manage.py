@@ -187,13 +187,22 @@ async def test_delete_document_removes_it_and_its_cache_on_request(
     assert any("deleted 1 document(s)" in line for line in history)
 
 
-async def test_delete_document_refuses_unknown_ids_and_deletes_nothing(indexed: Served) -> None:
-    (doc,) = (await indexed.client.post("/documents/paginated", json={})).json()["documents"]
-    body = {"doc_ids": [doc["id"], "doc-nope"]}
-    response = await indexed.client.request("DELETE", "/documents/delete_document", json=body)
-    assert response.status_code == 404 and "doc-nope" in response.json()["detail"]
+async def test_delete_document_with_an_unknown_id_starts_as_upstreams_and_names_it(indexed: Served) -> None:
+    # upstream answers deletion_started whatever the ids; the unknown ones are reported later
+    alone = {"doc_ids": ["doc-nope"]}
+    response = await indexed.client.request("DELETE", "/documents/delete_document", json=alone)
+    assert response.status_code == 200 and response.json()["status"] == "deletion_started"
     await idle(indexed)
     assert await status_counts(indexed) == counted(processed=1)
+    (doc,) = (await indexed.client.post("/documents/paginated", json={})).json()["documents"]
+    both = {"doc_ids": [doc["id"], "doc-other"]}
+    response = await indexed.client.request("DELETE", "/documents/delete_document", json=both)
+    assert response.status_code == 200 and response.json()["doc_id"] == f"{doc['id']}, doc-other"
+    await idle(indexed)
+    assert await status_counts(indexed) == counted()
+    history = (await indexed.client.get("/documents/pipeline_status")).json()["history_messages"]
+    assert any("doc-nope" in line and "not deleted" in line for line in history)
+    assert any("doc-other" in line and "not deleted" in line for line in history)
 
 
 async def test_delete_document_with_delete_file_removes_the_upload(served: Served) -> None:

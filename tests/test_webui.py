@@ -6,30 +6,18 @@ Screenshots go to a temporary folder, or to ``$WEBUI_SCREENSHOTS`` (``docs`` ref
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
-import signal
-import subprocess
-import sys
-import time
 import uuid
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import asyncpg
-import httpx
 import pytest
 
-from lightrag_pg.db.workspace import drop_workspace
-
 from .fake_openai import FakeOpenAI
-from .test_server_process import free_port, wait_until_up
+from .served_process import Server, serving_process
 
-ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--headless",
@@ -57,69 +45,13 @@ if not Path(CHROMIUM).exists() and not os.environ.get("CI"):
     pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)", allow_module_level=True)
 
 
-@dataclass
-class Server:
-    url: str
-    workspace: str
-    client: httpx.Client
-
-    def wait_processed(self, track_id: str) -> None:
-        for _ in range(600):
-            docs = self.client.get(f"/documents/track_status/{track_id}").json()["documents"]
-            if docs and all(d["status"] in ("processed", "failed") for d in docs):
-                assert all(d["status"] == "processed" for d in docs), docs
-                return
-            time.sleep(0.1)
-        raise AssertionError(f"track {track_id} did not finish")
-
-    def insert(self, text: str, source: str) -> None:
-        answer = self.client.post("/documents/text", json={"text": text, "file_source": source})
-        answer.raise_for_status()
-        self.wait_processed(answer.json()["track_id"])
-
-
-def _drop(dsn: str, workspace: str) -> None:
-    async def drop() -> None:
-        conn = await asyncpg.connect(dsn)
-        try:
-            await drop_workspace(conn, workspace)
-        finally:
-            await conn.close()
-
-    with ThreadPoolExecutor(1) as pool:
-        pool.submit(asyncio.run, drop()).result()
-
-
 @pytest.fixture(scope="module")
 def server(dsn: str, llm_server: FakeOpenAI, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """``lightrag-pg serve`` with an API key, the scripted LLM and one seeded document."""
     workspace = f"webui_{uuid.uuid4().hex[:8]}"
-    folder = tmp_path_factory.mktemp("webui")
-    port = free_port()
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-        "OPENAI_BASE_URL": llm_server.base_url,
-        "OPENAI_API_KEY": "test",
-        "LLM_MODEL": "fake-model",
-        "EMBEDDING_MODEL": "fake-embedding",
-        "EMBEDDING_DIM": "64",
-        "LIGHTRAG_API_KEY": KEY,
-    }
-    command = [sys.executable, "-m", "lightrag_pg", "serve", "--dsn", dsn, "--workspace", workspace]
-    command += ["--port", str(port), "--input-dir", str(folder)]
-    process = subprocess.Popen(command, env=env, cwd=folder, stderr=subprocess.PIPE, text=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_up(url, process)
-        with httpx.Client(base_url=url, headers={"X-API-Key": KEY}, timeout=30) as client:
-            served = Server(url, workspace, client)
-            served.insert(SEED, "seed.md")
-            yield served
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.communicate(timeout=60)
-        _drop(dsn, workspace)
+    with serving_process(dsn, llm_server, tmp_path_factory.mktemp("webui"), workspace, KEY) as served:
+        served.insert(SEED, "seed.md")
+        yield served
 
 
 @pytest.fixture(scope="module")

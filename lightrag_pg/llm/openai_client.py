@@ -263,6 +263,11 @@ class OpenAIEmbedding:
         self._limiter = Limiter(max_concurrent)
 
     @property
+    def base_url(self) -> str | None:
+        """The endpoint base URL (``None``: the OpenAI API)."""
+        return self._holder.base_url
+
+    @property
     def embedding_dim(self) -> int | None:
         """The vector size, if known from ``dimensions`` or the model name."""
         return self.dimensions or _KNOWN_EMBEDDING_DIMS.get(self.model)

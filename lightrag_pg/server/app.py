@@ -14,6 +14,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
+from fastapi_offline import FastAPIOffline
 
 from .. import errors
 from ..config import Settings
@@ -23,7 +24,7 @@ from ..defaults import default_embedding, default_llm
 from ..llm.embedding_func import EmbeddingFunc
 from ..llm.wrap import LLMFunc
 from ..rag import LightRAG
-from . import documents, graph, ollama, query, service
+from . import documents, graph, ollama, query, recovery, service
 from .auth import AuthFailure, Guard, LoginThrottled
 from .deps import ServerState, require_auth, resume_unfinished
 from .disconnect import CancelOnDisconnect
@@ -132,7 +133,8 @@ def create_app(settings: ServerSettings | None = None, factory: RagFactory | Non
         finally:
             await registry.close()
 
-    app = FastAPI(
+    # /docs and /redoc with Swagger UI and ReDoc served from the package, not a CDN
+    app = FastAPIOffline(
         title="lightrag_pg",
         description="LightRAG Server's API over one PostgreSQL database; a workspace per request "
         "(header LIGHTRAG-WORKSPACE).",
@@ -156,6 +158,7 @@ def create_app(settings: ServerSettings | None = None, factory: RagFactory | Non
         )
     protected = [Depends(require_auth)]
     app.include_router(documents.router, dependencies=[*protected, Depends(resume_unfinished)])
+    app.include_router(recovery.router, dependencies=protected)
     app.include_router(query.router, dependencies=protected)
     app.include_router(graph.router, dependencies=protected)
     app.include_router(ollama.router, prefix="/api", dependencies=protected)

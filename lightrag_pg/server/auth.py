@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fnmatch
 import hmac
 import secrets
 import time
@@ -13,7 +12,7 @@ from typing import Any
 
 import jwt
 
-from .settings import ServerSettings
+from .settings import ServerSettings, whitelisted
 
 ALGORITHM = "HS256"
 GUEST = "guest"
@@ -168,7 +167,8 @@ class Guard:
         return bool(self.settings.accounts)
 
     def whitelisted(self, path: str) -> bool:
-        return any(fnmatch.fnmatchcase(path, pattern) for pattern in self.settings.whitelist_paths)
+        """Whether ``path`` is in ``WHITELIST_PATHS`` (no credentials needed)."""
+        return whitelisted(path, self.settings.whitelist_paths)
 
     def authenticated(self, token: str | None, api_key: str | None) -> bool:
         """Whether the credentials are enough, without raising."""
@@ -179,8 +179,14 @@ class Guard:
         return True
 
     def check(self, token: str | None, api_key: str | None) -> None:
-        """Pass, or raise :class:`AuthFailure` with upstream's status and message."""
+        """Pass, or raise :class:`AuthFailure` with upstream's status and message.
+
+        The API key is accepted as a bearer token too (``Authorization: Bearer <key>``),
+        as Open WebUI sends an Ollama connection's key.
+        """
         key = self.settings.api_key
+        if token and key and same_secret(token, key):
+            return
         if token:
             claims = self.tokens.check(token)
             if claims["role"] == USER and claims["sub"] in self.settings.accounts.passwords:

@@ -14,6 +14,7 @@ from .auth import Guard
 from .convert import Converter
 from .registry import WorkspaceRegistry
 from .runtime import WorkspaceRuntime
+from .scans import ScanJobs
 from .settings import ServerSettings
 
 WORKSPACE_HEADER = "LIGHTRAG-WORKSPACE"
@@ -24,14 +25,15 @@ bearer = OAuth2PasswordBearer(tokenUrl="login", auto_error=False, description="T
 
 @dataclass
 class ServerState:
-    """What every request can reach: settings, credentials check, open workspaces and
-    the file converter they share."""
+    """What every request can reach: settings, credentials check, open workspaces, the
+    file converter they share and the records of recent scans."""
 
     settings: ServerSettings
     guard: Guard
     registry: WorkspaceRegistry
     started_at: float = field(default_factory=time.time)
     converter: Converter = field(init=False)
+    scans: ScanJobs = field(default_factory=ScanJobs)
 
     def __post_init__(self) -> None:
         self.converter = Converter(self.settings.conversion)

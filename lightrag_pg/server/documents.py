@@ -1,21 +1,23 @@
-"""``/documents/*``: uploads, text inserts, scans, status, paging, retries, deletes."""
+"""``/documents/*``: uploads, text inserts, scans, status, paging, retries, deletes, clearing."""
 
 from __future__ import annotations
 
 import asyncio
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Body, File, UploadFile
+from fastapi import APIRouter, Body, File, HTTPException, Query, UploadFile
 from pydantic import BaseModel, Field, field_validator
 
-from ..errors import DocumentNotFound, InvalidInput, LightRAGError
+from ..errors import DocumentBusy, InvalidInput, LightRAGError, ReembedConflict
 from ..rag import InsertResult, LightRAG, new_track_id
 from ..types import UNKNOWN_SOURCE
 from .convert import SUPPORTED_EXTENSIONS, supported
-from .deps import State, Workspace
+from .deps import ServerState, State, Workspace
 from .files import NameConflict, Throttled, TooLarge, safe_name
 from .intake import ingest_files, ingest_folder
 from .runtime import WorkspaceRuntime
+from .scans import ScanJob
+from .status import workspace_busy
 from .validate import MAX_LIST_ITEMS, Bounded, Key, Text
 
 router = APIRouter(prefix="/documents", tags=["documents"])
@@ -29,6 +31,10 @@ IN_FLIGHT = {"parsing": "processing", "analyzing": "processing", "preprocessed":
 
 DELETE_WAIT = 600.0
 """Seconds a background delete waits for documents being indexed to finish."""
+
+DELETE_ANSWER_WAIT = 5.0
+"""Seconds ``/documents/delete_document`` waits for its delete before answering: clients
+that list the documents right after the answer (upstream's WebUI does) see them gone."""
 
 MAX_PAGE = 1_000_000
 """The last page ``/documents/paginated`` may be asked for."""
@@ -71,6 +77,13 @@ class ScanResponse(BaseModel):
     status: Literal["scanning_started", "scanning_skipped_pipeline_busy"]
     message: str | None = None
     track_id: str
+
+
+class ClearResponse(BaseModel):
+    """Upstream's answer to ``DELETE /documents``: ``busy`` when refused (nothing changed)."""
+
+    status: Literal["success", "partial_success", "busy", "fail"]
+    message: str
 
 
 class DocumentsRequest(BaseModel):
@@ -195,20 +208,65 @@ async def insert_texts(request: InsertTextsRequest, runtime: Workspace) -> Inser
 
 @router.post("/scan", response_model=ScanResponse)
 async def scan(runtime: Workspace, state: State) -> ScanResponse:
-    """Index the files of the workspace's input folder that no document has yet."""
-    files = [p for p in await asyncio.to_thread(runtime.folder.files) if supported(p.name)]
+    """Index the files of the workspace's input folder that no document has yet; follow it
+    with ``/documents/scan/status/{track_id}``."""
+    found = await asyncio.to_thread(runtime.folder.files)
+    files = [p for p in found if supported(p.name)]
     known = await _known_file_paths(runtime.rag, [p.name for p in files]) if files else set()
-    new = [p for p in files if p.name not in known]
+    new = [p.name for p in files if p.name not in known]
     track_id = new_track_id()
+    job = state.scans.start(runtime.name, track_id)
+    job.count("discovered", len(found))
+    job.count("unsupported", len(found) - len(files))
+    for path in found:
+        if not supported(path.name):
+            job.sample("warning", f"{path.name}: unsupported file type")
+    job.count("processed", len(known))
+    for name in sorted(known):
+        job.sample("processed", name)
+    job.count("claimed_new", len(new))
+    message = f"Scanning started: {len(new)} new file(s) in {runtime.folder.path}"
     if new:
-        names = [p.name for p in new]
         limit = state.settings.max_upload_bytes
-        runtime.spawn(ingest_folder(runtime, state.converter, names, track_id, limit), "scan")
-    return ScanResponse(
-        status="scanning_started",
-        message=f"Scanning started: {len(new)} new file(s) in {runtime.folder.path}",
-        track_id=track_id,
-    )
+        runtime.spawn(_scan(runtime, state, job, new, limit), "scan")
+    else:
+        job.enqueued("Scan finished: no new file")
+    return ScanResponse(status="scanning_started", message=message, track_id=track_id)
+
+
+async def _scan(
+    runtime: WorkspaceRuntime, state: ServerState, job: ScanJob, names: list[str], limit: int
+) -> None:
+    try:
+        ingested = await ingest_folder(runtime, state.converter, names, job.track_id, limit)
+    except asyncio.CancelledError:
+        job.end("cancelled", "Scan cancelled (the server is stopping); its files are read at the next scan")
+        raise
+    except Exception as exc:
+        job.end("failed", f"Scan failed: {type(exc).__name__}: {exc}")
+        job.sample("error", job.message)
+        raise
+    job.count("errors", len(ingested.failures))
+    for name, reason in ingested.failures:
+        job.sample("error", f"{name}: {reason}")
+    job.count("duplicate_content", len(ingested.skipped_ids))
+    for doc_id in ingested.skipped_ids:
+        job.sample("warning", f"same content as document {doc_id}; not added again")
+    new = len(names) - len(ingested.failures) - len(ingested.skipped_ids)
+    job.enqueued(f"Scan enqueued {new} new document(s) of {len(names)} new file(s)")
+
+
+@router.get("/scan/status/{track_id}")
+async def scan_status(track_id: Key, runtime: Workspace, state: State) -> dict[str, Any]:
+    """What the scan ``track_id`` found and did (upstream's bounded scan job record); 404
+    for a track id no recent scan of this workspace has."""
+    job = state.scans.get(runtime.name, track_id.strip())
+    if job is None:
+        raise HTTPException(404, f"no scan with track id {track_id!r} in workspace {runtime.name!r}")
+    if not job.finished and not job.enqueuing:
+        summary = (await runtime.rag.aget_docs_by_track_id(job.track_id))["status_summary"]
+        job.settle(summary.get("pending", 0) + summary.get("processing", 0))
+    return job.view()
 
 
 @router.get("/status_counts")
@@ -228,8 +286,15 @@ async def track_status(track_id: Key, runtime: Workspace) -> dict[str, Any]:
 
 @router.get("/pipeline_status")
 async def pipeline_status(runtime: Workspace) -> dict[str, Any]:
-    """What the workspace's indexing is doing."""
-    return {**runtime.job.view(), "workspace": runtime.name, "pending_uploads": runtime.pending_tasks}
+    """What the workspace's indexing is doing; ``busy`` also while uploads are converted, a
+    scan reads files or a delete runs. ``recovery_required`` is always false: every change
+    is one transaction, so a crash leaves nothing half-done to recover."""
+    return {
+        **runtime.job.view(),
+        "busy": workspace_busy(runtime),
+        "workspace": runtime.name,
+        "pending_uploads": runtime.pending_tasks,
+    }
 
 
 @router.post("/paginated")
@@ -291,24 +356,70 @@ async def clear_cache(
 async def delete_document(request: DeleteDocRequest, runtime: Workspace) -> dict[str, Any]:
     """Delete documents and everything derived from them, in one transaction, in the background.
 
-    Unknown ids are refused at once (404, nothing deleted). ``delete_llm_cache``
-    also deletes the cached extraction answers of their chunks; ``delete_file``
-    removes their files from the input folder. Documents being indexed are
-    waited for; the outcome is reported in ``pipeline_status``.
+    As upstream, the answer is ``deletion_started`` whatever the ids; ids of no document
+    are named in ``pipeline_status``' history and the others are deleted. ``delete_llm_cache``
+    also deletes the cached extraction answers of their chunks; ``delete_file`` removes
+    their files from the input folder. Documents being indexed are waited for; the outcome
+    is reported in ``pipeline_status``, which reads busy until it is done. The answer
+    comes once the delete is done, or after :data:`DELETE_ANSWER_WAIT` seconds.
     """
     async with runtime.rag.session() as s:
         rows = await s.docs.statuses(request.doc_ids)
     missing = sorted(set(request.doc_ids) - {r.id for r in rows})
     if missing:
-        raise DocumentNotFound(f"no document with id {', '.join(missing)}; nothing was deleted")
+        runtime.job.say(f"no document with id {', '.join(missing)}; not deleted")
+    found = [d for d in request.doc_ids if d not in missing]
     files = [r.file_path for r in rows if request.delete_file and r.file_path != UNKNOWN_SOURCE]
-    runtime.spawn(_delete(runtime, request.doc_ids, files, keep_cache=not request.delete_llm_cache), "delete")
+    if found:
+        keep = not request.delete_llm_cache
+        task = runtime.spawn(_delete(runtime, found, files, keep_cache=keep), "delete")
+        await asyncio.wait([task], timeout=DELETE_ANSWER_WAIT)  # goes on in the background past it
     return {
         "status": "deletion_started",
         "message": f"Document deletion for {len(request.doc_ids)} documents has been initiated. "
         "Processing will continue in background.",
         "doc_id": ", ".join(request.doc_ids),
     }
+
+
+@router.delete("", response_model=ClearResponse)
+async def clear_documents(
+    runtime: Workspace,
+    keep_llm_cache: Annotated[
+        bool, Query(description="keep the cached LLM answers (default: they go too)")
+    ] = False,
+) -> ClearResponse:
+    """Empty the workspace in one transaction: every document with its chunks, vectors,
+    entities, relations, fragments, AGE mirror and (unless ``keep_llm_cache``) the LLM
+    cache; then delete the files of its input folder.
+
+    ``busy`` (nothing changed) while the workspace indexes, converts uploads, scans or
+    deletes, or another process indexes its documents or re-embeds it.
+    """
+    if workspace_busy(runtime):
+        return ClearResponse(
+            status="busy", message="The pipeline is busy (indexing, uploads, a scan or a delete); retry later"
+        )
+    # finished by the runtime's task if the client leaves, so the folder follows the database
+    task = runtime.spawn(_clear(runtime, keep_cache=keep_llm_cache), "clear")
+    return await asyncio.shield(task)
+
+
+async def _clear(runtime: WorkspaceRuntime, *, keep_cache: bool) -> ClearResponse:
+    try:
+        result = await runtime.rag.aclear_workspace(keep_cache=keep_cache)
+    except (DocumentBusy, ReembedConflict) as exc:
+        return ClearResponse(status="busy", message=str(exc))
+    deleted, failed = await asyncio.to_thread(runtime.folder.clear)
+    cache = "and the LLM cache " if result.cache_cleared else ""
+    message = (
+        f"Cleared {result.documents} document(s) with their chunks, vectors and graph {cache}"
+        f"in one transaction; deleted {deleted} file(s) from the input folder"
+    )
+    if failed:
+        message += f"; {failed} file(s) could not be deleted"
+    runtime.job.say(message)
+    return ClearResponse(status="partial_success" if failed else "success", message=message)
 
 
 async def _delete(

@@ -110,6 +110,23 @@ class InputFolder:
             return True
         return False
 
+    def clear(self) -> tuple[int, int]:
+        """Delete every file of the folder (links themselves, never their targets; hidden
+        files and subfolders stay): how many were deleted and how many could not be."""
+        if not self.path.is_dir():
+            return 0, 0
+        deleted = failed = 0
+        for path in self.path.iterdir():
+            if path.name.startswith(".") or not (path.is_symlink() or path.is_file()):
+                continue
+            try:
+                path.unlink()
+                deleted += 1
+            except OSError as exc:
+                log.warning("%s: not deleted: %s", path, exc)
+                failed += 1
+        return deleted, failed
+
     def files(self) -> list[Path]:
         """The regular files in the folder, by name, and links to files inside it;
         links leading out of the folder are left out (and logged)."""

@@ -2,18 +2,22 @@
 
 Subgraphs and labels come from the library's calls; ``/graph/entity/exists``
 reads the entity table. The editing routes call the library's graph-management
-methods with upstream's bodies and answer in upstream's shapes; the library's
-errors become 404 (unknown entity or relation), 409 (a name that exists) or
-400 (bad data), and nothing is written then.
+methods with upstream's bodies and answer in upstream's shapes and status codes:
+an edit, creation or merge naming an unknown entity or relation, or a name that
+exists, is a 400 like any bad data; a delete of an unknown one is a 404. Nothing
+is written then.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
 
+from ..errors import GraphItemExists, GraphItemNotFound, InvalidInput
 from ..store.subgraph import MAX_LIMIT
 from .deps import Workspace
 from .validate import MAX_LIST_ITEMS, Bounded, Data, Key, Name
@@ -57,6 +61,15 @@ class DeleteEntityRequest(BaseModel):
 class DeleteRelationRequest(BaseModel):
     source_entity: Name
     target_entity: Name
+
+
+@contextmanager
+def _edit() -> Iterator[None]:
+    """Upstream's status for an edit naming a missing or an existing item: 400."""
+    try:
+        yield
+    except (GraphItemNotFound, GraphItemExists) as exc:
+        raise InvalidInput(str(exc)) from exc
 
 
 def _done(message: str, data: Any) -> dict[str, Any]:
@@ -121,12 +134,13 @@ async def edit_entity(request: EntityUpdateRequest, runtime: Workspace) -> dict[
     if renamed and request.allow_rename and request.allow_merge:
         async with runtime.rag.session() as s:
             merged = bool(await s.graph.get_entities([new_name]))
-    result = await runtime.rag.aedit_entity(
-        request.entity_name,
-        request.updated_data,
-        allow_rename=request.allow_rename,
-        allow_merge=request.allow_merge,
-    )
+    with _edit():
+        result = await runtime.rag.aedit_entity(
+            request.entity_name,
+            request.updated_data,
+            allow_rename=request.allow_rename,
+            allow_merge=request.allow_merge,
+        )
     summary = {
         "merged": merged,
         "merge_status": "success" if merged else "not_attempted",
@@ -142,21 +156,24 @@ async def edit_entity(request: EntityUpdateRequest, runtime: Workspace) -> dict[
 
 @router.post("/graph/relation/edit")
 async def edit_relation(request: RelationUpdateRequest, runtime: Workspace) -> dict[str, Any]:
-    result = await runtime.rag.aedit_relation(request.source_id, request.target_id, request.updated_data)
+    with _edit():
+        result = await runtime.rag.aedit_relation(request.source_id, request.target_id, request.updated_data)
     return _done("Relation updated successfully", result)
 
 
 @router.post("/graph/entity/create")
 async def create_entity(request: EntityCreateRequest, runtime: Workspace) -> dict[str, Any]:
-    result = await runtime.rag.acreate_entity(request.entity_name, request.entity_data)
+    with _edit():
+        result = await runtime.rag.acreate_entity(request.entity_name, request.entity_data)
     return _done(f"Entity '{request.entity_name}' created successfully", result)
 
 
 @router.post("/graph/relation/create")
 async def create_relation(request: RelationCreateRequest, runtime: Workspace) -> dict[str, Any]:
-    result = await runtime.rag.acreate_relation(
-        request.source_entity, request.target_entity, request.relation_data
-    )
+    with _edit():
+        result = await runtime.rag.acreate_relation(
+            request.source_entity, request.target_entity, request.relation_data
+        )
     return _done(
         f"Relation created successfully between '{request.source_entity}' and '{request.target_entity}'",
         result,
@@ -165,9 +182,10 @@ async def create_relation(request: RelationCreateRequest, runtime: Workspace) ->
 
 @router.post("/graph/entities/merge")
 async def merge_entities(request: EntityMergeRequest, runtime: Workspace) -> dict[str, Any]:
-    result = await runtime.rag.amerge_entities(
-        source_entities=request.entities_to_change, target_entity=request.entity_to_change_into
-    )
+    with _edit():
+        result = await runtime.rag.amerge_entities(
+            source_entities=request.entities_to_change, target_entity=request.entity_to_change_into
+        )
     return _done(
         f"Successfully merged {len(request.entities_to_change)} entities "
         f"into '{request.entity_to_change_into}'",

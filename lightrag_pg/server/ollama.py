@@ -138,7 +138,9 @@ async def version() -> dict[str, str]:
 
 @router.get("/tags")
 async def tags(state: State) -> dict[str, Any]:
-    return {"models": [{**_model_entry(state.settings.ollama_model), "modified_at": _now()}]}
+    """The one model; ``modified_at`` is when the server started, the same on every call."""
+    started = datetime.fromtimestamp(state.started_at, timezone.utc).isoformat()
+    return {"models": [{**_model_entry(state.settings.ollama_model), "modified_at": started}]}
 
 
 @router.get("/ps")

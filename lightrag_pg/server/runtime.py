@@ -97,6 +97,10 @@ class JobState:
             "history_messages": list(self.history),
             "update_status": {},
             "cancellation_requested": self.cancellation_requested,
+            # every change is one transaction: a crash leaves nothing half-done to recover
+            "recovery_required": False,
+            "recovery_kind": None,
+            "recovery_message": None,
         }
 
 

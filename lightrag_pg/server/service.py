@@ -1,31 +1,34 @@
-"""``/health``, ``/auth-status``, ``/login`` and ``/`` (to the web UI)."""
+"""``/health``, ``/auth-status``, ``/login``, ``/ui/customization`` and ``/`` (to the web UI)."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Header, Request
+from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import JSONResponse, RedirectResponse
 from fastapi.security import OAuth2PasswordRequestForm
 
 from ..db.embedded import redact_dsn
 from ..llm.openai_client import llm_configured
 from .auth import GUEST, USER, AuthFailure
-from .deps import WORKSPACE_HEADER, Authenticated, State, require_auth, workspace_name
+from .deps import WORKSPACE_HEADER, Authenticated, ServerState, State, require_auth, workspace_name
+from .runtime import WorkspaceRuntime
+from .settings import ServerSettings
+from .status import configuration, workspace_busy
+from .validate import Key
 from .version import API_VERSION, CORE_VERSION
 
 router = APIRouter(tags=["service"])
 
-TITLE = "lightrag_pg"
-DESCRIPTION = "LightRAG over one PostgreSQL database"
+NO_STORE = {"Cache-Control": "no-store"}
 
 
-def _about() -> dict[str, Any]:
+def _about(settings: ServerSettings) -> dict[str, Any]:
     return {
         "core_version": CORE_VERSION,
         "api_version": API_VERSION,
-        "webui_title": TITLE,
-        "webui_description": DESCRIPTION,
+        "webui_title": settings.webui_title,
+        "webui_description": settings.webui_description,
         "ai_content_notice_enabled": False,
     }
 
@@ -45,7 +48,7 @@ async def verify() -> dict[str, str]:
 async def auth_status(state: State) -> dict[str, Any]:
     """Whether login is required; a guest token when it is not."""
     if state.guard.accounts_configured:
-        return {"auth_configured": True, "auth_mode": "enabled", **_about()}
+        return {"auth_configured": True, "auth_mode": "enabled", **_about(state.settings)}
     token = state.guard.tokens.create("guest", GUEST, {"auth_mode": "disabled"})
     return {
         "auth_configured": False,
@@ -53,7 +56,7 @@ async def auth_status(state: State) -> dict[str, Any]:
         "token_type": "bearer",
         "auth_mode": "disabled",
         "message": "Authentication is disabled. Using guest access.",
-        **_about(),
+        **_about(state.settings),
     }
 
 
@@ -69,7 +72,7 @@ async def login(
             "token_type": "bearer",
             "auth_mode": "disabled",
             "message": "Authentication is disabled. Using guest access.",
-            **_about(),
+            **_about(state.settings),
         }
     # the peer's address, or X-Forwarded-For's when the peer is a proxy in --forwarded-allow-ips
     client = request.client.host if request.client else "unknown"
@@ -82,8 +85,24 @@ async def login(
         "access_token": guard.tokens.create(form.username, USER, {"auth_mode": "enabled"}),
         "token_type": "bearer",
         "auth_mode": "enabled",
-        **_about(),
+        **_about(state.settings),
     }
+
+
+@router.get("/ui/customization")
+async def ui_customization(
+    state: State, locale: Annotated[Key, Query(description="BCP 47 locale (ignored)")] = ""
+) -> JSONResponse:
+    """The web UI's branding, in upstream's shape: ``WEBUI_TITLE`` and ``WEBUI_DESCRIPTION``;
+    no customization bundle (``customized`` is false), so clients show their own texts."""
+    brand = {"title": state.settings.webui_title, "description": state.settings.webui_description}
+    return JSONResponse({"customized": False, "brand": brand}, headers=NO_STORE)
+
+
+@router.get("/ui/customization/assets/{asset_hash}/{asset_id}")
+async def ui_customization_asset(asset_hash: Key, asset_id: Key) -> JSONResponse:
+    """No bundle, hence no asset: always 404, as upstream without one."""
+    return JSONResponse({"detail": "Unknown asset"}, status_code=404)
 
 
 @router.get("/health")
@@ -92,44 +111,55 @@ async def health(
     authenticated: Authenticated,
     lightrag_workspace: Annotated[str | None, Header(alias=WORKSPACE_HEADER)] = None,
 ) -> JSONResponse:
-    """Liveness for anyone; configuration, pipeline state and database for authenticated callers.
+    """Liveness for anyone; configuration (upstream's keys with this server's values),
+    pipeline state and database for authenticated callers.
 
-    503 when the database does not answer.
+    ``pipeline_busy`` and ``pipeline_active`` are the request's workspace's (true while
+    it indexes, converts uploads, scans or deletes). 503 when the database does not answer.
     """
     registry = state.registry
     reachable = await registry.database_reachable()
-    busy = any(r.processing for r in registry.opened())
+    name = workspace_name(state, lightrag_workspace)
+    opened = {r.name: r for r in registry.opened()}
+    runtime = opened.get(name)
+    busy = workspace_busy(runtime) if runtime else False
     body: dict[str, Any] = {
         "status": "healthy" if reachable else "unhealthy",
         "auth_mode": "enabled" if state.guard.accounts_configured else "disabled",
         "webui_available": True,
+        "workspace_available": False,
         "api_docs_available": True,
         "pipeline_busy": busy,
-        **_about(),
+        "pipeline_active": busy,
+        **_about(state.settings),
     }
     if authenticated:
-        settings = state.settings
-        name = workspace_name(state, lightrag_workspace)
-        opened = {r.name: r for r in registry.opened()}
-        runtime = opened.get(name)
-        rag = runtime.rag if runtime else None
-        body.update(
-            database={"reachable": reachable, "dsn": redact_dsn(registry.dsn)},
-            input_directory=str(settings.input_dir.resolve()),
-            configuration={
-                "workspace": settings.default_workspace,
-                "request_workspace": name,
-                "open_workspaces": sorted(opened),
-                "workspaces": await registry.names() if reachable else [],
-                "allow_create": settings.allow_create,
-                "llm_configured": llm_configured(),
-                "llm_model": type(rag.llm_model_func).__name__ if rag and rag.llm_model_func else None,
-                "embedding_model": rag.embedding_func.model_name if rag and rag.embedding_func else None,
-                "max_upload_bytes": settings.max_upload_bytes,
-                "max_workspaces": settings.max_workspaces,
-                "pool_size": settings.pool_size,
-                "workspace_pool_size": settings.workspace_pool_size,
-            },
-            pipeline=runtime.job.view() if runtime else None,
-        )
+        body.update(await _details(state, name, runtime, reachable))
     return JSONResponse(body, status_code=200 if reachable else 503)
+
+
+async def _details(
+    state: ServerState, name: str, runtime: WorkspaceRuntime | None, reachable: bool
+) -> dict[str, Any]:
+    """What only authenticated callers see."""
+    settings = state.settings
+    registry = state.registry
+    ours = {
+        "request_workspace": name,
+        "open_workspaces": sorted(r.name for r in registry.opened()),
+        "workspaces": await registry.names() if reachable else [],
+        "allow_create": settings.allow_create,
+        "llm_configured": llm_configured(),
+        "max_upload_bytes": settings.max_upload_bytes,
+        "max_workspaces": settings.max_workspaces,
+        "pool_size": settings.pool_size,
+        "workspace_pool_size": settings.workspace_pool_size,
+    }
+    return {
+        "database": {"reachable": reachable, "dsn": redact_dsn(registry.dsn)},
+        "input_directory": str(settings.input_dir.resolve()),
+        "configuration": {**configuration(settings, runtime, name), **ours},
+        "server_mode": "uvicorn",
+        "workers": 1,
+        "pipeline": runtime.job.view() if runtime else None,
+    }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
@@ -126,7 +126,9 @@ class ServerSettings:
     login_client_max_failures: int = 20
     login_window_seconds: float = 300.0
     forwarded_allow_ips: tuple[str, ...] = ()
-    whitelist_paths: tuple[str, ...] = ("/health",)
+    whitelist_paths: tuple[str, ...] = ("/health", "/api/*")
+    webui_title: str = "lightrag_pg"
+    webui_description: str = "LightRAG over one PostgreSQL database"
     ollama_model: str = "lightrag:latest"
     conversion: ConversionLimits = field(default_factory=ConversionLimits)
     statement_timeout_ms: int = DEFAULT_STATEMENT_TIMEOUT_MS
@@ -164,6 +166,11 @@ class ServerSettings:
     def exposed(self) -> bool:
         """Whether the server listens beyond this machine."""
         return self.host not in LOCAL_HOSTS
+
+    @property
+    def ollama_open(self) -> bool:
+        """Whether ``whitelist_paths`` lets anyone reach the Ollama emulation (``/api/*``)."""
+        return whitelisted("/api/chat", self.whitelist_paths)
 
     @property
     def unprotected(self) -> bool:
@@ -214,11 +221,27 @@ class ServerSettings:
         values["forwarded_allow_ips"] = _split(proxies) if proxies else None
         whitelist = text("WHITELIST_PATHS")
         values["whitelist_paths"] = _split(whitelist) if whitelist else None
+        values["webui_title"] = text("WEBUI_TITLE")
+        values["webui_description"] = text("WEBUI_DESCRIPTION")
         accounts = text("AUTH_ACCOUNTS")
         values["accounts"] = Accounts.parse(accounts) if accounts else None
         values["conversion"] = ConversionLimits.from_env(env)
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**{k: v for k, v in values.items() if v is not None})  # type: ignore[arg-type]
+
+
+def whitelisted(path: str, patterns: Iterable[str]) -> bool:
+    """Whether ``path`` needs no credentials under ``patterns`` (``WHITELIST_PATHS``): an
+    entry ending in ``/*`` covers that path and everything below it (``/api/*``: ``/api``
+    and ``/api/...``, not ``/apix``), any other entry exactly its path."""
+    for entry in patterns:
+        if entry.endswith("/*"):
+            prefix = entry[:-2]
+            if path == prefix or path.startswith(prefix + "/"):
+                return True
+        elif path == entry:
+            return True
+    return False
 
 
 def _check_proxy(entry: str) -> None:

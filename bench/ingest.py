@@ -1,11 +1,20 @@
-"""Ingest throughput: insert a generated corpus into a fresh workspace and report rates.
+"""Ingest throughput: insert a corpus into a fresh workspace and report rates.
 
-Extraction uses the instant scripted LLM of :mod:`bench.corpus` (``--extractor
-llm``) or the offline spaCy extractor (``--extractor nlp``), so the figures are
-the cost of lightrag_pg and PostgreSQL, not of a model. SQL statements are
-counted on the client (every asyncpg ``execute``/``fetch*``/``executemany``,
-plus one per pool connection reset). A baseline measured in the same process
-(the same chunk rows written with one ``COPY``, median of five) puts the time in proportion.
+``--corpus synthetic`` (the default) is a generated corpus: extraction uses the
+instant scripted LLM of :mod:`bench.corpus` (``--extractor llm``) or the offline
+spaCy extractor (``--extractor nlp``), so the figures are the cost of lightrag_pg
+and PostgreSQL, not of a model. SQL statements are counted on the client (every
+asyncpg ``execute``/``fetch*``/``executemany``, plus one per pool connection
+reset). A baseline measured in the same process (the same chunk rows written with
+one ``COPY``, median of five) puts the time in proportion.
+
+Real text is indexed offline (NLP extractor, local MiniLM): ``--corpus hotpotqa``
+(the HotpotQA passages of :mod:`bench.multihop`, one document each, ``--limit``
+the first N) or ``--corpus readme`` (the repository's README.md and docs/*.md; the
+README alone with ``--limit 1``). Besides the rates it reports the texts embedded
+per passage, entities and relations per passage, and the CPU split (spaCy,
+embedding, PostgreSQL, the rest of Python; see :mod:`bench.cpu`). The floor is
+measured in the same run: every passage embedded once with the same model.
 """
 
 from __future__ import annotations
@@ -30,6 +39,8 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.corpus import CorpusLLM, documents, vocabulary
+from bench.cpu import CpuClock, Meter, postmaster_pid
+from bench.multihop import DEFAULT_DATA, load_set
 from lightrag_pg import EmbeddingFunc, LightRAG
 from lightrag_pg.db.embedded import DSN_ENV
 from lightrag_pg.defaults import local_embedding_func
@@ -218,9 +229,101 @@ async def run(args: argparse.Namespace, dsn: str) -> None:
         await rag.drop_workspace()
 
 
+REPO = Path(__file__).resolve().parents[1]
+
+
+def real_texts(corpus: str, limit: int, data: Path) -> tuple[list[str], list[str]]:
+    """The texts and file paths of a real-text corpus (see the module docstring)."""
+    if corpus == "hotpotqa":
+        passages, _ = load_set(data, "hotpotqa")
+        passages = passages[:limit] if limit else passages
+        return [p.document for p in passages], [f"hotpotqa/{i}" for i in range(len(passages))]
+    files = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    files = files[:limit] if limit else files
+    return [f.read_text(encoding="utf-8") for f in files], [str(f.relative_to(REPO)) for f in files]
+
+
+async def server_pid(rag: LightRAG) -> int | None:
+    """The postmaster pid of a server on this machine (None when it cannot be read)."""
+    async with rag.pool.acquire() as conn:
+        data_dir = await conn.fetchval("SELECT current_setting('data_directory')")
+    try:
+        return postmaster_pid(data_dir)
+    except (OSError, ValueError):
+        return None
+
+
+def metered_embedding(meter: Meter) -> EmbeddingFunc:
+    """The local MiniLM whose calls are counted and timed by ``meter``."""
+    embedding = local_embedding_func()
+    model = embedding.func
+    model.embed_sync = meter.wrap("embedding", model.embed_sync, count=len)  # type: ignore[union-attr]
+    return embedding
+
+
+async def run_real(args: argparse.Namespace, dsn: str) -> None:
+    """Index a real-text corpus offline into a fresh workspace and report rates and the CPU split."""
+    from lightrag_pg.offline.nlp_extract import SpacyExtractor
+
+    texts, paths = real_texts(args.corpus, args.limit, args.data)
+    meter = Meter()
+    SpacyExtractor.extract = meter.wrap("spacy", SpacyExtractor.extract)  # type: ignore[method-assign]
+    embedding = metered_embedding(meter)
+    rag = LightRAG(dsn=dsn, workspace=workspace_name("bench_real"), embedding_func=embedding, extractor="nlp")
+    await rag.initialize()
+    try:
+        load_seconds = await warm_up(rag, "nlp")
+        clock = CpuClock(meter, await server_pid(rag))
+        embedded_before = meter.items.get("embedding", 0)
+        clock.start()
+        started = time.perf_counter()
+        result = await rag.ainsert(texts, file_paths=paths)
+        seconds = time.perf_counter() - started
+        split = clock.split()
+        embedded = meter.items.get("embedding", 0) - embedded_before
+        async with rag.pool.acquire() as conn:
+            counts = {
+                t: int(await conn.fetchval(f"SELECT count(*) FROM {t}"))
+                for t in ("text_chunks", "entities", "relations", "entity_fragments", "relation_fragments")
+            }
+            longest = await conn.fetchval("SELECT coalesce(max(length(description)), 0) FROM entities")
+        floor_started = time.perf_counter()
+        await embedding(texts)
+        floor = time.perf_counter() - floor_started
+    finally:
+        await rag.drop_workspace()
+    n = max(result.progress.docs_done, 1)
+    chars = sum(len(t) for t in texts)
+    print(
+        f"{args.corpus}: {len(texts)} passages, {chars / len(texts):.0f} characters each on average; "
+        f"extractor nlp, embedding {embedding.model_name}; model load {load_seconds:.2f} s (not timed)"
+    )
+    print(f"documents:                 {result.progress.docs_done} (failed {result.progress.docs_failed})")
+    print(f"chunks:                    {counts['text_chunks']}")
+    print(f"seconds:                   {seconds:.1f}")
+    print(f"passages/s:                {result.progress.docs_done / seconds:.2f}")
+    print(f"floor (each passage embedded once, same model): {floor:.1f} s; insert / floor: {seconds / floor:.1f}x")
+    print(f"texts embedded:            {embedded} ({embedded / n:.1f} per passage)")
+    print(f"entities:                  {counts['entities']} ({counts['entities'] / n:.1f} per passage)")
+    print(f"relations:                 {counts['relations']} ({counts['relations'] / n:.1f} per passage)")
+    print(
+        f"fragments per passage:     {counts['entity_fragments'] / n:.1f} entity, "
+        f"{counts['relation_fragments'] / n:.1f} relation"
+    )
+    print(f"longest entity description: {longest} characters")
+    print("CPU split:", *split.lines(), sep="\n")
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"load average {load}")
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """Command-line options; the embedding default depends on the extractor."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--corpus", choices=("synthetic", "hotpotqa", "readme"), default="synthetic", help="what to index"
+    )
+    parser.add_argument("--limit", type=int, default=0, help="real text: only the first N passages or files")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="where the HotpotQA set is")
     parser.add_argument("--docs", type=int, default=20, help="documents to ingest")
     parser.add_argument("--words", type=int, default=1500, help="words per document")
     parser.add_argument("--extractor", choices=("llm", "nlp"), default="llm")
@@ -254,10 +357,10 @@ def check_nlp() -> None:
 def main() -> None:
     """Entry point."""
     args = parse_args()
-    if args.extractor == "nlp":
+    if args.extractor == "nlp" or args.corpus != "synthetic":
         check_nlp()
     with database(args.dsn) as dsn:
-        asyncio.run(run(args, dsn))
+        asyncio.run(run(args, dsn) if args.corpus == "synthetic" else run_real(args, dsn))
 
 
 if __name__ == "__main__":

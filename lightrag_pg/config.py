@@ -87,6 +87,8 @@ class Settings:
     entity_extract_max_gleaning: int = 1
     max_entity_name_length: int = 256
     max_description_length: int = 10_000
+    nlp_max_relations_per_chunk: int = 8
+    """The offline extractor keeps at most this many relations per chunk, the strongest."""
 
     # merge
     force_llm_summary_on_merge: int = 8
@@ -140,6 +142,7 @@ class Settings:
             "max_parallel_chunks",
             "related_chunk_number",
             "force_llm_summary_on_merge",
+            "nlp_max_relations_per_chunk",
         )
         for name in positive:
             value = getattr(self, name)

@@ -141,7 +141,10 @@ async def test_the_merge_counts_the_texts_it_embeds(build: Build) -> None:
     writer.merge = recorded  # type: ignore[method-assign]
     model.sent.clear()
     await rag.ainsert([LATER], file_paths=["later.txt"])
+    assert [s.embedded for s in stats] == [len(model.sent) - 1], "all but the chunk"
+    assert stats[0].reembedded == 0, "Alice's read text is unchanged; Paris and its relation are new"
+    model.sent.clear()
     await rag.ainsert([EARLIER], file_paths=["earlier.txt"])
-    chunks = 2
-    assert sum(s.embedded for s in stats) == len(model.sent) - chunks
-    assert sum(s.reembedded for s in stats) == len(model.sent_for("Alice")) == 1
+    assert stats[1].embedded == len(model.sent) - 1
+    again = model.sent_for("Alice") + model.sent_for("Paris") + [t for t in model.sent if "Alice\nParis" in t]
+    assert stats[1].reembedded == len(again) == 3, "the entities and the relation sorted first now"

@@ -134,14 +134,14 @@ class DocumentDeleter:
             due = Due()
             outcome: list[DeletionResult] = []
 
-            async def optimistic(_: str, pending: dict[str, None], due: Due) -> set[str]:
+            async def optimistic(_: str, pending: dict[str, None], due: Due, __: MergeStats) -> set[str]:
                 try:
                     outcome[:] = [await self._optimistic_round(ids, replacements, keep_cache)]
                 except _Moved:
                     return set()
                 return set(pending)
 
-            async def locked(_: str, pending: dict[str, None], due: Due) -> set[str]:
+            async def locked(_: str, pending: dict[str, None], due: Due, __: MergeStats) -> set[str]:
                 try:
                     outcome[:] = [await self._locked_round(ids, replacements, keep_cache, due)]
                 except _Moved:

@@ -112,6 +112,11 @@ class CpuSplit:
     postgres: float | None
     python: float
 
+    @property
+    def total(self) -> float:
+        """All parts together."""
+        return self.spacy + self.embedding + self.python + (self.postgres or 0.0)
+
     def lines(self) -> list[str]:
         """The split as report lines, with shares of the total."""
         parts = {"spaCy": self.spacy, "embedding": self.embedding, "rest of Python": self.python}

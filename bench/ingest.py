@@ -6,7 +6,11 @@ spaCy extractor (``--extractor nlp``), so the figures are the cost of lightrag_p
 and PostgreSQL, not of a model. SQL statements are counted on the client (every
 asyncpg ``execute``/``fetch*``/``executemany``, plus one per pool connection
 reset). A baseline measured in the same process (the same chunk rows written with
-one ``COPY``, median of five) puts the time in proportion.
+one ``COPY``, median of five) puts the time in proportion. With ``--upstream`` the
+same documents are then inserted by upstream LightRAG on the same server, driven
+by :mod:`bench.differential`'s runner (one document at a time, as that harness
+runs it, answered by the same scripted LLM and hashed embedding), and the two
+times are compared.
 
 Real text is indexed offline (NLP extractor, local MiniLM): ``--corpus hotpotqa``
 (the HotpotQA passages of :mod:`bench.multihop`, one document each, ``--limit``
@@ -39,7 +43,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.corpus import CorpusLLM, documents, vocabulary
-from bench.cpu import CpuClock, Meter, postmaster_pid
+from bench.cpu import CpuClock, Meter, foreign_threads_cpu, postmaster_pid
 from bench.multihop import DEFAULT_DATA, load_set
 from lightrag_pg import EmbeddingFunc, LightRAG
 from lightrag_pg.db.embedded import DSN_ENV
@@ -201,8 +205,22 @@ def report(r: IngestResult, raw_seconds: float, raw_rows: int) -> None:
     print(f"pipeline time / raw insert time: {r.seconds / raw_seconds:.0f}x")
 
 
-async def run(args: argparse.Namespace, dsn: str) -> None:
-    """Build the corpus, ingest it into a fresh workspace, report, drop the workspace."""
+def upstream_insert_seconds(args: argparse.Namespace, texts: list[str], pg_env: dict[str, str]) -> float:
+    """Seconds upstream LightRAG takes to insert ``texts`` (its runner's start included)."""
+    from bench.differential import DEFAULT_CACHE, SharedLLM, run_upstream, tiktoken_cache, upstream_python
+
+    python = upstream_python(DEFAULT_CACHE)
+    env = {"TIKTOKEN_CACHE_DIR": str(tiktoken_cache(DEFAULT_CACHE)), **pg_env}
+    paths = [f"doc-{i:04d}.txt" for i in range(len(texts))]
+    with tempfile.TemporaryDirectory(prefix="lightrag-ingest-up-") as tmp:
+        started = time.perf_counter()
+        run_upstream(python, env, Path(tmp), texts, paths, [], SharedLLM(vocabulary(seed=args.seed)), "hashed", {})
+        return time.perf_counter() - started
+
+
+async def run(args: argparse.Namespace, dsn: str, pg_env: dict[str, str] | None = None) -> None:
+    """Build the corpus, ingest it into a fresh workspace, report, drop the workspace; with
+    ``pg_env`` (upstream's connection variables) insert it with upstream too and compare."""
     vocab = vocabulary(seed=args.seed)
     texts = documents(args.docs, args.words, args.seed, vocab)
     llm = CorpusLLM(vocab) if args.extractor == "llm" else None
@@ -227,6 +245,10 @@ async def run(args: argparse.Namespace, dsn: str) -> None:
         report(result, raw_seconds, raw_rows)
     finally:
         await rag.drop_workspace()
+    if pg_env is not None:
+        theirs = await asyncio.to_thread(upstream_insert_seconds, args, texts, pg_env)
+        print(f"upstream {args.docs} docs: {theirs:.1f} s (its runner's start included)")
+        print(f"upstream time / lightrag_pg time: {theirs / result.seconds:.1f}x")
 
 
 REPO = Path(__file__).resolve().parents[1]
@@ -261,12 +283,29 @@ def metered_embedding(meter: Meter) -> EmbeddingFunc:
     return embedding
 
 
+def count_merges(totals: Counter[str]) -> None:
+    """Add every merge's texts embedded (and re-embedded) to ``totals``."""
+    from lightrag_pg.index.writer import GraphWriter, MergeStats
+
+    merge = GraphWriter.merge
+
+    async def counted(self: GraphWriter, *args: object) -> MergeStats:
+        stats = await merge(self, *args)  # type: ignore[arg-type]
+        totals["embedded"] += getattr(stats, "embedded", 0)
+        totals["reembedded"] += getattr(stats, "reembedded", 0)
+        return stats
+
+    GraphWriter.merge = counted  # type: ignore[method-assign]
+
+
 async def run_real(args: argparse.Namespace, dsn: str) -> None:
     """Index a real-text corpus offline into a fresh workspace and report rates and the CPU split."""
     from lightrag_pg.offline.nlp_extract import SpacyExtractor
 
     texts, paths = real_texts(args.corpus, args.limit, args.data)
     meter = Meter()
+    merges: Counter[str] = Counter()
+    count_merges(merges)
     SpacyExtractor.extract = meter.wrap("spacy", SpacyExtractor.extract)  # type: ignore[method-assign]
     embedding = metered_embedding(meter)
     rag = LightRAG(dsn=dsn, workspace=workspace_name("bench_real"), embedding_func=embedding, extractor="nlp")
@@ -287,9 +326,11 @@ async def run_real(args: argparse.Namespace, dsn: str) -> None:
                 for t in ("text_chunks", "entities", "relations", "entity_fragments", "relation_fragments")
             }
             longest = await conn.fetchval("SELECT coalesce(max(length(description)), 0) FROM entities")
+        floor_cpu = meter.seconds.get("embedding", 0.0) + foreign_threads_cpu()
         floor_started = time.perf_counter()
         await embedding(texts)
         floor = time.perf_counter() - floor_started
+        floor_cpu = meter.seconds.get("embedding", 0.0) + foreign_threads_cpu() - floor_cpu
     finally:
         await rag.drop_workspace()
     n = max(result.progress.docs_done, 1)
@@ -303,7 +344,15 @@ async def run_real(args: argparse.Namespace, dsn: str) -> None:
     print(f"seconds:                   {seconds:.1f}")
     print(f"passages/s:                {result.progress.docs_done / seconds:.2f}")
     print(f"floor (each passage embedded once, same model): {floor:.1f} s; insert / floor: {seconds / floor:.1f}x")
+    print(
+        f"CPU: insert {split.total:.1f} s, floor {floor_cpu:.1f} s; insert / floor: "
+        f"{split.total / max(floor_cpu, 1e-9):.1f}x"
+    )
     print(f"texts embedded:            {embedded} ({embedded / n:.1f} per passage)")
+    print(
+        f"  by the graph merges:     {merges['embedded']} ({merges['embedded'] / n:.1f} per passage; "
+        f"{merges['reembedded'] / n:.1f} of them replaced a stored vector)"
+    )
     print(f"entities:                  {counts['entities']} ({counts['entities'] / n:.1f} per passage)")
     print(f"relations:                 {counts['relations']} ({counts['relations'] / n:.1f} per passage)")
     print(
@@ -337,6 +386,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--dsn", default=None, help=f"PostgreSQL DSN (default ${DSN_ENV}, else an embedded server)"
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--upstream", action="store_true", help="synthetic corpus: insert it with upstream LightRAG too"
+    )
     args = parser.parse_args(argv)
     if args.embedding is None:
         wants_local = args.extractor == "nlp" and local_embedding_available()
@@ -359,6 +411,12 @@ def main() -> None:
     args = parse_args()
     if args.extractor == "nlp" or args.corpus != "synthetic":
         check_nlp()
+    if args.upstream:
+        from bench.differential import embedded_server
+
+        with embedded_server() as (dsn, pg_env):
+            asyncio.run(run(args, dsn, pg_env))
+        return
     with database(args.dsn) as dsn:
         asyncio.run(run(args, dsn) if args.corpus == "synthetic" else run_real(args, dsn))
 

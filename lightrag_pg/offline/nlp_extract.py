@@ -23,14 +23,17 @@ and pairs the entities of each sentence into relations:
   mention of each through at most :data:`MAX_PATH_WORDS` content words (words
   other than prepositions, auxiliaries, conjunctions, particles, determiners
   and punctuation): "X created by Y" and "X and Y" link X and Y, while two names
-  at the two ends of a long sentence are not linked. Each linked pair gives one
+  at the two ends of a long sentence are not linked. A sentence with two
+  entities or more and no such link links its closest pair, so that every such
+  sentence can be found through a relation. Each linked pair gives one
   relation per text: weight = number of sentences linking it, description =
   the first of them, keywords = the lemmas of the content words between the
   two mentions in that sentence (verbs other than light ones like "be" or
   "have", and nouns that are not part of a mention), else the sentence's main
   verb, at most five, else "related". A text keeps its
-  ``max_relations_per_chunk`` strongest relations: the most sentences first,
-  then the shortest path, then the first linked.
+  ``max_relations_per_chunk`` strongest relations, ranked by sentences linking
+  them, then path length, then first link, taking the best of each sentence
+  first, then the second best of each, and so on.
 
 Output is deterministic: entities by first mention, relations by first link.
 """
@@ -86,8 +89,9 @@ class _Pair:
     keywords: str
     sentences: list[str] = field(default_factory=list)
     count: int = 0
-    path: int = MAX_PATH_WORDS
+    path: int = 0
     order: int = 0
+    sentence: int = 0
 
 
 _SEPARATORS = re.compile(r"[\s\-_]+")
@@ -225,31 +229,44 @@ class SpacyExtractor:
         for index in sorted(per_sentence):
             members = list(per_sentence[index].items())[: self.max_entities_per_sentence]
             text = collapse(sentences[index].text)
+            links = []
             for i, (a, first_mentions) in enumerate(members):
                 for b, second_mentions in members[i + 1 :]:
-                    src, tgt = names[a], names[b]
-                    if src == tgt:
-                        continue  # two merge keys that came out under one name are one entity
-                    link = _closest(doc, first_mentions, second_mentions)
-                    if link is None:
-                        continue
-                    path, first, second = link
-                    pair = pairs.get((tgt, src)) or pairs.get((src, tgt))
-                    if pair is None:
-                        words = _between(doc, first.end, second.start, taken) or _main_verb(sentences[index])
-                        pair = pairs[(src, tgt)] = _Pair(
-                            src=src,
-                            tgt=tgt,
-                            keywords=", ".join(words[:MAX_KEYWORDS]) or "related",
-                            path=path,
-                            order=len(pairs),
-                        )
-                    pair.count += 1
-                    pair.path = min(pair.path, path)
-                    if len(pair.sentences) < MAX_RELATION_SENTENCES and text not in pair.sentences:
-                        pair.sentences.append(text)
-        strongest = sorted(pairs.values(), key=lambda p: (-p.count, p.path, p.order))
-        return sorted(strongest[: self.max_relations_per_chunk], key=lambda p: p.order)
+                    if names[a] != names[b]:  # two merge keys that came out under one name are one entity
+                        links.append((names[a], names[b], *_closest(doc, first_mentions, second_mentions)))
+            linked = [link for link in links if link[2] <= MAX_PATH_WORDS]
+            if not linked and links:
+                linked = [min(links, key=lambda link: link[2])]  # the sentence's closest pair
+            for src, tgt, path, first, second in linked:
+                pair = pairs.get((tgt, src)) or pairs.get((src, tgt))
+                if pair is None:
+                    words = _between(doc, first.end, second.start, taken) or _main_verb(sentences[index])
+                    pair = pairs[(src, tgt)] = _Pair(
+                        src=src,
+                        tgt=tgt,
+                        keywords=", ".join(words[:MAX_KEYWORDS]) or "related",
+                        path=path,
+                        order=len(pairs),
+                        sentence=index,
+                    )
+                pair.count += 1
+                pair.path = min(pair.path, path)
+                if len(pair.sentences) < MAX_RELATION_SENTENCES and text not in pair.sentences:
+                    pair.sentences.append(text)
+        return self._strongest(list(pairs.values()))
+
+    def _strongest(self, pairs: list[_Pair]) -> list[_Pair]:
+        """The ``max_relations_per_chunk`` strongest pairs, in first-linked order: the best
+        of each sentence first (so the relations cover the chunk's sentences), then the
+        next best of each, and so on; by sentences linking the pair, then path length."""
+        strength = sorted(pairs, key=lambda p: (-p.count, p.path, p.order))
+        rank: dict[int, int] = {}
+        place: dict[int, int] = {}
+        for p in strength:
+            place[p.order] = rank.get(p.sentence, 0)
+            rank[p.sentence] = place[p.order] + 1
+        chosen = sorted(strength, key=lambda p: place[p.order])[: self.max_relations_per_chunk]
+        return sorted(chosen, key=lambda p: p.order)
 
 
 def mention_keys(mentions: list[Mention]) -> list[str]:
@@ -334,7 +351,7 @@ def _path_words(a: Any, b: Any) -> int:
     depth = {t.i: n for n, t in enumerate(up_a)}
     meet = next((n for n, t in enumerate(up_b) if t.i in depth), None)
     if meet is None:
-        return MAX_PATH_WORDS + 1  # not in one tree
+        return len(up_a) + len(up_b)  # not in one tree
     top = depth[up_b[meet].i]
 
     def counted(nodes: list[Any], coordinated: list[bool], end: int) -> int:
@@ -347,15 +364,16 @@ def _path_words(a: Any, b: Any) -> int:
     return words
 
 
-def _closest(doc: Any, firsts: list[Mention], seconds: list[Mention]) -> tuple[int, Mention, Mention] | None:
-    """The shortest link between a mention of each list (content words on the path, and
-    the two mentions in text order), or None when none is within :data:`MAX_PATH_WORDS`."""
+def _closest(doc: Any, firsts: list[Mention], seconds: list[Mention]) -> tuple[int, Mention, Mention]:
+    """The shortest link between a mention of each list: the content words on its path,
+    and the two mentions in text order."""
     best: tuple[int, Mention, Mention] | None = None
     for x in firsts:
         for y in seconds:
             words = _path_words(doc[x.start : x.end].root, doc[y.start : y.end].root)
-            if words <= MAX_PATH_WORDS and (best is None or words < best[0]):
+            if best is None or words < best[0]:
                 best = (words, x, y) if x.start <= y.start else (words, y, x)
+    assert best is not None
     return best
 
 

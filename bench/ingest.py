@@ -214,7 +214,9 @@ def upstream_insert_seconds(args: argparse.Namespace, texts: list[str], pg_env: 
     paths = [f"doc-{i:04d}.txt" for i in range(len(texts))]
     with tempfile.TemporaryDirectory(prefix="lightrag-ingest-up-") as tmp:
         started = time.perf_counter()
-        run_upstream(python, env, Path(tmp), texts, paths, [], SharedLLM(vocabulary(seed=args.seed)), "hashed", {})
+        run_upstream(
+            python, env, Path(tmp), texts, paths, [], SharedLLM(vocabulary(seed=args.seed)), "hashed", {}
+        )
         return time.perf_counter() - started
 
 
@@ -343,7 +345,10 @@ async def run_real(args: argparse.Namespace, dsn: str) -> None:
     print(f"chunks:                    {counts['text_chunks']}")
     print(f"seconds:                   {seconds:.1f}")
     print(f"passages/s:                {result.progress.docs_done / seconds:.2f}")
-    print(f"floor (each passage embedded once, same model): {floor:.1f} s; insert / floor: {seconds / floor:.1f}x")
+    print(
+        f"floor (each passage embedded once, same model): {floor:.1f} s; "
+        f"insert / floor: {seconds / floor:.1f}x"
+    )
     print(
         f"CPU: insert {split.total:.1f} s, floor {floor_cpu:.1f} s; insert / floor: "
         f"{split.total / max(floor_cpu, 1e-9):.1f}x"

@@ -95,7 +95,9 @@ async def test_an_unchanged_row_is_not_embedded_again(build: Build) -> None:
     assert len(model.sent_for("Alice")) == 1, "a change the model reads is embedded"
 
 
-async def test_skipped_embeddings_do_not_make_vectors_depend_on_order(build: Build, conn: asyncpg.Connection) -> None:
+async def test_skipped_embeddings_do_not_make_vectors_depend_on_order(
+    build: Build, conn: asyncpg.Connection
+) -> None:
     forward, backward = await build(CountingModel()), await build(CountingModel())
     for doc in (FIRST, LATER, EARLIER):
         await forward.ainsert([doc], file_paths=[f"{doc[:12]}.txt"])
@@ -130,7 +132,7 @@ async def test_the_merge_counts_the_texts_it_embeds(build: Build) -> None:
     model = CountingModel()
     rag = await build(model)
     await rag.ainsert([FIRST], file_paths=["first.txt"])
-    writer = rag._pipeline().writer  # noqa: SLF001
+    writer = rag._pipeline().writer
     merge = writer.merge
     stats: list[MergeStats] = []
 

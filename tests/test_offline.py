@@ -180,7 +180,9 @@ def test_missing_model_file_is_a_configuration_error(tmp_path) -> None:  # type:
 
 def test_minilm_truncate_cuts_where_the_model_stops_reading(minilm: LocalMiniLM) -> None:
     long = "graph " * 300 + "retrieval"
-    cut_long, short, split = minilm.truncate([long, "a short text", "word " * 253 + "antidisestablishmentarianism"])
+    cut_long, short, split = minilm.truncate(
+        [long, "a short text", "word " * 253 + "antidisestablishmentarianism"]
+    )
     assert cut_long == ("graph " * 254).rstrip(), "254 word pieces besides [CLS] and [SEP]"
     assert short == "a short text"
     assert split == ("word " * 253).rstrip(), "a word the limit cuts through is left out"

@@ -69,7 +69,9 @@ def test_repeated_cooccurrence_raises_the_weight() -> None:
     )
 
 
-FOUNDERS = "Alice Moreau, Bruno Keller, Carla Diaz, Dmitri Ivanov and Erin Walsh founded Acme Robotics in Lyon."
+FOUNDERS = (
+    "Alice Moreau, Bruno Keller, Carla Diaz, Dmitri Ivanov and Erin Walsh founded Acme Robotics in Lyon."
+)
 
 
 def test_relations_per_chunk_are_capped() -> None:
@@ -79,8 +81,8 @@ def test_relations_per_chunk_are_capped() -> None:
     assert len(capped.relations) == 4
     assert {frozenset({r.src, r.tgt}) for r in capped.relations} <= set(everything)
     configured = NLPExtractor(Settings(nlp_max_relations_per_chunk=3))
-    assert configured._impl.max_relations_per_chunk == 3  # noqa: SLF001
-    assert len(configured._impl.extract(FOUNDERS, chunk_id="c").relations) == 3  # noqa: SLF001
+    assert configured._impl.max_relations_per_chunk == 3
+    assert len(configured._impl.extract(FOUNDERS, chunk_id="c").relations) == 3
     assert Settings().nlp_max_relations_per_chunk == 8
     with pytest.raises(ConfigurationError):
         Settings(nlp_max_relations_per_chunk=0)

@@ -1,11 +1,24 @@
-"""Ingest throughput: insert a generated corpus into a fresh workspace and report rates.
+"""Ingest throughput: insert a corpus into a fresh workspace and report rates.
 
-Extraction uses the instant scripted LLM of :mod:`bench.corpus` (``--extractor
-llm``) or the offline spaCy extractor (``--extractor nlp``), so the figures are
-the cost of lightrag_pg and PostgreSQL, not of a model. SQL statements are
-counted on the client (every asyncpg ``execute``/``fetch*``/``executemany``,
-plus one per pool connection reset). A baseline measured in the same process
-(the same chunk rows written with one ``COPY``, median of five) puts the time in proportion.
+``--corpus synthetic`` (the default) is a generated corpus: extraction uses the
+instant scripted LLM of :mod:`bench.corpus` (``--extractor llm``) or the offline
+spaCy extractor (``--extractor nlp``), so the figures are the cost of lightrag_pg
+and PostgreSQL, not of a model. SQL statements are counted on the client (every
+asyncpg ``execute``/``fetch*``/``executemany``, plus one per pool connection
+reset). A baseline measured in the same process (the same chunk rows written with
+one ``COPY``, median of five) puts the time in proportion. With ``--upstream`` the
+same documents are then inserted by upstream LightRAG on the same server, driven
+by :mod:`bench.differential`'s runner (one document at a time, as that harness
+runs it, answered by the same scripted LLM and hashed embedding), and the two
+times are compared.
+
+Real text is indexed offline (NLP extractor, local MiniLM): ``--corpus hotpotqa``
+(the HotpotQA passages of :mod:`bench.multihop`, one document each, ``--limit``
+the first N) or ``--corpus readme`` (the repository's README.md and docs/*.md; the
+README alone with ``--limit 1``). Besides the rates it reports the texts embedded
+per passage, entities and relations per passage, and the CPU split (spaCy,
+embedding, PostgreSQL, the rest of Python; see :mod:`bench.cpu`). The floor is
+measured in the same run: every passage embedded once with the same model.
 """
 
 from __future__ import annotations
@@ -30,6 +43,8 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.corpus import CorpusLLM, documents, vocabulary
+from bench.cpu import CpuClock, Meter, foreign_threads_cpu, postmaster_pid
+from bench.multihop import DEFAULT_DATA, load_set
 from lightrag_pg import EmbeddingFunc, LightRAG
 from lightrag_pg.db.embedded import DSN_ENV
 from lightrag_pg.defaults import local_embedding_func
@@ -190,8 +205,24 @@ def report(r: IngestResult, raw_seconds: float, raw_rows: int) -> None:
     print(f"pipeline time / raw insert time: {r.seconds / raw_seconds:.0f}x")
 
 
-async def run(args: argparse.Namespace, dsn: str) -> None:
-    """Build the corpus, ingest it into a fresh workspace, report, drop the workspace."""
+def upstream_insert_seconds(args: argparse.Namespace, texts: list[str], pg_env: dict[str, str]) -> float:
+    """Seconds upstream LightRAG takes to insert ``texts`` (its runner's start included)."""
+    from bench.differential import DEFAULT_CACHE, SharedLLM, run_upstream, tiktoken_cache, upstream_python
+
+    python = upstream_python(DEFAULT_CACHE)
+    env = {"TIKTOKEN_CACHE_DIR": str(tiktoken_cache(DEFAULT_CACHE)), **pg_env}
+    paths = [f"doc-{i:04d}.txt" for i in range(len(texts))]
+    with tempfile.TemporaryDirectory(prefix="lightrag-ingest-up-") as tmp:
+        started = time.perf_counter()
+        run_upstream(
+            python, env, Path(tmp), texts, paths, [], SharedLLM(vocabulary(seed=args.seed)), "hashed", {}
+        )
+        return time.perf_counter() - started
+
+
+async def run(args: argparse.Namespace, dsn: str, pg_env: dict[str, str] | None = None) -> None:
+    """Build the corpus, ingest it into a fresh workspace, report, drop the workspace; with
+    ``pg_env`` (upstream's connection variables) insert it with upstream too and compare."""
     vocab = vocabulary(seed=args.seed)
     texts = documents(args.docs, args.words, args.seed, vocab)
     llm = CorpusLLM(vocab) if args.extractor == "llm" else None
@@ -216,11 +247,137 @@ async def run(args: argparse.Namespace, dsn: str) -> None:
         report(result, raw_seconds, raw_rows)
     finally:
         await rag.drop_workspace()
+    if pg_env is not None:
+        theirs = await asyncio.to_thread(upstream_insert_seconds, args, texts, pg_env)
+        print(f"upstream {args.docs} docs: {theirs:.1f} s (its runner's start included)")
+        print(f"upstream time / lightrag_pg time: {theirs / result.seconds:.1f}x")
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def real_texts(corpus: str, limit: int, data: Path) -> tuple[list[str], list[str]]:
+    """The texts and file paths of a real-text corpus (see the module docstring)."""
+    if corpus == "hotpotqa":
+        passages, _ = load_set(data, "hotpotqa")
+        passages = passages[:limit] if limit else passages
+        return [p.document for p in passages], [f"hotpotqa/{i}" for i in range(len(passages))]
+    files = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    files = files[:limit] if limit else files
+    return [f.read_text(encoding="utf-8") for f in files], [str(f.relative_to(REPO)) for f in files]
+
+
+async def server_pid(rag: LightRAG) -> int | None:
+    """The postmaster pid of a server on this machine (None when it cannot be read)."""
+    async with rag.pool.acquire() as conn:
+        data_dir = await conn.fetchval("SELECT current_setting('data_directory')")
+    try:
+        return postmaster_pid(data_dir)
+    except (OSError, ValueError):
+        return None
+
+
+def metered_embedding(meter: Meter) -> EmbeddingFunc:
+    """The local MiniLM whose calls are counted and timed by ``meter``."""
+    embedding = local_embedding_func()
+    model = embedding.func
+    model.embed_sync = meter.wrap("embedding", model.embed_sync, count=len)  # type: ignore[union-attr]
+    return embedding
+
+
+def count_merges(totals: Counter[str]) -> None:
+    """Add every merge's texts embedded (and re-embedded) to ``totals``."""
+    from lightrag_pg.index.writer import GraphWriter, MergeStats
+
+    merge = GraphWriter.merge
+
+    async def counted(self: GraphWriter, *args: object) -> MergeStats:
+        stats = await merge(self, *args)  # type: ignore[arg-type]
+        totals["embedded"] += getattr(stats, "embedded", 0)
+        totals["reembedded"] += getattr(stats, "reembedded", 0)
+        return stats
+
+    GraphWriter.merge = counted  # type: ignore[method-assign]
+
+
+async def run_real(args: argparse.Namespace, dsn: str) -> None:
+    """Index a real-text corpus offline into a fresh workspace and report rates and the CPU split."""
+    from lightrag_pg.offline.nlp_extract import SpacyExtractor
+
+    texts, paths = real_texts(args.corpus, args.limit, args.data)
+    meter = Meter()
+    merges: Counter[str] = Counter()
+    count_merges(merges)
+    SpacyExtractor.extract = meter.wrap("spacy", SpacyExtractor.extract)  # type: ignore[method-assign]
+    embedding = metered_embedding(meter)
+    rag = LightRAG(dsn=dsn, workspace=workspace_name("bench_real"), embedding_func=embedding, extractor="nlp")
+    await rag.initialize()
+    try:
+        load_seconds = await warm_up(rag, "nlp")
+        clock = CpuClock(meter, await server_pid(rag))
+        embedded_before = meter.items.get("embedding", 0)
+        clock.start()
+        started = time.perf_counter()
+        result = await rag.ainsert(texts, file_paths=paths)
+        seconds = time.perf_counter() - started
+        split = clock.split()
+        embedded = meter.items.get("embedding", 0) - embedded_before
+        async with rag.pool.acquire() as conn:
+            counts = {
+                t: int(await conn.fetchval(f"SELECT count(*) FROM {t}"))
+                for t in ("text_chunks", "entities", "relations", "entity_fragments", "relation_fragments")
+            }
+            longest = await conn.fetchval("SELECT coalesce(max(length(description)), 0) FROM entities")
+        floor_cpu = meter.seconds.get("embedding", 0.0) + foreign_threads_cpu()
+        floor_started = time.perf_counter()
+        await embedding(texts)
+        floor = time.perf_counter() - floor_started
+        floor_cpu = meter.seconds.get("embedding", 0.0) + foreign_threads_cpu() - floor_cpu
+    finally:
+        await rag.drop_workspace()
+    n = max(result.progress.docs_done, 1)
+    chars = sum(len(t) for t in texts)
+    print(
+        f"{args.corpus}: {len(texts)} passages, {chars / len(texts):.0f} characters each on average; "
+        f"extractor nlp, embedding {embedding.model_name}; model load {load_seconds:.2f} s (not timed)"
+    )
+    print(f"documents:                 {result.progress.docs_done} (failed {result.progress.docs_failed})")
+    print(f"chunks:                    {counts['text_chunks']}")
+    print(f"seconds:                   {seconds:.1f}")
+    print(f"passages/s:                {result.progress.docs_done / seconds:.2f}")
+    print(
+        f"floor (each passage embedded once, same model): {floor:.1f} s; "
+        f"insert / floor: {seconds / floor:.1f}x"
+    )
+    print(
+        f"CPU: insert {split.total:.1f} s, floor {floor_cpu:.1f} s; insert / floor: "
+        f"{split.total / max(floor_cpu, 1e-9):.1f}x"
+    )
+    print(f"texts embedded:            {embedded} ({embedded / n:.1f} per passage)")
+    print(
+        f"  by the graph merges:     {merges['embedded']} ({merges['embedded'] / n:.1f} per passage; "
+        f"{merges['reembedded'] / n:.1f} of them replaced a stored vector)"
+    )
+    print(f"entities:                  {counts['entities']} ({counts['entities'] / n:.1f} per passage)")
+    print(f"relations:                 {counts['relations']} ({counts['relations'] / n:.1f} per passage)")
+    print(
+        f"fragments per passage:     {counts['entity_fragments'] / n:.1f} entity, "
+        f"{counts['relation_fragments'] / n:.1f} relation"
+    )
+    print(f"longest entity description: {longest} characters")
+    print("CPU split:", *split.lines(), sep="\n")
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"load average {load}")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """Command-line options; the embedding default depends on the extractor."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--corpus", choices=("synthetic", "hotpotqa", "readme"), default="synthetic", help="what to index"
+    )
+    parser.add_argument("--limit", type=int, default=0, help="real text: only the first N passages or files")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="where the HotpotQA set is")
     parser.add_argument("--docs", type=int, default=20, help="documents to ingest")
     parser.add_argument("--words", type=int, default=1500, help="words per document")
     parser.add_argument("--extractor", choices=("llm", "nlp"), default="llm")
@@ -234,6 +391,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--dsn", default=None, help=f"PostgreSQL DSN (default ${DSN_ENV}, else an embedded server)"
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--upstream", action="store_true", help="synthetic corpus: insert it with upstream LightRAG too"
+    )
     args = parser.parse_args(argv)
     if args.embedding is None:
         wants_local = args.extractor == "nlp" and local_embedding_available()
@@ -254,10 +414,16 @@ def check_nlp() -> None:
 def main() -> None:
     """Entry point."""
     args = parse_args()
-    if args.extractor == "nlp":
+    if args.extractor == "nlp" or args.corpus != "synthetic":
         check_nlp()
+    if args.upstream:
+        from bench.differential import embedded_server
+
+        with embedded_server() as (dsn, pg_env):
+            asyncio.run(run(args, dsn, pg_env))
+        return
     with database(args.dsn) as dsn:
-        asyncio.run(run(args, dsn))
+        asyncio.run(run(args, dsn) if args.corpus == "synthetic" else run_real(args, dsn))
 
 
 if __name__ == "__main__":

@@ -99,6 +99,8 @@ class Settings:
     entity_extract_max_gleaning: int = 1
     max_entity_name_length: int = 256
     max_description_length: int = 10_000
+    nlp_max_relations_per_chunk: int = 8
+    """The offline extractor keeps at most this many relations per chunk, the strongest."""
 
     # merge
     force_llm_summary_on_merge: int = 8
@@ -155,6 +157,7 @@ class Settings:
             "related_chunk_number",
             "force_llm_summary_on_merge",
             "max_query_chars",
+            "nlp_max_relations_per_chunk",
         )
         for name in positive:
             value = getattr(self, name)

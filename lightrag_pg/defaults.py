@@ -44,7 +44,11 @@ def local_embedding_func(*, batch_size: int = DEFAULT_BATCH_SIZE) -> EmbeddingFu
     """An ``EmbeddingFunc`` (384 dimensions) over :class:`~lightrag_pg.offline.minilm.LocalMiniLM`."""
     model = LocalMiniLM(batch_size=batch_size)
     return EmbeddingFunc(
-        embedding_dim=EMBEDDING_DIM, func=model, max_token_size=MAX_SEQ_LENGTH, model_name=MODEL_NAME
+        embedding_dim=EMBEDDING_DIM,
+        func=model,
+        max_token_size=MAX_SEQ_LENGTH,
+        model_name=MODEL_NAME,
+        truncate=model.truncate,
     )
 
 

@@ -134,14 +134,14 @@ class DocumentDeleter:
             due = Due()
             outcome: list[DeletionResult] = []
 
-            async def optimistic(_: str, pending: dict[str, None], due: Due) -> set[str]:
+            async def optimistic(_: str, pending: dict[str, None], due: Due, __: MergeStats) -> set[str]:
                 try:
                     outcome[:] = [await self._optimistic_round(ids, replacements, keep_cache)]
                 except _Moved:
                     return set()
                 return set(pending)
 
-            async def locked(_: str, pending: dict[str, None], due: Due) -> set[str]:
+            async def locked(_: str, pending: dict[str, None], due: Due, __: MergeStats) -> set[str]:
                 try:
                     outcome[:] = [await self._locked_round(ids, replacements, keep_cache, due)]
                 except _Moved:
@@ -227,8 +227,8 @@ class DocumentDeleter:
             rel.description = description
         stored_e = {t.row.name: t.vector_content for t in entities}
         stored_r = {t.row.pair: t.vector_content for t in relations}
-        plan.entity_texts = [w.vector_text(entity_vector_text(r)) for r in plan.entities]
-        plan.relation_texts = [w.vector_text(relation_vector_text(r)) for r in plan.relations]
+        plan.entity_texts = w.vector_texts([entity_vector_text(r) for r in plan.entities])
+        plan.relation_texts = w.vector_texts([relation_vector_text(r) for r in plan.relations])
         plan.entity_changed, plan.entity_vectors = await w.changed_vectors(
             plan.entity_texts, [stored_e[r.name] for r in plan.entities]
         )

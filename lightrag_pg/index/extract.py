@@ -108,7 +108,9 @@ class NLPExtractor:
         from ..offline.nlp_extract import SpacyExtractor
 
         self._impl = SpacyExtractor(
-            entity_types=settings.entity_types, max_name_length=settings.max_entity_name_length
+            entity_types=settings.entity_types,
+            max_name_length=settings.max_entity_name_length,
+            max_relations_per_chunk=settings.nlp_max_relations_per_chunk,
         )
 
     def batched(self) -> AbstractAsyncContextManager[None]:

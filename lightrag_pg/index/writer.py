@@ -7,8 +7,11 @@ together, so one transaction) that only succeeds for rows nobody changed in
 between (a version check under the row lock). The read is one statement too:
 the rows' versions and the stored fragments they are rebuilt from come from
 one snapshot. Rows that changed are merged again. A vector is recomputed
-only when the text it is embedded from changed (that text is cut at the
-embedding model's input limit). A document's contribution to a row is
+only when what the embedding model reads of its text changed: the text is cut
+as the model cuts it (:attr:`EmbeddingFunc.truncate`, else at its
+``max_token_size``) and compared with the cut text stored beside the vector,
+so the stored vector is always the model's vector of the stored text, whatever
+the order the row's fragments came in. A document's contribution to a row is
 recorded in the same transaction (``doc_entities``/``doc_relations``), so
 re-running a document after a crash never merges it twice.
 
@@ -69,12 +72,15 @@ Pair = tuple[str, str]
 
 @dataclass
 class MergeStats:
-    """What one document's merge wrote."""
+    """What one document's merge wrote, and the texts it sent to the embedding model
+    (``embedded``; ``reembedded`` of them replaced a stored vector)."""
 
     entities: int = 0
     relations: int = 0
     rounds: int = 0
     locked_rounds: int = 0
+    embedded: int = 0
+    reembedded: int = 0
 
 
 @dataclass
@@ -85,7 +91,7 @@ class Due:
     relations: set[Pair] = field(default_factory=set)
 
 
-Round = Callable[[str, dict[K, V], Due], Awaitable[set[K]]]
+Round = Callable[[str, dict[K, V], Due, MergeStats], Awaitable[set[K]]]
 
 
 class GraphWriter:
@@ -137,7 +143,7 @@ class GraphWriter:
                 self._relation_round, self._locked_relation_round, doc_id, batch_r, stats, due
             )
             report(done + i // BATCH + 1, total)
-        await self.refresh(doc_id, due)
+        await self.refresh(doc_id, due, stats)
         return stats
 
     async def until_done(
@@ -165,7 +171,7 @@ class GraphWriter:
             if round_fn is locked:
                 stats.locked_rounds += 1
             try:
-                done = await round_fn(doc_id, pending, due)
+                done = await round_fn(doc_id, pending, due, stats)
             except (ConcurrentUpdate, ReferenceGone):  # the round was rolled back
                 done = set()
             written += len(done)
@@ -176,33 +182,43 @@ class GraphWriter:
             )
         return written
 
-    def vector_text(self, text: str) -> str:
-        """``text`` cut to what the embedding model reads (its ``max_token_size``), so a
-        description that only grows past that point does not need a new vector."""
+    def vector_texts(self, texts: list[str]) -> list[str]:
+        """``texts`` cut to what the embedding model reads (:attr:`EmbeddingFunc.truncate`,
+        else its ``max_token_size`` tokens), so a description that only grows past that
+        point does not need a new vector."""
+        if self.embed.truncate is not None:
+            return self.embed.truncate(texts)
         limit = self.embed.max_token_size
-        if limit is None or self.tokenizer.count(text) <= limit:
-            return text
-        return self.tokenizer.decode(self.tokenizer.encode(text)[:limit])
+        if limit is None:
+            return texts
+        return [
+            t if self.tokenizer.count(t) <= limit else self.tokenizer.decode(self.tokenizer.encode(t)[:limit])
+            for t in texts
+        ]
 
     def _entity_due(self, state: MergeState[EntityRow]) -> bool:
         row = state.row
         return row is not None and (
-            self.vector_text(entity_vector_text(row)) != state.vector_content
+            self.vector_texts([entity_vector_text(row)])[0] != state.vector_content
             or self.summarizer.needs_llm(split_description(row.description))
         )
 
     def _relation_due(self, state: MergeState[RelationRow]) -> bool:
         row = state.row
         return row is not None and (
-            self.vector_text(relation_vector_text(row)) != state.vector_content
+            self.vector_texts([relation_vector_text(row)])[0] != state.vector_content
             or self.summarizer.needs_llm(split_description(row.description))
         )
 
     async def changed_vectors(
-        self, texts: list[str], stored: list[str | None]
+        self, texts: list[str], stored: list[str | None], stats: MergeStats | None = None
     ) -> tuple[list[int], np.ndarray]:
-        """Indexes of the texts whose vector must be (re)computed, and those vectors."""
+        """Indexes of the texts whose vector must be (re)computed (the model reads
+        them differently from the stored text), and those vectors; counted in ``stats``."""
         changed = [i for i, (t, old) in enumerate(zip(texts, stored, strict=True)) if t != old]
+        if stats is not None:
+            stats.embedded += len(changed)
+            stats.reembedded += sum(stored[i] is not None for i in changed)
         return changed, await self.embed([texts[i] for i in changed])
 
     async def describe_all(
@@ -236,7 +252,7 @@ class GraphWriter:
         return already, merged, fragments
 
     async def _entity_round(
-        self, doc_id: str, pending: dict[str, list[EntityFragmentRow]], due: Due
+        self, doc_id: str, pending: dict[str, list[EntityFragmentRow]], due: Due, stats: MergeStats
     ) -> set[str]:
         async with session(self.pool) as s:
             current, stored = await s.graph.entities_to_merge(doc_id, list(pending))
@@ -247,8 +263,9 @@ class GraphWriter:
         descriptions = await self.describe_all("entity", [r.name for r in merged], fragments)
         for row, description in zip(merged, descriptions, strict=True):
             row.description = description
-        texts = [self.vector_text(entity_vector_text(r)) for r in merged]
-        changed, vectors = await self.changed_vectors(texts, [current[r.name].vector_content for r in merged])
+        texts = self.vector_texts([entity_vector_text(r) for r in merged])
+        stored_texts = [current[r.name].vector_content for r in merged]
+        changed, vectors = await self.changed_vectors(texts, stored_texts, stats)
         count_context_tokens(merged, self.tokenizer)
         new_vectors = by_key([r.name for r in merged], texts, changed, vectors)
         async with session(self.pool) as s:  # one statement, one transaction
@@ -258,7 +275,7 @@ class GraphWriter:
         return written | already
 
     async def _locked_entity_round(
-        self, doc_id: str, pending: dict[str, list[EntityFragmentRow]], due: Due
+        self, doc_id: str, pending: dict[str, list[EntityFragmentRow]], due: Due, stats: MergeStats
     ) -> set[str]:
         async with unit_of_work(self.pool) as uow:
             await uow.graph.lock_entities(sorted(pending))
@@ -316,7 +333,7 @@ class GraphWriter:
         return sorted(endpoints.values(), key=lambda e: e.name)
 
     async def _relation_round(
-        self, doc_id: str, pending: dict[Pair, list[RelationFragmentRow]], due: Due
+        self, doc_id: str, pending: dict[Pair, list[RelationFragmentRow]], due: Due, stats: MergeStats
     ) -> set[Pair]:
         async with session(self.pool) as s:
             current, stored = await s.graph.relations_to_merge(doc_id, list(pending))
@@ -329,10 +346,10 @@ class GraphWriter:
             row.description = description
         new_entities = self._describe_endpoints(merged, endpoints)
         count_context_tokens([*merged, *new_entities], self.tokenizer)
-        texts = [self.vector_text(relation_vector_text(r)) for r in merged]
-        end_texts = [self.vector_text(entity_vector_text(e)) for e in new_entities]
+        texts = self.vector_texts([relation_vector_text(r) for r in merged])
+        end_texts = self.vector_texts([entity_vector_text(e) for e in new_entities])
         old_texts = [current[r.pair].vector_content for r in merged] + [None] * len(new_entities)
-        changed, vectors = await self.changed_vectors(texts + end_texts, old_texts)
+        changed, vectors = await self.changed_vectors(texts + end_texts, old_texts, stats)
         n = len(merged)
         rel = [k for k, i in enumerate(changed) if i < n]
         ent = [k for k, i in enumerate(changed) if i >= n]
@@ -350,7 +367,7 @@ class GraphWriter:
         return written | already
 
     async def _locked_relation_round(
-        self, doc_id: str, pending: dict[Pair, list[RelationFragmentRow]], due: Due
+        self, doc_id: str, pending: dict[Pair, list[RelationFragmentRow]], due: Due, stats: MergeStats
     ) -> set[Pair]:
         # Missing endpoints are created before the relations are locked: every writer
         # takes entity rows before relation rows, so lockers cannot deadlock.
@@ -378,17 +395,18 @@ class GraphWriter:
 
     # ------------------------------------------------------------------- refresh
 
-    async def refresh(self, doc_id: str, due: Due) -> None:
+    async def refresh(self, doc_id: str, due: Due, stats: MergeStats | None = None) -> None:
         """Summaries and vectors for the due rows, in one optimistic round per batch
-        (``doc_id`` only tells which document's links the reads report)."""
+        (``doc_id`` only tells which document's links the reads report; the texts
+        embedded are counted in ``stats``)."""
         names = sorted(due.entities)
         for i in range(0, len(names), BATCH):
-            await self._refresh_entities(doc_id, names[i : i + BATCH])
+            await self._refresh_entities(doc_id, names[i : i + BATCH], stats)
         pairs = sorted(due.relations)
         for i in range(0, len(pairs), BATCH):
-            await self._refresh_relations(doc_id, pairs[i : i + BATCH])
+            await self._refresh_relations(doc_id, pairs[i : i + BATCH], stats)
 
-    async def _refresh_entities(self, doc_id: str, names: list[str]) -> None:
+    async def _refresh_entities(self, doc_id: str, names: list[str], stats: MergeStats | None) -> None:
         async with session(self.pool) as s:
             current = await s.graph.entities_for_merge(doc_id, names)
         rows = [state.row for state in current.values() if state.row is not None and self._entity_due(state)]
@@ -399,13 +417,14 @@ class GraphWriter:
         )
         for row, description in zip(rows, descriptions, strict=True):
             row.description = description
-        texts = [self.vector_text(entity_vector_text(r)) for r in rows]
-        changed, vectors = await self.changed_vectors(texts, [current[r.name].vector_content for r in rows])
+        texts = self.vector_texts([entity_vector_text(r) for r in rows])
+        stored_texts = [current[r.name].vector_content for r in rows]
+        changed, vectors = await self.changed_vectors(texts, stored_texts, stats)
         count_context_tokens(rows, self.tokenizer)
         async with session(self.pool) as s:
             await s.graph.merge_entities(rows, by_key([r.name for r in rows], texts, changed, vectors))
 
-    async def _refresh_relations(self, doc_id: str, pairs: list[Pair]) -> None:
+    async def _refresh_relations(self, doc_id: str, pairs: list[Pair], stats: MergeStats | None) -> None:
         async with session(self.pool) as s:
             current = await s.graph.relations_for_merge(doc_id, pairs)
         rows = [
@@ -418,8 +437,9 @@ class GraphWriter:
         )
         for row, description in zip(rows, descriptions, strict=True):
             row.description = description
-        texts = [self.vector_text(relation_vector_text(r)) for r in rows]
-        changed, vectors = await self.changed_vectors(texts, [current[r.pair].vector_content for r in rows])
+        texts = self.vector_texts([relation_vector_text(r) for r in rows])
+        stored_texts = [current[r.pair].vector_content for r in rows]
+        changed, vectors = await self.changed_vectors(texts, stored_texts, stats)
         count_context_tokens(rows, self.tokenizer)
         async with session(self.pool) as s:
             await s.graph.merge_relations(rows, by_key([r.pair for r in rows], texts, changed, vectors))

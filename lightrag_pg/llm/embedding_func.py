@@ -13,6 +13,7 @@ from ..errors import ConfigurationError, EmbeddingError, InvalidInput
 
 EmbeddingResult = np.ndarray | Sequence[Sequence[float]]
 RawEmbeddingFunc = Callable[[list[str]], Awaitable[EmbeddingResult] | EmbeddingResult]
+Truncate = Callable[[list[str]], list[str]]
 
 
 @dataclass
@@ -24,12 +25,20 @@ class EmbeddingFunc:
     ``EmbeddingFunc`` checks the result and returns a ``float32`` array of
     shape ``(len(texts), embedding_dim)``; anything else raises
     :class:`~lightrag_pg.errors.EmbeddingError`.
+
+    What the model reads of a text decides whether a stored vector is still
+    current: ``truncate``, when given, returns each text cut to what the model
+    reads (the local MiniLM keeps 256 word pieces, cut at a word boundary), so
+    two texts it maps to the same string get the same vector. Without it the
+    indexer cuts at ``max_token_size`` tokens of the workspace tokenizer, or
+    not at all when that is ``None``.
     """
 
     embedding_dim: int
     func: RawEmbeddingFunc
     max_token_size: int | None = None
     model_name: str = "custom"
+    truncate: Truncate | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.embedding_dim, bool) or not isinstance(self.embedding_dim, int):
@@ -38,6 +47,8 @@ class EmbeddingFunc:
             raise ConfigurationError(f"embedding_dim must be a positive integer, got {self.embedding_dim!r}")
         if not callable(self.func):
             raise ConfigurationError("func must be callable")
+        if self.truncate is not None and not callable(self.truncate):
+            raise ConfigurationError("truncate must be callable or None")
 
     async def __call__(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts`` and return a validated ``(n, embedding_dim)`` float32 array."""

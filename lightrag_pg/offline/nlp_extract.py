@@ -16,15 +16,26 @@ and pairs the entities of each sentence into relations:
   there is none), resolved against the configured ``entity_types``: a type not
   among them falls back to "Concept" when configured, else to the first type.
 * Descriptions are the first two sentences mentioning the entity (<= 500 chars).
-* Each unordered pair of distinct entities among the first
-  ``max_entities_per_sentence`` of a sentence gives one relation per text:
-  weight = number of sentences the pair shares, description = the first of
-  them, keywords = the lemmas of the content words between the two mentions in
-  that sentence (verbs other than light ones like "be" or "have", and nouns
-  that are not part of a mention), else the sentence's main verb, at most
-  five, else "related".
+  A Markdown heading, and a first line followed by a blank line without
+  ending a sentence (a title), are sentences of their own.
+* Two distinct entities among the first ``max_entities_per_sentence`` of a
+  sentence are *linked* there when the sentence's dependency tree joins a
+  mention of each through at most :data:`MAX_PATH_WORDS` content words (words
+  other than prepositions, auxiliaries, conjunctions, particles, determiners
+  and punctuation): "X created by Y" and "X and Y" link X and Y, while two names
+  at the two ends of a long sentence are not linked. A sentence with two
+  entities or more and no such link links its closest pair, so that every such
+  sentence can be found through a relation. Each linked pair gives one
+  relation per text: weight = number of sentences linking it, description =
+  the first of them, keywords = the lemmas of the content words between the
+  two mentions in that sentence (verbs other than light ones like "be" or
+  "have", and nouns that are not part of a mention), else the sentence's main
+  verb, at most five, else "related". A text keeps its
+  ``max_relations_per_chunk`` strongest relations, ranked by sentences linking
+  them, then path length, then first link, taking the best of each sentence
+  first, then the second best of each, and so on.
 
-Output is deterministic: entities by first mention, relations by first co-occurrence.
+Output is deterministic: entities by first mention, relations by first link.
 """
 
 from __future__ import annotations
@@ -46,6 +57,10 @@ __all__ = ["SpacyExtractor", "load_spacy", "merge_key", "resolve_type"]
 MAX_DESCRIPTION_CHARS = 500
 MAX_RELATION_SENTENCES = 1
 MAX_KEYWORDS = 5
+MAX_PATH_WORDS = 1
+"""Content words allowed on the dependency path between two linked mentions."""
+LINK_POS = frozenset({"ADP", "AUX", "CCONJ", "SCONJ", "PART", "DET", "PUNCT", "SPACE"})
+"""Parts of speech a dependency path may pass through without counting."""
 _TYPE_ORDER = (
     "Person",
     "Organization",
@@ -74,6 +89,9 @@ class _Pair:
     keywords: str
     sentences: list[str] = field(default_factory=list)
     count: int = 0
+    path: int = 0
+    order: int = 0
+    sentence: int = 0
 
 
 _SEPARATORS = re.compile(r"[\s\-_]+")
@@ -109,14 +127,18 @@ class SpacyExtractor:
         max_name_length: int = 256,
         *,
         max_entities_per_sentence: int = 12,
+        max_relations_per_chunk: int = 8,
     ) -> None:
         if not entity_types:
             raise ConfigurationError("entity_types must not be empty")
         if max_name_length < 1 or max_entities_per_sentence < 2:
             raise ConfigurationError("max_name_length must be >= 1 and max_entities_per_sentence >= 2")
+        if max_relations_per_chunk < 0:
+            raise ConfigurationError("max_relations_per_chunk must be >= 0")
         self.entity_types = tuple(entity_types)
         self.max_name_length = max_name_length
         self.max_entities_per_sentence = max_entities_per_sentence
+        self.max_relations_per_chunk = max_relations_per_chunk
 
     def extract(self, text: str, *, chunk_id: str, file_path: str = UNKNOWN_SOURCE) -> Extraction:
         """Entities and relations found in one chunk of ``text``."""
@@ -152,7 +174,7 @@ class SpacyExtractor:
         for index, sent in enumerate(sentences):
             sentence_of[sent.start : sent.end] = [index] * len(sent)
         entities: dict[str, _Entity] = {}
-        per_sentence: dict[int, list[tuple[str, Mention]]] = {}
+        per_sentence: dict[int, dict[str, list[Mention]]] = {}
         for mention, key in zip(mentions, keys, strict=True):
             ent = entities.setdefault(key, _Entity())
             ent.surfaces[normalize_name(mention.name, self.max_name_length)] += 1
@@ -161,9 +183,7 @@ class SpacyExtractor:
             for kind, value in mention.context.items():
                 ent.context[kind] += value
             index = sentence_of[mention.start]
-            members = per_sentence.setdefault(index, [])
-            if all(k != key for k, _ in members):
-                members.append((key, mention))
+            per_sentence.setdefault(index, {}).setdefault(key, []).append(mention)
             text = collapse(sentences[index].text)
             if len(ent.sentences) < 2 and text not in ent.sentences:
                 ent.sentences.append(text)
@@ -197,32 +217,56 @@ class SpacyExtractor:
 
     def _pairs(
         self,
-        per_sentence: dict[int, list[tuple[str, Mention]]],
+        per_sentence: dict[int, dict[str, list[Mention]]],
         sentences: list[Any],
         names: dict[str, str],
         doc: Any,
         taken: list[bool],
     ) -> list[_Pair]:
-        """One record per unordered pair of entity names sharing a sentence, in first-seen order."""
+        """One record per unordered pair of entity names linked in a sentence (see the
+        module docstring): the strongest ``max_relations_per_chunk``, in first-linked order."""
         pairs: dict[tuple[str, str], _Pair] = {}
         for index in sorted(per_sentence):
-            members = per_sentence[index][: self.max_entities_per_sentence]
+            members = list(per_sentence[index].items())[: self.max_entities_per_sentence]
             text = collapse(sentences[index].text)
-            for i, (a, first) in enumerate(members):
-                for b, second in members[i + 1 :]:
-                    src, tgt = names[a], names[b]
-                    if src == tgt:
-                        continue  # two merge keys that came out under one name are one entity
-                    pair = pairs.get((tgt, src)) or pairs.get((src, tgt))
-                    if pair is None:
-                        words = _between(doc, first.end, second.start, taken) or _main_verb(sentences[index])
-                        pair = pairs[(src, tgt)] = _Pair(
-                            src=src, tgt=tgt, keywords=", ".join(words[:MAX_KEYWORDS]) or "related"
-                        )
-                    pair.count += 1
-                    if len(pair.sentences) < MAX_RELATION_SENTENCES and text not in pair.sentences:
-                        pair.sentences.append(text)
-        return list(pairs.values())
+            links = []
+            for i, (a, first_mentions) in enumerate(members):
+                for b, second_mentions in members[i + 1 :]:
+                    if names[a] != names[b]:  # two merge keys that came out under one name are one entity
+                        links.append((names[a], names[b], *_closest(doc, first_mentions, second_mentions)))
+            linked = [link for link in links if link[2] <= MAX_PATH_WORDS]
+            if not linked and links:
+                linked = [min(links, key=lambda link: link[2])]  # the sentence's closest pair
+            for src, tgt, path, first, second in linked:
+                pair = pairs.get((tgt, src)) or pairs.get((src, tgt))
+                if pair is None:
+                    words = _between(doc, first.end, second.start, taken) or _main_verb(sentences[index])
+                    pair = pairs[(src, tgt)] = _Pair(
+                        src=src,
+                        tgt=tgt,
+                        keywords=", ".join(words[:MAX_KEYWORDS]) or "related",
+                        path=path,
+                        order=len(pairs),
+                        sentence=index,
+                    )
+                pair.count += 1
+                pair.path = min(pair.path, path)
+                if len(pair.sentences) < MAX_RELATION_SENTENCES and text not in pair.sentences:
+                    pair.sentences.append(text)
+        return self._strongest(list(pairs.values()))
+
+    def _strongest(self, pairs: list[_Pair]) -> list[_Pair]:
+        """The ``max_relations_per_chunk`` strongest pairs, in first-linked order: the best
+        of each sentence first (so the relations cover the chunk's sentences), then the
+        next best of each, and so on; by sentences linking the pair, then path length."""
+        strength = sorted(pairs, key=lambda p: (-p.count, p.path, p.order))
+        rank: dict[int, int] = {}
+        place: dict[int, int] = {}
+        for p in strength:
+            place[p.order] = rank.get(p.sentence, 0)
+            rank[p.sentence] = place[p.order] + 1
+        chosen = sorted(strength, key=lambda p: place[p.order])[: self.max_relations_per_chunk]
+        return sorted(chosen, key=lambda p: p.order)
 
 
 def mention_keys(mentions: list[Mention]) -> list[str]:
@@ -258,6 +302,9 @@ def _is_person(mention: Mention) -> bool:
 
 _HEADING = re.compile(r"(?m)^[ \t]{0,3}#{1,6}[ \t]+(.+?)[ \t#]*$")
 """A Markdown heading, which becomes a sentence of its own."""
+_TITLE = re.compile(r"\A(?![ \t]{0,3}#)([ \t]*[^\n]*[^\s.!?:;,])[ \t]*\n[ \t]*\n\s*")
+"""A first line that does not end a sentence, followed by a blank line: a title
+(joined to the text after it by a full stop; a heading has its own rule)."""
 
 
 def _prepare(text: str, nlp: Any) -> str:
@@ -265,7 +312,7 @@ def _prepare(text: str, nlp: Any) -> str:
         raise ExtractionError(f"expected text as str, got {type(text).__name__}")
     if len(text) > nlp.max_length:
         raise ExtractionError(f"text of {len(text)} characters exceeds spaCy's limit of {nlp.max_length}")
-    return _HEADING.sub(r"\1.", text.replace("\x00", " "))
+    return _HEADING.sub(r"\1.", _TITLE.sub(r"\1. ", text.replace("\x00", " ")))
 
 
 def _surface(entity: _Entity) -> str:
@@ -283,6 +330,51 @@ def _evidence(entity: _Entity) -> dict[str, float]:
     for kind, value in entity.context.items():
         total[kind] += value
     return total
+
+
+def _chain(token: Any) -> tuple[list[Any], list[bool]]:
+    """``token`` and its ancestors, and for each whether it was reached from the one
+    before by a ``conj`` arc (a coordinated word: "X and Y" attach Y as X does)."""
+    nodes, coordinated = [token], [False]
+    while token.head.i != token.i:
+        coordinated.append(token.dep_ == "conj")
+        token = token.head
+        nodes.append(token)
+    return nodes, coordinated
+
+
+def _path_words(a: Any, b: Any) -> int:
+    """Content words on the dependency path between tokens ``a`` and ``b``, the ends
+    excluded, as is a word a coordinated word's path passes through."""
+    up_a, conj_a = _chain(a)
+    up_b, conj_b = _chain(b)
+    depth = {t.i: n for n, t in enumerate(up_a)}
+    meet = next((n for n, t in enumerate(up_b) if t.i in depth), None)
+    if meet is None:
+        return len(up_a) + len(up_b)  # not in one tree
+    top = depth[up_b[meet].i]
+
+    def counted(nodes: list[Any], coordinated: list[bool], end: int) -> int:
+        return sum(nodes[k].pos_ not in LINK_POS and not coordinated[k] for k in range(1, end))
+
+    words = counted(up_a, conj_a, top) + counted(up_b, conj_b, meet)
+    lca = up_b[meet]
+    if lca.i not in (a.i, b.i) and lca.pos_ not in LINK_POS and not (conj_a[top] or conj_b[meet]):
+        words += 1
+    return words
+
+
+def _closest(doc: Any, firsts: list[Mention], seconds: list[Mention]) -> tuple[int, Mention, Mention]:
+    """The shortest link between a mention of each list: the content words on its path,
+    and the two mentions in text order."""
+    best: tuple[int, Mention, Mention] | None = None
+    for x in firsts:
+        for y in seconds:
+            words = _path_words(doc[x.start : x.end].root, doc[y.start : y.end].root)
+            if best is None or words < best[0]:
+                best = (words, x, y) if x.start <= y.start else (words, y, x)
+    assert best is not None
+    return best
 
 
 def _between(doc: Any, start: int, end: int, taken: list[bool]) -> list[str]:

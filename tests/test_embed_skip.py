@@ -1,0 +1,152 @@
+"""Vectors are recomputed only when what the embedding model reads of a row changes."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import asyncpg
+import numpy as np
+import pytest_asyncio
+
+from lightrag_pg import EmbeddingFunc, LightRAG
+from lightrag_pg.db.workspace import drop_workspace, workspace_exists
+from lightrag_pg.index.writer import MergeStats
+from lightrag_pg.testing import hashed_vectors, scripted_llm
+
+READS = 40
+"""Characters the counting model reads of a text."""
+
+FIRST = "Alice works at Acme."
+LATER = "Alice writes reports in Paris."
+"""Alice's description fragment from this document sorts after FIRST's ("wr" > "wo"),
+so it lands past what the model reads of Alice's vector text."""
+EARLIER = "Alice lives in Paris."
+"""This one sorts before FIRST's, so it changes what the model reads."""
+
+
+class CountingModel:
+    """An embedding model that reads the first :data:`READS` characters of a text and
+    records every text it is sent."""
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+
+    async def __call__(self, texts: list[str]) -> np.ndarray:
+        self.sent.extend(texts)
+        return hashed_vectors([t[:READS] for t in texts], 32)
+
+    def func(self) -> EmbeddingFunc:
+        return EmbeddingFunc(
+            embedding_dim=32,
+            func=self,
+            model_name="counting-32",
+            truncate=lambda texts: [t[:READS] for t in texts],
+        )
+
+    def sent_for(self, name: str) -> list[str]:
+        """Texts sent for entity ``name`` (its vector text is its name, a newline, its description)."""
+        return [t for t in self.sent if t.startswith(f"{name}\n")]
+
+
+Build = Callable[[CountingModel], Awaitable[LightRAG]]
+
+
+@pytest_asyncio.fixture
+async def build(dsn: str, conn: asyncpg.Connection) -> AsyncIterator[Build]:
+    """LightRAGs with the scripted LLM and a counting model, each on a fresh workspace."""
+    made: list[LightRAG] = []
+
+    async def factory(model: CountingModel) -> LightRAG:
+        rag = LightRAG(
+            dsn=dsn,
+            workspace=f"skip_{uuid.uuid4().hex[:10]}",
+            llm_model_func=scripted_llm,
+            embedding_func=model.func(),
+        )
+        await rag.initialize()
+        made.append(rag)
+        return rag
+
+    yield factory
+    for rag in made:
+        await rag.finalize()
+        if await workspace_exists(conn, rag.workspace):
+            await drop_workspace(conn, rag.workspace)
+
+
+async def test_an_unchanged_row_is_not_embedded_again(build: Build) -> None:
+    model = CountingModel()
+    rag = await build(model)
+    await rag.ainsert([FIRST], file_paths=["first.txt"])
+    assert len(model.sent_for("Alice")) == 1
+    model.sent.clear()
+    await rag.ainsert([LATER], file_paths=["later.txt"])
+    assert len(model.sent_for("Paris")) == 1, "a new entity is embedded"
+    assert model.sent_for("Alice") == [], "Alice's text changed only past what the model reads"
+    async with rag.pool.acquire() as c:
+        description = await c.fetchval("SELECT description FROM entities WHERE name = 'Alice'")
+        content = await c.fetchval("SELECT content FROM entity_vectors WHERE name = 'Alice'")
+    assert "writes reports" in description
+    assert content == f"Alice\n{description}"[:READS], "the stored text is what the model read"
+    model.sent.clear()
+    await rag.ainsert([EARLIER], file_paths=["earlier.txt"])
+    assert len(model.sent_for("Alice")) == 1, "a change the model reads is embedded"
+
+
+async def test_skipped_embeddings_do_not_make_vectors_depend_on_order(
+    build: Build, conn: asyncpg.Connection
+) -> None:
+    forward, backward = await build(CountingModel()), await build(CountingModel())
+    for doc in (FIRST, LATER, EARLIER):
+        await forward.ainsert([doc], file_paths=[f"{doc[:12]}.txt"])
+    for doc in (EARLIER, LATER, FIRST):
+        await backward.ainsert([doc], file_paths=[f"{doc[:12]}.txt"])
+    snapshots = []
+    for rag in (forward, backward):
+        async with rag.pool.acquire() as c:
+            snapshots.append(
+                [
+                    tuple(r)
+                    for r in await c.fetch(
+                        "SELECT e.name, e.description, v.content, v.embedding::real[] "
+                        "FROM entities e JOIN entity_vectors v USING (name) ORDER BY e.name"
+                    )
+                ]
+                + [
+                    tuple(r)
+                    for r in await c.fetch(
+                        "SELECT src, tgt, content, embedding::real[] FROM relation_vectors ORDER BY src, tgt"
+                    )
+                ]
+            )
+    assert snapshots[0] == snapshots[1]
+    for name, description, content, vector in snapshots[0][:3]:
+        if description is not None:
+            assert content == f"{name}\n{description}"[:READS]
+            assert np.allclose(vector, hashed_vectors([content], 32)[0])
+
+
+async def test_the_merge_counts_the_texts_it_embeds(build: Build) -> None:
+    model = CountingModel()
+    rag = await build(model)
+    await rag.ainsert([FIRST], file_paths=["first.txt"])
+    writer = rag._pipeline().writer
+    merge = writer.merge
+    stats: list[MergeStats] = []
+
+    async def recorded(*args: Any) -> MergeStats:
+        stats.append(await merge(*args))
+        return stats[-1]
+
+    writer.merge = recorded  # type: ignore[method-assign]
+    model.sent.clear()
+    await rag.ainsert([LATER], file_paths=["later.txt"])
+    assert [s.embedded for s in stats] == [len(model.sent) - 1], "all but the chunk"
+    assert stats[0].reembedded == 0, "Alice's read text is unchanged; Paris and its relation are new"
+    model.sent.clear()
+    await rag.ainsert([EARLIER], file_paths=["earlier.txt"])
+    assert stats[1].embedded == len(model.sent) - 1
+    again = model.sent_for("Alice") + model.sent_for("Paris") + [t for t in model.sent if "Alice\nParis" in t]
+    assert stats[1].reembedded == len(again) == 3, "the entities and the relation sorted first now"

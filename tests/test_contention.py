@@ -134,7 +134,7 @@ async def test_rows_written_in_the_last_allowed_round_are_done() -> None:
     rounds: list[str] = []
 
     def round_fn(kind: str, succeed_at: int) -> Any:
-        async def run(doc_id: str, pending: dict[str, int], due: Due) -> set[str]:
+        async def run(doc_id: str, pending: dict[str, int], due: Due, stats: MergeStats) -> set[str]:
             rounds.append(kind)
             return set(pending) if len(rounds) == succeed_at else set()
 

@@ -119,12 +119,7 @@ def scheduled_embedding(embed: EmbeddingFunc, owner: str, batch_size: int, width
         parts = await gather_all(*(one(texts[i : i + size]) for i in range(0, len(texts), size)))
         return np.concatenate(parts, axis=0)
 
-    return EmbeddingFunc(
-        embedding_dim=embed.embedding_dim,
-        func=batched,
-        max_token_size=embed.max_token_size,
-        model_name=embed.model_name,
-    )
+    return dataclasses.replace(embed, func=batched)
 
 
 @dataclass
@@ -309,6 +304,8 @@ class Pipeline:
             "relations": stats.relations,
             "merge_rounds": stats.rounds,
             "locked_rounds": stats.locked_rounds,
+            "texts_embedded": len(chunks) + stats.embedded,
+            "rows_reembedded": stats.reembedded,
             "dropped_lines": sum(x.dropped_lines for x in extractions),
             "extractor": self.extractor.name,
             "seconds": round(time.monotonic() - started, 3),

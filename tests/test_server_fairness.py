@@ -209,6 +209,9 @@ async def test_pipeline_status_moves_during_a_big_document(
                 await asyncio.sleep(0.05)
             assert doc["status"] == "processed"
             assert "progress" not in doc["metadata"]
+            # stored in statements of 64 chunks, in one transaction
+            stored = await conn.fetchval(f'SELECT count(*) FROM "{workspace_name}".text_chunks')
+            assert stored == doc["chunks_count"] == progress[-1]["chunks"] > 64
     finally:
         await drop(conn, workspace_name)
     during = [text for _, text in messages if "documents 0/1" in text]  # before the document was done

@@ -310,9 +310,24 @@ class Pipeline:
             "extractor": self.extractor.name,
             "seconds": round(time.monotonic() - started, 3),
         }
-        async with session(self.pool) as stores:  # one statement, one transaction
-            await stores.docs.finish(doc.id, chunks, vectors, details)
+        await self._finish(doc.id, chunks, vectors, details)
         state.chunks_done += len(chunks)
+
+    async def _finish(
+        self, doc_id: str, chunks: list[ChunkRow], vectors: np.ndarray, details: dict[str, object]
+    ) -> None:
+        """Store the chunks with their vectors and mark the document processed, in one
+        transaction: one statement, or for a long document one more per earlier segment
+        of :data:`SEGMENT_CHUNKS` chunks, so no statement grows with the document."""
+        if len(chunks) <= SEGMENT_CHUNKS:
+            async with session(self.pool) as stores:  # one statement, one transaction
+                await stores.docs.finish(doc_id, chunks, vectors, details)
+            return
+        last = (len(chunks) - 1) // SEGMENT_CHUNKS * SEGMENT_CHUNKS
+        async with unit_of_work(self.pool) as uow:
+            for i in range(0, last, SEGMENT_CHUNKS):
+                await uow.chunks.upsert(chunks[i : i + SEGMENT_CHUNKS], vectors[i : i + SEGMENT_CHUNKS])
+            await uow.docs.finish(doc_id, chunks[last:], vectors[last:], details, [c.id for c in chunks])
 
     async def _index(
         self,

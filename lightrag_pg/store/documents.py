@@ -64,16 +64,23 @@ class DocumentStore:
 
     @translating
     async def finish(
-        self, doc_id: str, chunks: Sequence[ChunkRow], embeddings: np.ndarray, details: dict[str, Any]
+        self,
+        doc_id: str,
+        chunks: Sequence[ChunkRow],
+        embeddings: np.ndarray,
+        details: dict[str, Any],
+        chunk_ids: Sequence[str] | None = None,
     ) -> None:
         """Store the chunks of ``doc_id`` with their embeddings (one row per chunk) and
-        record the document as processed, in one statement."""
+        record the document as processed with ``chunk_ids`` (default: those chunks' ids;
+        the others stored before in the same transaction), in one statement."""
         await self.conn.execute(
             SQL["finish_doc"],
             doc_id,
             *columns((c.values() for c in chunks), 6),
             vectors(embeddings) if chunks else [],
             details,
+            list(chunk_ids) if chunk_ids is not None else [c.id for c in chunks],
         )
 
     @translating

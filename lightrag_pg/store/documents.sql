@@ -73,8 +73,9 @@ WHERE id = $1;
 
 -- name: finish_doc
 -- Store a document's chunks ($2-$7) with their vectors ($8), replacing older ones, and
--- record the document $1 as processed with those chunks and the details $9, in one
--- statement (the chunk write is that of chunks.sql's upsert_chunks).
+-- record the document $1 as processed with the details $9 and its chunk list $10 (these
+-- chunks last; a long document's others were stored before, in the same transaction),
+-- in one statement (the chunk write is that of chunks.sql's upsert_chunks).
 WITH rows AS (
     SELECT * FROM unnest($2::text[], $3::text[], $4::int[], $5::int[], $6::text[], $7::text[], $8::vector[])
         AS u(id, doc_id, chunk_order_index, tokens, content, file_path, embedding)
@@ -91,8 +92,8 @@ WITH rows AS (
     SELECT r.id, r.embedding FROM rows r JOIN chunks c USING (id) ORDER BY r.id
     ON CONFLICT (chunk_id) DO UPDATE SET embedding = EXCLUDED.embedding
 )
-UPDATE doc_status SET status = 'processed', chunks_count = cardinality($2::text[]),
-    chunks_list = $2::text[], error_msg = NULL, metadata = (metadata - 'progress') || $9::jsonb,
+UPDATE doc_status SET status = 'processed', chunks_count = cardinality($10::text[]),
+    chunks_list = $10::text[], error_msg = NULL, metadata = (metadata - 'progress') || $9::jsonb,
     updated_at = now()
 WHERE id = $1;
 

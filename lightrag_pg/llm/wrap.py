@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import functools
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
@@ -113,4 +112,10 @@ def wrap_embedding(embedding_func: EmbeddingFunc, *, settings: Settings) -> Embe
         return np.concatenate(parts, axis=0)
 
     batched._lightrag_pg_protected = True  # type: ignore[attr-defined]
-    return dataclasses.replace(embedding_func, func=batched, model_name=name)
+    return EmbeddingFunc(
+        embedding_dim=embedding_func.embedding_dim,
+        func=batched,
+        max_token_size=embedding_func.max_token_size,
+        model_name=name,
+        truncate=embedding_func.truncate,
+    )

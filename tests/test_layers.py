@@ -5,10 +5,18 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parents[1] / "lightrag_pg"
 
 FOUNDATION = {"errors", "types", "config", "textclean", "sentences", "jsonline", "tasks"}
 """Modules every layer may import."""
+
+FACADE = {"rag", "services", "results", "defaults", "testing", "__init__"}
+"""The top-level modules of the facade layer."""
+
+COMMAND_LINE = {"__main__"}
+"""Top-level modules of the command-line layer (``python -m lightrag_pg``)."""
 
 ALLOWED: dict[str, set[str]] = {
     "foundation": set(),
@@ -27,16 +35,22 @@ ALLOWED: dict[str, set[str]] = {
 """Which layers each layer may import, besides the foundation (and itself)."""
 
 
+class UnknownModule(Exception):
+    """A module whose top-level name is in no layer of the table."""
+
+
 def layer_of(module: str) -> str:
     """The layer of a dotted module name inside lightrag_pg (without the package prefix)."""
     head = module.split(".")[0]
     if head in FOUNDATION:
         return "foundation"
+    if head in FACADE:
+        return "facade"
+    if head in COMMAND_LINE:
+        return "cli"
     if head in ALLOWED:
         return head
-    if head == "__main__":
-        return "cli"
-    return "facade"  # rag.py, defaults.py, testing.py, __init__.py
+    raise UnknownModule(f"{module}: no layer for the top-level module {head!r}; add it to tests/test_layers.py")
 
 
 def imported_modules(root: Path, path: Path) -> set[str]:
@@ -94,3 +108,15 @@ def test_the_rule_sees_a_wrong_arrow(tmp_path: Path) -> None:
         "errors (foundation) imports rag (facade)",
         "store.graph (store) imports query.ranking (query)",
     ]
+
+
+def test_a_module_of_no_layer_fails(tmp_path: Path) -> None:
+    (tmp_path / "helpers.py").write_text("x = 1\n")
+    with pytest.raises(UnknownModule, match="'helpers'"):
+        violations(tmp_path)
+
+
+def test_every_top_level_module_has_a_layer() -> None:
+    heads = {path.relative_to(PACKAGE).parts[0].removesuffix(".py") for path in PACKAGE.rglob("*.py")}
+    known = FOUNDATION | FACADE | COMMAND_LINE | set(ALLOWED) - {"foundation", "facade"}
+    assert heads <= known, sorted(heads - known)

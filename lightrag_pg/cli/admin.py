@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING
 from .common import connected, require_workspace, workspace_of
 
 if TYPE_CHECKING:
-    import asyncpg
+    from collections.abc import Sequence
+
+    from ..db.workspace import TableStat
 
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -56,18 +58,18 @@ async def run_list(args: argparse.Namespace) -> int:
 
 
 async def run_tables(args: argparse.Namespace) -> int:
+    from ..db.workspace import table_stats
+
     name = workspace_of(args)
     async with connected(args) as (conn, _):
         await require_workspace(conn, name)
-        await print_tables(conn, name)
+        print_tables(await table_stats(conn, name))
     return 0
 
 
-async def print_tables(conn: asyncpg.Connection, workspace: str) -> None:
-    """Each table of ``workspace`` with its row count and comment."""
-    from ..db.workspace import table_stats
-
-    for t in await table_stats(conn, workspace):
+def print_tables(tables: Sequence[TableStat]) -> None:
+    """Each table of a workspace with its row count and comment."""
+    for t in tables:
         kind = "view " if t.is_view else "table"
         count = "?" if t.row_count is None else t.row_count
         print(f"  {kind} {t.name:<18} {count:>7} rows  {t.comment or ''}")

@@ -56,8 +56,6 @@ def sample_files() -> list[Path]:
 
 
 async def run(args: argparse.Namespace) -> int:
-    from ..db.workspace import table_stats
-
     started = time.monotonic()
     workspace = workspace_of(args, default="demo")
     db = await reachable_database(args)
@@ -68,9 +66,9 @@ async def run(args: argparse.Namespace) -> int:
         print(f"database: {db.describe()}")
         print(f"sample: {len(files)} documents in {files[0].parent}, chunks of {CHUNK_TOKENS} tokens")
         failures = await ingest_files(rag, files)
-        async with rag.pool.acquire() as conn:
-            await print_tables(conn, rag.workspace)
-            counts = {t.name: t.row_count for t in await table_stats(conn, rag.workspace)}
+        tables = await rag.atable_stats()
+        print_tables(tables)
+        counts = {t.name: t.row_count for t in tables}
         print(f"\nQuestion: {args.question}\n")
         param = QueryParam(mode=args.mode, chunk_top_k=TOP_CHUNKS)
         if rag.llm_model_func is not None:

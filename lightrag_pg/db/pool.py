@@ -73,7 +73,7 @@ async def keep_session(conn: asyncpg.Connection) -> None:
     at connect time (``server_settings``), settings inside statements are
     ``SET LOCAL`` / ``set_config(..., true)``, cursors live only inside
     transactions, nothing LISTENs, and session advisory locks are held on a
-    dedicated connection outside the pool (:mod:`lightrag_pg.index.locks`).
+    dedicated connection outside the pool (:mod:`lightrag_pg.db.advisory`).
     Code that changes session state on a connection from ``rag.pool`` must call
     ``await conn.reset()`` before releasing it (which also makes the connection
     forget its workspace, so the next checkout points it again).

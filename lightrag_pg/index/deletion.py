@@ -38,10 +38,10 @@ import asyncpg
 import numpy as np
 
 from ..config import Settings
+from ..db.advisory import DocumentLocks
 from ..errors import DocumentBusy, DocumentNotFound, InvalidInput, ProvenanceMissing
 from ..store.rows import DocumentRow, EntityRow, RelationRow, TouchedRow
 from ..store.uow import Stores, session, unit_of_work
-from .locks import DocumentLocks
 from .merge import (
     build_entity,
     build_relation,

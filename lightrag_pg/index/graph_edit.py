@@ -51,7 +51,6 @@ from .merge import (
     entity_vector_text,
     group_by_name,
     group_by_pair,
-    is_manual_override,
     relation_vector_text,
 )
 from .writer import GraphWriter
@@ -69,6 +68,16 @@ RELATION_FIELDS = frozenset({"keywords", "description", "weight"})
 
 class _Moved(Exception):
     """A row the edit planned on changed before its transaction: plan again."""
+
+
+@dataclass(frozen=True, slots=True)
+class GraphItem:
+    """An entity or relation as stored, with what each chunk (or a manual edit) said about it."""
+
+    row: EntityRow | RelationRow
+    fragments: list[EntityFragmentRow] | list[RelationFragmentRow]
+    vector: tuple[str, list[float]] | None = None
+    """The embedded text and its values, when asked for and stored."""
 
 
 @dataclass
@@ -563,28 +572,19 @@ class GraphEditor:
 
     # ------------------------------------------------------------ reads
 
-    async def entity_info(self, name: str, include_vector_data: bool = False) -> dict[str, Any]:
-        """Entity ``name`` in upstream's shape, with its fragments (``contributions``)."""
+    async def read_entity(self, name: str, include_vector: bool = False) -> GraphItem:
+        """Entity ``name`` with its fragments (and its vector with ``include_vector``)."""
         name = entity_name(name)
         async with session(self.pool) as s:
             rows = await s.graph.get_entities([name])
             if not rows:
                 raise GraphItemNotFound(f"no entity named {name!r}")
             fragments = await s.graph.entity_fragments([name])
-            vector = await s.graph.entity_vector(name) if include_vector_data else None
-        row = rows[0]
-        info: dict[str, Any] = {
-            "entity_name": name,
-            "source_id": "<SEP>".join(row.source_ids),
-            "graph_data": entity_graph_data(row),
-            "contributions": [fragment_dict(f) for f in fragments],
-        }
-        if include_vector_data:
-            info["vector_data"] = None if vector is None else {"content": vector[0], "vector": vector[1]}
-        return info
+            vector = await s.graph.entity_vector(name) if include_vector else None
+        return GraphItem(rows[0], fragments, vector)
 
-    async def relation_info(self, src: str, tgt: str, include_vector_data: bool = False) -> dict[str, Any]:
-        """The relation between ``src`` and ``tgt`` in upstream's shape, with its fragments."""
+    async def read_relation(self, src: str, tgt: str, include_vector: bool = False) -> GraphItem:
+        """The relation between ``src`` and ``tgt`` with its fragments (and its vector)."""
         src, tgt = entity_name(src, "source entity"), entity_name(tgt, "target entity")
         pair = canonical_pair(src, tgt)
         async with session(self.pool) as s:
@@ -592,61 +592,5 @@ class GraphEditor:
             if state.row is None:
                 raise GraphItemNotFound(f"no relation {src!r} - {tgt!r}")
             fragments = await s.graph.relation_fragments([pair])
-            vector = await s.graph.relation_vector(*pair) if include_vector_data else None
-        row = state.row
-        info: dict[str, Any] = {
-            "src_entity": src,
-            "tgt_entity": tgt,
-            "source_id": "<SEP>".join(row.source_ids),
-            "graph_data": relation_graph_data(row),
-            "contributions": [fragment_dict(f) for f in fragments],
-        }
-        if include_vector_data:
-            info["vector_data"] = None if vector is None else {"content": vector[0], "vector": vector[1]}
-        return info
-
-
-def entity_graph_data(row: EntityRow) -> dict[str, Any]:
-    """An entity's properties as upstream's graph node carries them."""
-    return {
-        "entity_id": row.name,
-        "entity_type": row.entity_type,
-        "description": row.description,
-        "source_id": "<SEP>".join(row.source_ids),
-        "file_path": "<SEP>".join(row.file_paths),
-        "created_at": int(row.created_at.timestamp()) if row.created_at else None,
-        "degree": row.degree,
-    }
-
-
-def relation_graph_data(row: RelationRow) -> dict[str, Any]:
-    """A relation's properties as upstream's graph edge carries them."""
-    return {
-        "src_id": row.src,
-        "tgt_id": row.tgt,
-        "keywords": row.keywords,
-        "description": row.description,
-        "weight": row.weight,
-        "source_id": "<SEP>".join(row.source_ids),
-        "file_path": "<SEP>".join(row.file_paths),
-        "created_at": int(row.created_at.timestamp()) if row.created_at else None,
-    }
-
-
-def fragment_dict(f: EntityFragmentRow | RelationFragmentRow) -> dict[str, Any]:
-    """One contribution as JSON: which chunk of which document said what (``manual``:
-    a manual edit)."""
-    out: dict[str, Any] = {
-        "chunk_id": f.chunk_id,
-        "doc_id": f.doc_id,
-        "file_path": f.file_path,
-        "manual": f.chunk_id == MANUAL_CHUNK_ID,
-        "pinned": is_manual_override(f),
-        "description": f.description,
-    }
-    if isinstance(f, EntityFragmentRow):
-        out["entity_type"] = f.entity_type
-    else:
-        out["keywords"] = f.keywords
-        out["weight"] = f.weight
-    return out
+            vector = await s.graph.relation_vector(*pair) if include_vector else None
+        return GraphItem(state.row, fragments, vector)

@@ -37,6 +37,7 @@ import asyncpg
 import numpy as np
 
 from ..config import Settings
+from ..db.advisory import DocumentLocks
 from ..errors import LightRAGError
 from ..llm.cached import CachedLLM
 from ..llm.embedding_func import EmbeddingFunc
@@ -48,7 +49,6 @@ from ..types import Extraction
 from .chunking import chunk_text
 from .extract import Extractor
 from .intake import md5_id
-from .locks import DocumentLocks
 from .progress import Progress, ProgressCallback, ignore_progress
 from .writer import GraphWriter, MergeStats
 

@@ -34,12 +34,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 
 import asyncpg
 
-from ..db.advisory import TRY_LOCK, lock_key
-from ..db.connect import connect
+from ..db.advisory import lock_key, session_lock
 from ..db.dimensions import HALFVEC_HNSW_MAX_DIM
 from ..db.pool import without_statement_timeout
 from ..db.translate import translated
@@ -143,7 +143,7 @@ class Reembedder:
     async def run(self, progress: ReembedCallback = ignore_reembed_progress) -> ReembedResult:
         """Stage every vector with the new model, then swap; resumes a run of the same model."""
         started = time.perf_counter()
-        async with _ReembedLock(self.dsn, self.workspace, self.connect_timeout):
+        async with _reembed_lock(self.dsn, self.workspace, self.connect_timeout):
             async with translated(), self.pool.acquire() as conn:
                 info = await read_info(conn, self.workspace)
                 assert info is not None
@@ -254,7 +254,7 @@ async def discard_reembed(
 
     Raises :class:`ReembedConflict` if a re-embed of the workspace is running.
     """
-    lock = _ReembedLock(dsn, workspace, connect_timeout)
+    lock = _reembed_lock(dsn, workspace, connect_timeout)
     async with lock, translated(), pool.acquire() as conn, conn.transaction():
         store = ReembedStore(conn)
         state = await store.state()
@@ -263,25 +263,9 @@ async def discard_reembed(
         return state
 
 
-class _ReembedLock:
-    """The session advisory lock of a workspace's re-embed, on a connection of its own."""
-
-    def __init__(self, dsn: str, workspace: str, connect_timeout: float) -> None:
-        self.dsn = dsn
-        self.workspace = workspace
-        self.connect_timeout = connect_timeout
-        self._conn: asyncpg.Connection | None = None
-
-    async def __aenter__(self) -> None:
-        self._conn = await connect(self.dsn, timeout=self.connect_timeout)
-        async with translated():
-            taken = await self._conn.fetchval(TRY_LOCK, lock_key("reembed", self.workspace))
-        if not taken:
-            await self._conn.close()
-            raise ReembedConflict(
-                f"another process is re-embedding workspace {self.workspace!r}; wait for it to finish"
-            )
-
-    async def __aexit__(self, *exc: object) -> None:
-        if self._conn is not None:
-            await self._conn.close()
+def _reembed_lock(dsn: str, workspace: str, connect_timeout: float) -> AbstractAsyncContextManager[None]:
+    """The session advisory lock of a workspace's re-embed."""
+    refusal = ReembedConflict(
+        f"another process is re-embedding workspace {workspace!r}; wait for it to finish"
+    )
+    return session_lock(dsn, lock_key("reembed", workspace), refusal, connect_timeout)

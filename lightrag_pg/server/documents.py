@@ -9,7 +9,7 @@ from fastapi import APIRouter, Body, File, HTTPException, Query, UploadFile
 from pydantic import BaseModel, Field, field_validator
 
 from ..errors import DocumentBusy, InvalidInput, LightRAGError, ReembedConflict
-from ..rag import InsertResult, LightRAG, new_track_id
+from ..results import InsertResult, new_track_id
 from ..types import UNKNOWN_SOURCE
 from .convert import SUPPORTED_EXTENSIONS, supported
 from .deps import ServerState, State, Workspace
@@ -113,8 +113,7 @@ class DeleteDocRequest(BaseModel):
 
 async def _duplicated(runtime: WorkspaceRuntime, doc_ids: list[str], what: str) -> InsertResponse:
     """The answer when the workspace already has the content: which documents, and their track."""
-    async with runtime.rag.session() as s:
-        rows = await s.docs.statuses(list(dict.fromkeys(doc_ids)))
+    rows = await runtime.rag.aget_doc_statuses(list(dict.fromkeys(doc_ids)))
     found = ", ".join(f"{r.id} ('{r.file_path}', {r.status.value})" for r in rows)
     tracks = {r.track_id or "" for r in rows}
     return InsertResponse(
@@ -162,7 +161,7 @@ async def upload(runtime: Workspace, state: State, file: Annotated[UploadFile, F
     data = await file.read()
     if len(data) > limit:
         raise TooLarge(f"file of {len(data):,} bytes exceeds the upload limit of {limit:,}")
-    if await _known_file_paths(runtime.rag, [name]):
+    if await runtime.rag.aknown_file_paths([name]):
         raise NameConflict(f"Document storage already contains '{name}'")
     await asyncio.to_thread(runtime.folder.save, name, data)
     track_id = new_track_id()
@@ -212,7 +211,7 @@ async def scan(runtime: Workspace, state: State) -> ScanResponse:
     with ``/documents/scan/status/{track_id}``."""
     found = await asyncio.to_thread(runtime.folder.files)
     files = [p for p in found if supported(p.name)]
-    known = await _known_file_paths(runtime.rag, [p.name for p in files]) if files else set()
+    known = await runtime.rag.aknown_file_paths([p.name for p in files]) if files else set()
     new = [p.name for p in files if p.name not in known]
     track_id = new_track_id()
     job = state.scans.start(runtime.name, track_id)
@@ -363,8 +362,7 @@ async def delete_document(request: DeleteDocRequest, runtime: Workspace) -> dict
     is reported in ``pipeline_status``, which reads busy until it is done. The answer
     comes once the delete is done, or after :data:`DELETE_ANSWER_WAIT` seconds.
     """
-    async with runtime.rag.session() as s:
-        rows = await s.docs.statuses(request.doc_ids)
+    rows = await runtime.rag.aget_doc_statuses(request.doc_ids)
     missing = sorted(set(request.doc_ids) - {r.id for r in rows})
     if missing:
         runtime.job.say(f"no document with id {', '.join(missing)}; not deleted")
@@ -439,8 +437,3 @@ async def _delete(
         f"{result.relations_rebuilt} relations rebuilt, {result.entities_deleted} entities and "
         f"{result.relations_deleted} relations deleted"
     )
-
-
-async def _known_file_paths(rag: LightRAG, names: list[str]) -> set[str]:
-    async with rag.session() as s:
-        return {path for _, path in await s.docs.find(file_paths=names)}

@@ -119,9 +119,7 @@ async def knowledge_graph(
 @router.get("/graph/entity/exists")
 async def entity_exists(runtime: Workspace, name: Annotated[Key, Query(min_length=1)]) -> dict[str, bool]:
     """Whether an entity of that name exists."""
-    async with runtime.rag.session() as s:
-        found = await s.graph.get_entities([name])
-    return {"exists": bool(found)}
+    return {"exists": await runtime.rag.aentity_exists(name)}
 
 
 @router.post("/graph/entity/edit")
@@ -132,8 +130,7 @@ async def edit_entity(request: EntityUpdateRequest, runtime: Workspace) -> dict[
     renamed = new_name != request.entity_name
     merged = False
     if renamed and request.allow_rename and request.allow_merge:
-        async with runtime.rag.session() as s:
-            merged = bool(await s.graph.get_entities([new_name]))
+        merged = await runtime.rag.aentity_exists(new_name)
     with _edit():
         result = await runtime.rag.aedit_entity(
             request.entity_name,

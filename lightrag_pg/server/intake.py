@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 
 from ..errors import InvalidInput
 from ..index.intake import md5_id
-from . import doc_status
 from .convert import Converter
 from .runtime import WorkspaceRuntime
 
@@ -91,7 +90,7 @@ async def _ingest(
             texts, held = [], 0
     failures += await _enqueue_all(runtime, texts, track_id, ingested.skipped_ids)
     if failures:
-        await doc_status.record_failed(runtime.rag, failures)
+        await runtime.rag.arecord_failed_files(failures)
         for _, name, _, reason in failures:
             runtime.job.say(f"{name}: failed: {reason}")
             ingested.failures.append((name, reason))

@@ -41,6 +41,14 @@ class DocumentStore:
         return [StatusRow.from_record(r) for r in await self.conn.fetch(SQL["status_by_ids"], list(ids))]
 
     @translating
+    async def record_failed(self, failures: Sequence[tuple[str, str, str, str]]) -> set[str]:
+        """Record ``(id, file_path, track_id, reason)`` as failed documents without a text
+        (files that could not be converted), in one statement; ids already present are
+        left alone. Returns the ids recorded."""
+        columns = [list(c) for c in zip(*failures, strict=True)] if failures else [[], [], [], []]
+        return {r["id"] for r in await self.conn.fetch(SQL["record_failed"], *columns)}
+
+    @translating
     async def ids_with_status(self, *statuses: DocStatus) -> list[str]:
         """Ids of documents in any of ``statuses``, oldest first."""
         rows = await self.conn.fetch(SQL["ids_by_status"], [DocStatus(s).value for s in statuses])

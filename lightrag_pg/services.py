@@ -20,10 +20,11 @@ from .db.pool import SharedPool, WorkspacePool, create_pool
 from .db.translate import translated
 from .db.workspace import WorkspaceInfo, create_workspace, read_info
 from .defaults import choose_extractor, default_embedding, default_llm
+from .errors import LightRAGError
 from .llm.cached import CachedKeywords, CachedLLM
 from .llm.embedding_func import EmbeddingFunc
 from .llm.memo import QueryMemo
-from .llm.tokenizer import LazyTokenizer, encoding_name, get_tokenizer
+from .llm.tokenizer import LazyTokenizer, Tokenizer, encoding_name, get_tokenizer
 from .llm.wrap import LLMFunc, wrap_embedding, wrap_llm
 from .offline.keywords import offline_keywords, rule_version
 from .query.engine import QueryEngine, RerankFunc
@@ -154,6 +155,27 @@ class Services:
         return dataclasses.replace(self, info=info, embedding_func=embedding_func, embed=embed)
 
 
+class Facade:
+    """What the facade's groups of methods share: the settings and the services of an
+    initialized ``LightRAG``."""
+
+    settings: Settings
+    workspace: str
+    _services: Services | None
+
+    @property
+    def _run(self) -> Services:
+        if self._services is None:
+            raise LightRAGError("LightRAG is not initialized: call `await rag.initialize()` first")
+        return self._services
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        """The tokenizer of ``settings.tokenizer_name``, built on first use (or while
+        :meth:`initialize` connects)."""
+        return get_tokenizer(self.settings.tokenizer_name)
+
+
 @dataclass(frozen=True)
 class Parts:
     """What a ``LightRAG`` was given: the models (``None``: the defaults) and where to connect."""
@@ -187,7 +209,9 @@ async def open_services(parts: Parts) -> Services:
 
 async def _open(parts: Parts) -> Services:
     s = parts.settings
-    embedding_func = parts.embedding_func or await asyncio.to_thread(default_embedding, s)
+    embedding_func = parts.embedding_func
+    if embedding_func is None:
+        embedding_func = await asyncio.to_thread(default_embedding, s)
     llm_model_func = parts.llm_model_func if parts.llm_model_func is not None else default_llm(s)
     dsn, timeout = parts.dsn, parts.connect_timeout
     if parts.shared is None:

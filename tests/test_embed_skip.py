@@ -132,7 +132,7 @@ async def test_the_merge_counts_the_texts_it_embeds(build: Build) -> None:
     model = CountingModel()
     rag = await build(model)
     await rag.ainsert([FIRST], file_paths=["first.txt"])
-    writer = rag._pipeline().writer
+    writer = rag._run.pipeline().writer
     merge = writer.merge
     stats: list[MergeStats] = []
 

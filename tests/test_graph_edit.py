@@ -220,20 +220,20 @@ async def test_statement_counts(graphs: Callable[..., Any]) -> None:
             await call
         counts[label] = counter.statements
 
-    await count("create_entity", rag._editor().create_entity("Zeta", {"description": "z"}))
-    await count("edit_entity", rag._editor().edit_entity("Acme", {"description": "A company."}))
-    await count("rename_entity", rag._editor().edit_entity("Zeta", {"entity_name": "Zeta Two"}))
-    await count("merge_entities", rag._editor().merge_entities(["Bob", "Berlin"], "Alice"))
+    await count("create_entity", rag._run.editor().create_entity("Zeta", {"description": "z"}))
+    await count("edit_entity", rag._run.editor().edit_entity("Acme", {"description": "A company."}))
+    await count("rename_entity", rag._run.editor().edit_entity("Zeta", {"entity_name": "Zeta Two"}))
+    await count("merge_entities", rag._run.editor().merge_entities(["Bob", "Berlin"], "Alice"))
     await count(
         "create_relation",
-        rag._editor().upsert_relation("Zeta Two", "Acme", {"description": "r"}, create=True),
+        rag._run.editor().upsert_relation("Zeta Two", "Acme", {"description": "r"}, create=True),
     )
     await count(
-        "edit_relation", rag._editor().upsert_relation("Zeta Two", "Acme", {"weight": 2.0}, create=False)
+        "edit_relation", rag._run.editor().upsert_relation("Zeta Two", "Acme", {"weight": 2.0}, create=False)
     )
-    await count("delete_relation", rag._editor().delete_relation("Acme", "Zeta Two"))
-    await count("delete_entity", rag._editor().delete_entity("Zeta Two"))
-    await count("entity_info", rag._editor().entity_info("Alice"))
+    await count("delete_relation", rag._run.editor().delete_relation("Acme", "Zeta Two"))
+    await count("delete_entity", rag._run.editor().delete_entity("Zeta Two"))
+    await count("entity_info", rag._run.editor().read_entity("Alice"))
     print(counts)
     assert counts == {
         "create_entity": 8,
@@ -370,7 +370,7 @@ async def test_an_edit_that_loses_the_race_is_planned_again(graphs: Callable[...
     first = await graphs()
     await insert(first, ["d0"])
     second = await graphs(workspace=first.workspace)
-    editor = first._editor()
+    editor = first._run.editor()
     original = editor.apply
     calls = 0
 
@@ -393,7 +393,7 @@ async def test_a_merge_racing_a_document_insert_keeps_the_new_contributions(
     first = await graphs()
     await insert(first, ["d0"])
     second = await graphs(workspace=first.workspace)
-    editor = first._editor()
+    editor = first._run.editor()
     original = editor.apply
     calls = 0
 

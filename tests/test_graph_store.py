@@ -10,7 +10,6 @@ import pytest
 
 from lightrag_pg import LightRAG
 from lightrag_pg.errors import ConnectionLost, StorageError
-from lightrag_pg.store.graph import GraphStore
 from lightrag_pg.store.rows import EntityRow, RelationRow
 from lightrag_pg.testing import StatementCounter
 
@@ -142,8 +141,15 @@ async def test_list_columns_of_any_length_round_trip(rag: LightRAG) -> None:
 
 
 @pytest.mark.parametrize("method", ["entities_for_merge", "relations_for_merge"])
-async def test_merge_state_reads_raise_storage_errors(conn: asyncpg.Connection, method: str) -> None:
-    store = GraphStore(conn)  # no workspace on the search path: the tables are unknown
+async def test_merge_state_reads_raise_storage_errors(rag: LightRAG, method: str) -> None:
     keys = ["A"] if method == "entities_for_merge" else [("A", "B")]
     with pytest.raises(StorageError, match="UndefinedTable"):
-        await getattr(store, method)("doc", keys)
+        async with rag.unit_of_work() as uow:
+            await uow.conn.execute("SET LOCAL search_path TO pg_catalog")  # the tables are unknown
+            await getattr(uow.graph, method)("doc", keys)
+
+
+async def test_a_driver_error_leaves_a_pool_connection_translated(rag: LightRAG) -> None:
+    with pytest.raises(StorageError, match="UndefinedTable"):
+        async with rag.pool.acquire() as conn:
+            await conn.fetch("SELECT * FROM no_such_table")

@@ -50,7 +50,9 @@ def layer_of(module: str) -> str:
         return "cli"
     if head in ALLOWED:
         return head
-    raise UnknownModule(f"{module}: no layer for the top-level module {head!r}; add it to tests/test_layers.py")
+    raise UnknownModule(
+        f"{module}: no layer for the top-level module {head!r}; add it to tests/test_layers.py"
+    )
 
 
 def imported_modules(root: Path, path: Path) -> set[str]:

@@ -23,6 +23,7 @@ import json
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from types import TracebackType
 from typing import Any
 
 import asyncpg
@@ -34,6 +35,7 @@ from .connect import CONNECT_ERRORS, connect_failure
 from .embedded import redact_dsn
 from .identifiers import search_path, validate_workspace
 from .sqlfile import load_queries
+from .translate import DRIVER_ERRORS, translate, translated
 
 log = logging.getLogger(__name__)
 
@@ -217,6 +219,9 @@ class WorkspacePool:
     :class:`~lightrag_pg.errors.PoolExhausted` instead of hanging: the usual
     cause is a caller holding every connection (a ``rag.session()`` or
     ``rag.unit_of_work()`` block) while calling the same LightRAG.
+    Driver errors raised inside ``async with pool.acquire() as conn:`` leave
+    it as :mod:`lightrag_pg.errors` classes (:mod:`~lightrag_pg.db.translate`):
+    this is where the stores' errors are translated, once.
     ``embedding_dim`` is the workspace's vector width, which the stores on its
     connections write their vector searches for. :meth:`close` closes the
     shared pool only if this handle owns it (:func:`create_pool`).
@@ -258,6 +263,10 @@ class _WorkspaceAcquire:
         self._inner: Any = None
 
     async def __aenter__(self) -> asyncpg.Connection:
+        async with translated():
+            return await self._enter()
+
+    async def _enter(self) -> asyncpg.Connection:
         pool, loop = self._pool, asyncio.get_running_loop()
         deadline = loop.time() + self._timeout
         try:
@@ -281,11 +290,16 @@ class _WorkspaceAcquire:
             raise
         return conn
 
-    async def __aexit__(self, *exc: object) -> None:
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         try:
-            await self._inner.__aexit__(*exc)
+            async with translated():
+                await self._inner.__aexit__(kind, exc, tb)
         finally:
             self._pool._gate.release()
+        if isinstance(exc, DRIVER_ERRORS):
+            raise translate(exc) from exc
 
     def _exhausted(self, why: str) -> PoolExhausted:
         return PoolExhausted(

@@ -1,11 +1,14 @@
-"""Translation of asyncpg errors into lightrag_pg errors, at the storage boundary."""
+"""Translation of asyncpg errors into lightrag_pg errors, at the storage boundary.
+
+The boundary is the workspace pool's connection (``WorkspacePool.acquire``), which
+every unit of work, session and store goes through; code on a connection of its
+own (workspace creation, advisory locks) uses :func:`translated`.
+"""
 
 from __future__ import annotations
 
-import functools
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import ParamSpec, TypeVar
 
 import asyncpg
 
@@ -17,9 +20,6 @@ from ..errors import (
     StatementTimeout,
     StorageError,
 )
-
-P = ParamSpec("P")
-T = TypeVar("T")
 
 
 def translate(exc: BaseException) -> LightRAGError:
@@ -49,7 +49,8 @@ def translate(exc: BaseException) -> LightRAGError:
     return StorageError(str(exc))
 
 
-_DRIVER_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.InternalClientError, OSError)
+DRIVER_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.InternalClientError, OSError)
+"""The exceptions :func:`translate` maps; any other passes unchanged."""
 
 
 @asynccontextmanager
@@ -57,18 +58,5 @@ async def translated() -> AsyncIterator[None]:
     """Re-raise driver errors raised inside the block as lightrag_pg errors."""
     try:
         yield
-    except _DRIVER_ERRORS as exc:
+    except DRIVER_ERRORS as exc:
         raise translate(exc) from exc
-
-
-def translating(func: Callable[P, Awaitable[T]]) -> Callable[P, Awaitable[T]]:
-    """Decorator form of :func:`translated` for store methods."""
-
-    @functools.wraps(func)
-    async def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
-        try:
-            return await func(*args, **kwargs)
-        except _DRIVER_ERRORS as exc:
-            raise translate(exc) from exc
-
-    return wrapper

@@ -10,7 +10,6 @@ from typing import Any
 import asyncpg
 
 from ..db.sqlfile import load_queries
-from ..db.translate import translated
 from ..types import GRAPH_FIELD_SEP
 
 SQL = load_queries(__package__, "export.sql")
@@ -76,7 +75,7 @@ async def stream(
     the whole workspace is never held in memory. A section with no rows
     yields one empty batch, so writers still see it.
     """
-    async with translated(), conn.transaction(isolation="repeatable_read", readonly=True):
+    async with conn.transaction(isolation="repeatable_read", readonly=True):
         for section in sections:
             chosen = section.with_vectors(include_vectors)
             width = len(chosen.columns)

@@ -42,7 +42,6 @@ import asyncpg
 from ..db.advisory import lock_key, session_lock
 from ..db.dimensions import HALFVEC_HNSW_MAX_DIM
 from ..db.pool import without_statement_timeout
-from ..db.translate import translated
 from ..db.workspace import read_info, record_embedding
 from ..errors import ConcurrentUpdate, ConfigurationError, InvalidInput, ReembedConflict
 from ..llm.embedding_func import EmbeddingFunc
@@ -144,7 +143,7 @@ class Reembedder:
         """Stage every vector with the new model, then swap; resumes a run of the same model."""
         started = time.perf_counter()
         async with _reembed_lock(self.dsn, self.workspace, self.connect_timeout):
-            async with translated(), self.pool.acquire() as conn:
+            async with self.pool.acquire() as conn:
                 info = await read_info(conn, self.workspace)
                 assert info is not None
                 state = await ReembedStore(conn).state()
@@ -236,7 +235,7 @@ class Reembedder:
 
     async def _swap(self) -> int:
         """One transaction: keep writers out, check nothing is pending, swap, record the model."""
-        async with translated(), self.pool.acquire() as conn, conn.transaction():
+        async with self.pool.acquire() as conn, conn.transaction():
             store = ReembedStore(conn)
             await store.lock_for_swap()
             counts = await store.counts()
@@ -255,7 +254,7 @@ async def discard_reembed(
     Raises :class:`ReembedConflict` if a re-embed of the workspace is running.
     """
     lock = _reembed_lock(dsn, workspace, connect_timeout)
-    async with lock, translated(), pool.acquire() as conn, conn.transaction():
+    async with lock, pool.acquire() as conn, conn.transaction():
         store = ReembedStore(conn)
         state = await store.state()
         if state is not None:

@@ -8,7 +8,6 @@ from typing import Any, Protocol
 import asyncpg
 
 from ..db.sqlfile import load_queries
-from ..db.translate import translated, translating
 
 SQL = load_queries(__package__, "cache.sql")
 
@@ -36,12 +35,10 @@ class CacheStore:
     def __init__(self, conn: asyncpg.Connection) -> None:
         self.conn = conn
 
-    @translating
     async def get(self, key: str) -> str | None:
         """The cached answer for ``key``, if any."""
         return await self.conn.fetchval(SQL["get"], key)
 
-    @translating
     async def put(
         self,
         key: str,
@@ -55,13 +52,11 @@ class CacheStore:
         """Store an answer."""
         await self.conn.execute(SQL["put"], key, cache_type, mode, chunk_id, prompt, response)
 
-    @translating
     async def get_many(self, keys: Sequence[str]) -> dict[str, str]:
         """The cached answers for any of ``keys``, by key."""
         rows = await self.conn.fetch(SQL["get_many"], list(keys))
         return {r["id"]: r["response"] for r in rows}
 
-    @translating
     async def put_many(self, answers: Sequence[Answer]) -> None:
         """Store answers (distinct keys) in one statement."""
         if answers:
@@ -84,21 +79,21 @@ class PoolCache:
 
     async def get(self, key: str) -> str | None:
         """The cached answer for ``key``, if any."""
-        async with translated(), self.pool.acquire() as conn:
+        async with self.pool.acquire() as conn:
             return await CacheStore(conn).get(key)
 
     async def put(self, key: str, response: str, **fields: Any) -> None:
         """Store an answer (the fields of :meth:`CacheStore.put`)."""
-        async with translated(), self.pool.acquire() as conn:
+        async with self.pool.acquire() as conn:
             await CacheStore(conn).put(key, response, **fields)
 
     async def get_many(self, keys: Sequence[str]) -> dict[str, str]:
         """The cached answers for any of ``keys``, by key, in one statement."""
-        async with translated(), self.pool.acquire() as conn:
+        async with self.pool.acquire() as conn:
             return await CacheStore(conn).get_many(keys)
 
     async def put_many(self, answers: Sequence[Answer]) -> None:
         """Store answers (distinct keys) in one statement."""
         if answers:
-            async with translated(), self.pool.acquire() as conn:
+            async with self.pool.acquire() as conn:
                 await CacheStore(conn).put_many(answers)

@@ -9,7 +9,6 @@ import numpy as np
 
 from ..db.dimensions import HalfvecCast
 from ..db.sqlfile import load_vector_queries
-from ..db.translate import translating
 from .rows import ChunkRow, columns, vectors
 
 
@@ -20,7 +19,6 @@ class ChunkStore:
         self.conn = conn
         self.sql = load_vector_queries(__package__, "chunks.sql", halfvec)
 
-    @translating
     async def upsert(self, chunks: Sequence[ChunkRow], embeddings: np.ndarray) -> None:
         """Store chunks with their embeddings (one row of ``embeddings`` per chunk)."""
         if not chunks:
@@ -29,18 +27,15 @@ class ChunkStore:
             self.sql["upsert_chunks"], *columns((c.values() for c in chunks), 6), vectors(embeddings)
         )
 
-    @translating
     async def get(self, ids: Sequence[str]) -> list[ChunkRow]:
         """Chunks in the order given; unknown ids are skipped."""
         return [ChunkRow.from_record(r) for r in await self.conn.fetch(self.sql["chunks_by_ids"], list(ids))]
 
-    @translating
     async def with_similarity(self, ids: Sequence[str], query: np.ndarray) -> list[ChunkRow]:
         """Chunks by id (any order) with their cosine similarity to ``query``."""
         rows = await self.conn.fetch(self.sql["chunks_with_similarity"], list(ids), _query(query))
         return [ChunkRow.from_record(r) for r in rows]
 
-    @translating
     async def search(self, query: np.ndarray, threshold: float, top_k: int) -> list[ChunkRow]:
         """Chunks nearest to ``query`` with similarity > ``threshold``, best first."""
         rows = await self.conn.fetch(self.sql["search_chunks"], _query(query), threshold, top_k)

@@ -10,7 +10,6 @@ import asyncpg
 from ..db.advisory import XACT_LOCK, lock_key
 from ..db.identifiers import graph_of
 from ..db.sqlfile import load_queries, render
-from ..db.translate import translating
 from ..errors import DocumentBusy, ReembedConflict
 
 SQL = load_queries(__package__, "clearing.sql")
@@ -26,7 +25,6 @@ class ClearResult:
     """Whether the cached LLM answers went too."""
 
 
-@translating
 async def clear_workspace(
     conn: asyncpg.Connection, workspace: str, *, graph_enabled: bool, keep_cache: bool
 ) -> ClearResult:

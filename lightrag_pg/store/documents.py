@@ -9,7 +9,6 @@ import asyncpg
 import numpy as np
 
 from ..db.sqlfile import load_queries
-from ..db.translate import translating
 from ..types import DocStatus
 from .rows import ChunkRow, DocumentRow, StatusRow, columns, pair_columns, vectors
 
@@ -22,7 +21,6 @@ class DocumentStore:
     def __init__(self, conn: asyncpg.Connection) -> None:
         self.conn = conn
 
-    @translating
     async def insert(self, docs: Sequence[DocumentRow]) -> set[str]:
         """Store new documents as pending; return the ids actually inserted (known ids are left alone)."""
         if not docs:
@@ -30,17 +28,14 @@ class DocumentStore:
         rows = await self.conn.fetch(SQL["insert_docs"], *columns((d.values() for d in docs), 4))
         return {r["id"] for r in rows}
 
-    @translating
     async def get(self, ids: Sequence[str]) -> list[DocumentRow]:
         """Documents in the order given; unknown ids are skipped."""
         return [DocumentRow.from_record(r) for r in await self.conn.fetch(SQL["docs_by_ids"], list(ids))]
 
-    @translating
     async def statuses(self, ids: Sequence[str]) -> list[StatusRow]:
         """Status rows, in the order given; unknown ids are skipped."""
         return [StatusRow.from_record(r) for r in await self.conn.fetch(SQL["status_by_ids"], list(ids))]
 
-    @translating
     async def record_failed(self, failures: Sequence[tuple[str, str, str, str]]) -> set[str]:
         """Record ``(id, file_path, track_id, reason)`` as failed documents without a text
         (files that could not be converted), in one statement; ids already present are
@@ -48,29 +43,24 @@ class DocumentStore:
         columns = [list(c) for c in zip(*failures, strict=True)] if failures else [[], [], [], []]
         return {r["id"] for r in await self.conn.fetch(SQL["record_failed"], *columns)}
 
-    @translating
     async def ids_with_status(self, *statuses: DocStatus) -> list[str]:
         """Ids of documents in any of ``statuses``, oldest first."""
         rows = await self.conn.fetch(SQL["ids_by_status"], [DocStatus(s).value for s in statuses])
         return [r["id"] for r in rows]
 
-    @translating
     async def unfinished_ids(self) -> list[str]:
         """Ids of pending, processing or failed documents that have a text, oldest first."""
         return [r["id"] for r in await self.conn.fetch(SQL["unfinished_ids"])]
 
-    @translating
     async def claim(self, ids: Sequence[str]) -> list[DocumentRow]:
         """Mark unprocessed documents as processing, skipping those locked elsewhere;
         return the documents claimed, in id order."""
         return [DocumentRow.from_record(r) for r in await self.conn.fetch(SQL["claim_docs"], list(ids))]
 
-    @translating
     async def mark_processed(self, doc_id: str, chunk_ids: Sequence[str], details: dict[str, Any]) -> None:
         """Record a document as processed."""
         await self.conn.execute(SQL["mark_processed"], doc_id, list(chunk_ids), details)
 
-    @translating
     async def finish(
         self,
         doc_id: str,
@@ -91,36 +81,30 @@ class DocumentStore:
             list(chunk_ids) if chunk_ids is not None else [c.id for c in chunks],
         )
 
-    @translating
     async def record_progress(self, doc_id: str, progress: dict[str, Any]) -> None:
         """Record how far the processing of ``doc_id`` has come (``metadata.progress``,
         dropped when it is claimed again or finished)."""
         await self.conn.execute(SQL["record_progress"], doc_id, progress)
 
-    @translating
     async def mark_failed(self, doc_id: str, error: str) -> None:
         """Record a document as failed with its error message."""
         await self.conn.execute(SQL["mark_failed"], doc_id, error[:4000])
 
-    @translating
     async def link_entities(self, doc_id: str, names: Sequence[str]) -> None:
         """Record the entities a document contributed to."""
         if names:
             await self.conn.execute(SQL["link_entities"], doc_id, sorted(set(names)))
 
-    @translating
     async def link_relations(self, doc_id: str, pairs: Sequence[tuple[str, str]]) -> None:
         """Record the relations a document contributed to."""
         if pairs:
             await self.conn.execute(SQL["link_relations"], doc_id, *pair_columns(pairs))
 
-    @translating
     async def find(self, ids: Sequence[str] = (), file_paths: Sequence[str] = ()) -> list[tuple[str, str]]:
         """``(id, file_path)`` of the documents with one of ``ids`` or one of ``file_paths``."""
         rows = await self.conn.fetch(SQL["docs_by_ids_or_paths"], list(ids), list(file_paths))
         return [(r["id"], r["file_path"]) for r in rows]
 
-    @translating
     async def delete(self, ids: Sequence[str], *, keep_cache: bool) -> set[str]:
         """Delete documents with their status, chunks, vectors, links and fragments, and
         (unless ``keep_cache``) their chunks' cached LLM answers; return the ids deleted."""

@@ -11,7 +11,6 @@ import asyncpg
 import numpy as np
 
 from ..db.sqlfile import load_queries
-from ..db.translate import translating
 from .rows import (
     EntityFragmentRow,
     EntityRow,
@@ -41,13 +40,11 @@ class GraphStore:
     def __init__(self, conn: asyncpg.Connection) -> None:
         self.conn = conn
 
-    @translating
     async def get_entities(self, names: Sequence[str]) -> list[EntityRow]:
         """Entities with their degrees, in the order given; unknown names are skipped."""
         rows = await self.conn.fetch(SQL["entities_by_names"], list(names))
         return [EntityRow.from_record(r) for r in rows]
 
-    @translating
     async def edges_of(self, names: Sequence[str]) -> list[RelationRow]:
         """Every relation touching any of ``names``, with edge degrees."""
         rows = await self.conn.fetch(SQL["edges_of"], list(names))
@@ -58,7 +55,6 @@ class GraphStore:
         return the names written."""
         return await self.merge_entities(rows)
 
-    @translating
     async def merge_entities(
         self,
         rows: Sequence[EntityRow],
@@ -89,7 +85,6 @@ class GraphStore:
         written, _ = await self.merge_relations(rows)
         return written
 
-    @translating
     async def merge_relations(
         self,
         rows: Sequence[RelationRow],
@@ -123,12 +118,10 @@ class GraphStore:
         created = {r["src"] for r in result if r["kind"] == "entity"}
         return written, created
 
-    @translating
     async def lock_entities(self, names: Sequence[str]) -> None:
         """Lock the existing rows among ``names`` until the transaction ends, in name order."""
         await self.conn.execute(SQL["lock_entities"], list(names))
 
-    @translating
     async def lock_relations(self, pairs: Sequence[tuple[str, str]]) -> None:
         """Lock the existing rows among ``pairs`` until the transaction ends, in pair order."""
         await self.conn.execute(SQL["lock_relations"], *pair_columns(pairs))
@@ -138,14 +131,12 @@ class GraphStore:
         states, _ = await self._entities_for_merge(doc_id, names, False)
         return states
 
-    @translating
     async def entities_to_merge(self, doc_id: str, names: Sequence[str]) -> EntitiesToMerge:
         """:meth:`entities_for_merge`, and the stored fragments of every row a merge
         rebuilds from them (stored, not linked to ``doc_id``, without contributions
         merged before fragments were recorded), read in the same statement."""
         return await self._entities_for_merge(doc_id, names, True)
 
-    @translating
     async def _entities_for_merge(
         self, doc_id: str, names: Sequence[str], with_fragments: bool
     ) -> EntitiesToMerge:
@@ -173,7 +164,6 @@ class GraphStore:
         states, _ = await self._relations_for_merge(doc_id, pairs, False)
         return states
 
-    @translating
     async def relations_to_merge(
         self, doc_id: str, pairs: Sequence[tuple[str, str]]
     ) -> tuple[
@@ -182,7 +172,6 @@ class GraphStore:
         """:meth:`relations_for_merge` and stored fragments; see :meth:`entities_to_merge`."""
         return await self._relations_for_merge(doc_id, pairs, True)
 
-    @translating
     async def _relations_for_merge(
         self, doc_id: str, pairs: Sequence[tuple[str, str]], with_fragments: bool
     ) -> tuple[
@@ -206,7 +195,6 @@ class GraphStore:
         }
         return states, stored
 
-    @translating
     async def entity_fragments(
         self, names: Sequence[str], except_docs: Sequence[str] = ()
     ) -> list[EntityFragmentRow]:
@@ -214,7 +202,6 @@ class GraphStore:
         rows = await self.conn.fetch(SQL["entity_fragments_of"], list(names), list(except_docs))
         return [EntityFragmentRow.from_record(r) for r in rows]
 
-    @translating
     async def relation_fragments(
         self, pairs: Sequence[tuple[str, str]], except_docs: Sequence[str] = ()
     ) -> list[RelationFragmentRow]:
@@ -222,13 +209,11 @@ class GraphStore:
         rows = await self.conn.fetch(SQL["relation_fragments_of"], *pair_columns(pairs), list(except_docs))
         return [RelationFragmentRow.from_record(r) for r in rows]
 
-    @translating
     async def add_entity_fragments(self, fragments: Sequence[EntityFragmentRow]) -> None:
         """Record entity fragments (the entities and documents must exist)."""
         if fragments:
             await self.conn.execute(SQL["add_entity_fragments"], *columns((f.values() for f in fragments), 7))
 
-    @translating
     async def add_relation_fragments(self, fragments: Sequence[RelationFragmentRow]) -> None:
         """Record relation fragments (the relations and documents must exist)."""
         if fragments:
@@ -236,19 +221,16 @@ class GraphStore:
                 SQL["add_relation_fragments"], *columns((f.values() for f in fragments), 9)
             )
 
-    @translating
     async def entities_touched_by(self, doc_ids: Sequence[str]) -> list[TouchedRow[EntityRow]]:
         """The entities the documents contributed to, in name order."""
         rows = await self.conn.fetch(SQL["entities_touched_by_docs"], list(doc_ids))
         return [TouchedRow(EntityRow.from_record(r), r["vector_content"], r["unrecorded"]) for r in rows]
 
-    @translating
     async def relations_touched_by(self, doc_ids: Sequence[str]) -> list[TouchedRow[RelationRow]]:
         """The relations the documents contributed to, in pair order."""
         rows = await self.conn.fetch(SQL["relations_touched_by_docs"], list(doc_ids))
         return [TouchedRow(RelationRow.from_record(r), r["vector_content"], r["unrecorded"]) for r in rows]
 
-    @translating
     async def delete_entities_if_unchanged(self, rows: Sequence[EntityRow]) -> set[str]:
         """Delete the entities whose stored version equals ``row.version``; return the names deleted."""
         if not rows:
@@ -258,7 +240,6 @@ class GraphStore:
         )
         return {r["name"] for r in deleted}
 
-    @translating
     async def delete_relations_if_unchanged(self, rows: Sequence[RelationRow]) -> set[tuple[str, str]]:
         """Delete the relations whose stored version equals ``row.version``; return the pairs deleted."""
         if not rows:
@@ -273,13 +254,11 @@ class GraphStore:
 
     # ------------------------------------------------------------ graph edits
 
-    @translating
     async def lock_entities_for_edit(self, names: Sequence[str]) -> dict[str, int]:
         """Lock the existing rows among ``names`` (FOR UPDATE, in name order); their versions."""
         rows = await self.conn.fetch(SQL["lock_entities_for_edit"], list(names))
         return {r["name"]: r["version"] for r in rows}
 
-    @translating
     async def lock_relations_for_edit(
         self, pairs: Sequence[tuple[str, str]], touching: Sequence[str]
     ) -> dict[tuple[str, str], int]:
@@ -288,13 +267,11 @@ class GraphStore:
         rows = await self.conn.fetch(SQL["lock_relations_for_edit"], *pair_columns(pairs), list(touching))
         return {(r["src"], r["tgt"]): r["version"] for r in rows}
 
-    @translating
     async def relations_touching(self, names: Sequence[str]) -> list[TouchedRow[RelationRow]]:
         """Every relation touching any of ``names``, with its stored vector text, in pair order."""
         rows = await self.conn.fetch(SQL["relations_touching"], list(names))
         return [TouchedRow(RelationRow.from_record(r), r["vector_content"], r["unrecorded"]) for r in rows]
 
-    @translating
     async def prepare_manual_fragments(
         self, doc_id: str, chunk_id: str, names: Sequence[str], pairs: Sequence[tuple[str, str]]
     ) -> None:
@@ -304,7 +281,6 @@ class GraphStore:
             SQL["prepare_manual_fragments"], doc_id, chunk_id, list(names), *pair_columns(pairs)
         )
 
-    @translating
     async def move_links(
         self,
         entities: Sequence[tuple[str, str]],
@@ -319,25 +295,21 @@ class GraphStore:
                 SQL["move_links"], old_e, new_e, *pair_columns(old_r), *pair_columns(new_r)
             )
 
-    @translating
     async def delete_entity(self, name: str) -> int | None:
         """Delete one entity with its relations; the number of relations deleted, None if unknown."""
         row = await self.conn.fetchrow(SQL["delete_entity"], name)
         return None if row is None else int(row["relations"])
 
-    @translating
     async def delete_relation(self, src: str, tgt: str) -> bool:
         """Delete one relation (either direction); whether it existed."""
         row = await self.conn.fetchrow(SQL["delete_relation"], *canonical_pair(src, tgt))
         return row is not None
 
-    @translating
     async def entity_vector(self, name: str) -> tuple[str, list[float]] | None:
         """The stored vector of an entity: its text and values (None: no vector)."""
         row = await self.conn.fetchrow(SQL["entity_vector"], name)
         return None if row is None else (row["content"], [float(x) for x in row["embedding"]])
 
-    @translating
     async def relation_vector(self, src: str, tgt: str) -> tuple[str, list[float]] | None:
         """The stored vector of a relation: its text and values (None: no vector)."""
         row = await self.conn.fetchrow(SQL["relation_vector"], *canonical_pair(src, tgt))

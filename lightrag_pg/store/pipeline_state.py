@@ -17,7 +17,6 @@ from typing import Any
 import asyncpg
 
 from ..db.sqlfile import load_queries
-from ..db.translate import translating
 from ..errors import InvalidInput
 from ..types import DocStatus
 from .rows import StatusRow
@@ -115,7 +114,6 @@ class PipelineStateStore:
     def __init__(self, conn: asyncpg.Connection) -> None:
         self.conn = conn
 
-    @translating
     async def page(
         self,
         status: StatusFilter = None,
@@ -147,7 +145,6 @@ class PipelineStateStore:
             "status_counts": status_counts(rows[0]["counts"]),
         }
 
-    @translating
     async def by_track(self, track_id: str) -> dict[str, Any]:
         """The documents of one insert call (track_id, documents, total_count, status_summary)."""
         if not isinstance(track_id, str) or not track_id:
@@ -160,13 +157,11 @@ class PipelineStateStore:
             "status_summary": dict(Counter(r.status.value for r in rows)),
         }
 
-    @translating
     async def counts(self) -> dict[str, int]:
         """Documents per status (every status, zero when none) and ``all``."""
         rows = await self.conn.fetch(SQL["status_counts"])
         return status_counts({r["status"]: r["n"] for r in rows})
 
-    @translating
     async def clear_cache(self, types: Iterable[str] | None = None) -> int:
         """Delete cached LLM answers of the given types (``None``: all); return how many."""
         return int(await self.conn.fetchval(SQL["clear_cache"], cache_types(types)))

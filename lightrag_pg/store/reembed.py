@@ -19,7 +19,6 @@ import numpy as np
 from ..db.dimensions import VECTOR_HNSW_MAX_DIM
 from ..db.identifiers import relation_of
 from ..db.sqlfile import load_queries, render
-from ..db.translate import translating
 from .rows import vectors
 
 SQL = load_queries(__package__, "reembed.sql")
@@ -74,24 +73,20 @@ class ReembedStore:
     def __init__(self, conn: asyncpg.Connection) -> None:
         self.conn = conn
 
-    @translating
     async def state(self) -> ReembedState | None:
         """The re-embed in progress, or None."""
         row = await self.conn.fetchrow(SQL["read_state"])
         return None if row is None else ReembedState(row[0], row[1], row[2])
 
-    @translating
     async def begin(self, model: str, dim: int) -> None:
         """Record a re-embed to ``model`` and create its empty shadow tables (call in a transaction)."""
         await self.conn.execute(SQL["insert_state"], model, dim)
         await self.conn.execute(render(SQL["create_shadows"], dim=dim))
 
-    @translating
     async def discard(self) -> None:
         """Drop the shadow tables and the state of the re-embed in progress (if any)."""
         await self.conn.execute(SQL["discard"])
 
-    @translating
     async def counts(self) -> StagingCounts:
         """Total and pending rows per kind, in one statement."""
         row = await self.conn.fetchrow(SQL["counts"])
@@ -100,7 +95,6 @@ class ReembedStore:
             pending={k: row[f"{k}_pending"] for k in KINDS},
         )
 
-    @translating
     async def pending(self, kind: Kind, after: tuple[str, str], limit: int) -> list[PendingVector]:
         """Up to ``limit`` pending rows of ``kind`` after key ``after``, in key order."""
         if kind == "relations":
@@ -109,7 +103,6 @@ class ReembedStore:
             rows = await self.conn.fetch(SQL[f"pending_{kind}"], after[0], limit)
         return [PendingVector((r["k1"], r["k2"]), r["content"]) for r in rows]
 
-    @translating
     async def stage(self, kind: Kind, rows: Sequence[PendingVector], embeddings: np.ndarray) -> None:
         """Store the new vectors of ``rows`` (one row of ``embeddings`` each) in the shadow table."""
         if not rows:
@@ -121,7 +114,6 @@ class ReembedStore:
             params = [[r.key[0] for r in rows]]
         await self.conn.execute(SQL[f"stage_{kind}"], *params, contents, vectors(embeddings))
 
-    @translating
     async def build_indexes(self, dim: int) -> None:
         """Build the shadow tables' HNSW indexes (halfvec above 2,000 dimensions) unless built."""
         block = "hnsw_vector" if dim <= VECTOR_HNSW_MAX_DIM else "hnsw_halfvec"
@@ -130,12 +122,10 @@ class ReembedStore:
             assert table is not None and index is not None
             await self.conn.execute(render(SQL[block], table=table, index=index, dim=dim))
 
-    @translating
     async def lock_for_swap(self) -> None:
         """Block writers of the vector tables and their parents until the transaction ends."""
         await self.conn.execute(SQL["lock_for_swap"])
 
-    @translating
     async def swap(self) -> None:
         """Put the shadow tables in place of the live ones (call in a transaction, after
         :meth:`lock_for_swap` and a check that nothing is pending)."""

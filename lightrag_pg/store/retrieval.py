@@ -10,7 +10,6 @@ import numpy as np
 
 from ..db.dimensions import HalfvecCast
 from ..db.sqlfile import load_vector_queries, render
-from ..db.translate import translating
 from .rows import ChunkRow, EntityRow, RelationRow
 
 
@@ -90,7 +89,6 @@ class RetrievalStore:
         self.conn = conn
         self.sql = load_vector_queries(__package__, "retrieval.sql", halfvec)
 
-    @translating
     async def context(
         self,
         local_query: np.ndarray | None,
@@ -146,7 +144,6 @@ class RetrievalStore:
             needs_weight=bool(flags["needs_weight"]),
         )
 
-    @translating
     async def naive(
         self, query: np.ndarray, threshold: float, top_k: int, lexical: str | None = None
     ) -> list[ChunkRow]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncpg
 
 from ..db.sqlfile import load_queries
-from ..db.translate import translating
 
 SQL = load_queries(__package__, "statistics.sql")
 
@@ -16,7 +15,6 @@ class StatisticsStore:
     def __init__(self, conn: asyncpg.Connection) -> None:
         self.conn = conn
 
-    @translating
     async def analyze_grown(self) -> None:
         """In one statement: ANALYZE the retrieval tables whose statistics are stale (never
         analyzed but holding rows, or changed by more than a tenth of their rows, plus 50,

@@ -14,7 +14,6 @@ from typing import Any
 import asyncpg
 
 from ..db.sqlfile import load_queries
-from ..db.translate import translating
 from ..errors import InvalidInput
 from ..types import GRAPH_FIELD_SEP
 from .rows import EntityRow, RelationRow
@@ -132,7 +131,6 @@ class SubgraphStore:
     def __init__(self, conn: asyncpg.Connection) -> None:
         self.conn = conn
 
-    @translating
     async def knowledge_graph(self, label: str, max_depth: int = 3, max_nodes: int = 1000) -> KnowledgeGraph:
         """The subgraph around entity ``label`` (``"*"``: the highest-degree nodes); two statements.
 
@@ -160,18 +158,15 @@ class SubgraphStore:
             is_truncated=rows[0]["reached"] > len(nodes),
         )
 
-    @translating
     async def labels(self) -> list[str]:
         """Every entity name, in byte order."""
         return [r["name"] for r in await self.conn.fetch(SQL["all_labels"])]
 
-    @translating
     async def popular_labels(self, limit: int = 300) -> list[str]:
         """The ``limit`` entity names of highest degree, ties broken by name."""
         rows = await self.conn.fetch(SQL["popular_labels"], _check_count("limit", limit, 1))
         return [r["name"] for r in rows]
 
-    @translating
     async def search_labels(self, query: str, limit: int = 50) -> list[str]:
         """Entity names matching ``query``, best first: whole name, prefix, word start,
         substring, then fuzzy (trigram share), case-insensitive. Empty query: no names."""

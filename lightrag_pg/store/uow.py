@@ -9,7 +9,6 @@ import asyncpg
 
 from ..db.dimensions import HalfvecCast
 from ..db.pool import WorkspacePool
-from ..db.translate import translated
 from .cache import CacheStore
 from .chunks import ChunkStore
 from .documents import DocumentStore
@@ -40,14 +39,15 @@ async def unit_of_work(pool: WorkspacePool) -> AsyncIterator[Stores]:
     """Acquire one connection and run the block in one transaction.
 
     Commits when the block succeeds and rolls back when it raises; driver
-    errors surface as :class:`~lightrag_pg.errors.StorageError` subclasses.
+    errors surface as :class:`~lightrag_pg.errors.StorageError` subclasses
+    (translated by the pool's ``acquire``).
     """
-    async with translated(), pool.acquire() as conn, conn.transaction():
+    async with pool.acquire() as conn, conn.transaction():
         yield Stores(conn, pool.embedding_dim)
 
 
 @asynccontextmanager
 async def session(pool: WorkspacePool) -> AsyncIterator[Stores]:
     """Acquire one connection for reads, each statement in its own transaction."""
-    async with translated(), pool.acquire() as conn:
+    async with pool.acquire() as conn:
         yield Stores(conn, pool.embedding_dim)

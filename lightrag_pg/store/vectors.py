@@ -9,7 +9,6 @@ import numpy as np
 
 from ..db.dimensions import HalfvecCast
 from ..db.sqlfile import load_vector_queries
-from ..db.translate import translating
 from .rows import EntityRow, RelationRow, pair_columns, vectors
 
 
@@ -20,7 +19,6 @@ class VectorStore:
         self.conn = conn
         self.sql = load_vector_queries(__package__, "vectors.sql", halfvec)
 
-    @translating
     async def upsert_entities(
         self, names: Sequence[str], contents: Sequence[str], embeddings: np.ndarray
     ) -> None:
@@ -30,7 +28,6 @@ class VectorStore:
                 self.sql["upsert_entity_vectors"], list(names), list(contents), vectors(embeddings)
             )
 
-    @translating
     async def upsert_relations(
         self, pairs: Sequence[tuple[str, str]], contents: Sequence[str], embeddings: np.ndarray
     ) -> None:
@@ -40,14 +37,12 @@ class VectorStore:
                 self.sql["upsert_relation_vectors"], *pair_columns(pairs), list(contents), vectors(embeddings)
             )
 
-    @translating
     async def search_entities(self, query: np.ndarray, threshold: float, top_k: int) -> list[EntityRow]:
         """Entities nearest to ``query`` (similarity > threshold), with degrees and
         similarities, best first."""
         rows = await self.conn.fetch(self.sql["search_entities"], _query(query), threshold, top_k)
         return [EntityRow.from_record(r) for r in rows]
 
-    @translating
     async def search_relations(self, query: np.ndarray, threshold: float, top_k: int) -> list[RelationRow]:
         """Relations nearest to ``query`` (similarity > threshold), with edge degrees and
         similarities, best first."""

@@ -100,7 +100,7 @@ class LightRAG(StatusMethods, GraphMethods):
         )
 
     def _sync(self, coro: Coroutine[Any, Any, T]) -> T:
-        opened = lambda: self._services is not None  # noqa: E731
+        opened = self._services is not None
         return run_sync(coro, opened=opened, initialize=self.initialize, finalize=self.finalize)
 
     async def _replace_changed(self, docs: list[DocumentRow]) -> list[str]:

@@ -261,20 +261,19 @@ async def _open(parts: Parts) -> Services:
 def run_sync(
     coro: Coroutine[Any, Any, T],
     *,
-    opened: Callable[[], bool],
+    opened: bool,
     initialize: Callable[[], Awaitable[None]],
     finalize: Callable[[], Awaitable[None]],
 ) -> T:
-    """Run ``coro`` to completion, with ``initialize()`` and ``finalize()`` around it unless ``opened()``."""
+    """Run ``coro`` to completion, with ``initialize()`` and ``finalize()`` around it unless ``opened``."""
 
     async def runner() -> T:
-        was_open = opened()
-        if not was_open:
+        if not opened:
             await initialize()
         try:
             return await coro
         finally:
-            if not was_open:
+            if not opened:
                 await finalize()
 
     return asyncio.run(runner())

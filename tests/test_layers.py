@@ -122,3 +122,81 @@ def test_every_top_level_module_has_a_layer() -> None:
     heads = {path.relative_to(PACKAGE).parts[0].removesuffix(".py") for path in PACKAGE.rglob("*.py")}
     known = FOUNDATION | FACADE | COMMAND_LINE | set(ALLOWED) - {"foundation", "facade"}
     assert heads <= known, sorted(heads - known)
+
+
+def facade_bypasses(root: Path) -> list[str]:
+    """Each place in the routes and commands under ``root`` that opens a session or unit of
+    work, takes a connection of a workspace pool or loads SQL, instead of calling the facade."""
+    found = [
+        str(p.relative_to(root)) for layer in ("server", "cli") for p in sorted((root / layer).rglob("*.sql"))
+    ]
+    for layer in ("server", "cli"):
+        for path in sorted((root / layer).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if not isinstance(node, ast.Call):
+                    continue
+                func = node.func
+                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                on_pool = isinstance(func, ast.Attribute) and getattr(func.value, "attr", "") == "pool"
+                if name in ("session", "unit_of_work", "load_queries") or (name == "acquire" and on_pool):
+                    found.append(f"{path.relative_to(root)}:{node.lineno} {name}()")
+    return found
+
+
+def test_routes_and_commands_call_the_facade_only() -> None:
+    assert facade_bypasses(PACKAGE) == []
+
+
+def test_the_facade_rule_sees_a_route_opening_a_session(tmp_path: Path) -> None:
+    (tmp_path / "server").mkdir()
+    (tmp_path / "cli").mkdir()
+    (tmp_path / "server" / "routes.py").write_text(
+        "async def f(rag):\n    async with rag.session() as s:\n        pass\n"
+    )
+    (tmp_path / "cli" / "demo.py").write_text(
+        "async def g(rag):\n    async with rag.pool.acquire() as c:\n        pass\n"
+    )
+    (tmp_path / "server" / "documents.sql").write_text("-- name: x\nSELECT 1;\n")
+    assert facade_bypasses(tmp_path) == [
+        "server/documents.sql",
+        "server/routes.py:2 session()",
+        "cli/demo.py:2 acquire()",
+    ]
+
+
+STATEMENT_CALLS = {
+    "fetch",
+    "fetchval",
+    "fetchrow",
+    "execute",
+    "executemany",
+    "cursor",
+    "copy_records_to_table",
+}
+
+RUNS_SQL_ABOVE_STORE = {
+    "export/sections.py": "streams the export's rows through a server-side cursor",
+    "server/registry.py": "pings the database on the server's own admin pool for the health check",
+}
+"""The modules above ``store/`` that run a statement themselves, and why."""
+
+
+def statements_above_store(root: Path) -> set[str]:
+    """The modules outside ``db/`` and ``store/`` that run a statement on a connection."""
+    found = set()
+    for path in sorted(root.rglob("*.py")):
+        relative = path.relative_to(root)
+        if relative.parts[0] in ("db", "store"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in STATEMENT_CALLS
+            ):
+                found.add(relative.as_posix())
+    return found
+
+
+def test_nothing_above_store_runs_a_statement_but_the_named_exceptions() -> None:
+    assert statements_above_store(PACKAGE) == set(RUNS_SQL_ABOVE_STORE)

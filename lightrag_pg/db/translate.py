@@ -49,8 +49,9 @@ def translate(exc: BaseException) -> LightRAGError:
     return StorageError(str(exc))
 
 
-DRIVER_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.InternalClientError, OSError)
-"""The exceptions :func:`translate` maps; any other passes unchanged."""
+DRIVER_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.InternalClientError, ConnectionError)
+"""The exceptions :func:`translated` maps; any other passes unchanged (a file's ``OSError``
+raised while a connection is held is no lost connection)."""
 
 
 @asynccontextmanager

@@ -352,6 +352,108 @@ query_chunks AS (
     ) ranks
     GROUP BY ranks.id
 ),
+walk_entity_seeds AS MATERIALIZED (
+    SELECT l.name, 1.0 / (l.idx * cardinality(e.source_ids)) AS weight, cardinality(e.source_ids) AS fanout
+    FROM local_entities l
+    JOIN entities e ON e.name = l.name
+    WHERE $14::float8 IS NOT NULL AND l.idx <= {walk_seeds}
+      AND cardinality(e.source_ids) BETWEEN 1 AND {walk_fanout}
+),
+walk_chunk_seeds AS MATERIALIZED (
+    SELECT id, $15::float8 / idx AS weight, idx AS rank
+    FROM query_chunks
+    WHERE $14::float8 IS NOT NULL AND idx <= {chunk_top_k}
+),
+walk_near_chunks AS MATERIALIZED (
+    SELECT id, min(rank) AS rank FROM (
+        SELECT id, rank FROM walk_chunk_seeds
+        UNION ALL
+        SELECT s.id, {chunk_top_k} + w.weight_rank
+        FROM (SELECT name, row_number() OVER (ORDER BY weight DESC, name) AS weight_rank
+              FROM walk_entity_seeds) w
+        JOIN entities e ON e.name = w.name, unnest(e.source_ids) AS s(id)
+    ) near
+    WHERE btrim(id, E' \t\n\r\f\v') <> ''
+    GROUP BY id
+),
+walk_entities AS MATERIALIZED (
+    SELECT name, fanout, source_ids FROM (
+        SELECT e.name, cardinality(e.source_ids) AS fanout, e.source_ids, min(n.rank) AS rank
+        FROM (
+            SELECT name, 0::bigint AS rank FROM walk_entity_seeds
+            UNION ALL
+            SELECT f.entity_name, c.rank
+            FROM walk_near_chunks c
+            JOIN text_chunks t ON t.id = c.id
+            JOIN entity_fragments f ON f.doc_id = t.doc_id AND f.chunk_id = c.id
+        ) n
+        JOIN entities e ON e.name = n.name
+        WHERE cardinality(e.source_ids) BETWEEN 1 AND {walk_fanout}
+        GROUP BY e.name
+        ORDER BY min(n.rank), e.name
+        LIMIT {walk_entities}
+    ) kept
+),
+walk_links AS MATERIALIZED (
+    SELECT DISTINCT w.name, s.id, w.fanout
+    FROM walk_entities w, unnest(w.source_ids) AS s(id)
+    WHERE btrim(s.id, E' \t\n\r\f\v') <> ''
+),
+walk_nodes AS MATERIALIZED (
+    SELECT row_number() OVER (ORDER BY n.kind, n.key) AS i, n.kind, n.key,
+           coalesce(s.weight / (SELECT sum(weight) FROM (SELECT weight FROM walk_entity_seeds
+                                                        UNION ALL SELECT weight FROM walk_chunk_seeds) w), 0)
+               AS seed
+    FROM (
+        SELECT 0 AS kind, name AS key FROM walk_links
+        UNION SELECT 0, name FROM walk_entity_seeds
+        UNION SELECT 1, id FROM walk_links
+        UNION SELECT 1, id FROM walk_chunk_seeds
+    ) n
+    LEFT JOIN (
+        SELECT 0 AS kind, name AS key, weight FROM walk_entity_seeds
+        UNION ALL
+        SELECT 1, id, weight FROM walk_chunk_seeds
+    ) s ON s.kind = n.kind AND s.key = n.key
+),
+walk_arcs AS MATERIALIZED (
+    SELECT a, b, w FROM (
+        SELECT ne.i AS a, nc.i AS b, 1.0 / l.fanout AS w, 0 AS dir
+        FROM walk_links l
+        JOIN walk_nodes ne ON ne.kind = 0 AND ne.key = l.name
+        JOIN walk_nodes nc ON nc.kind = 1 AND nc.key = l.id
+        UNION ALL
+        SELECT nc.i, ne.i, 1.0 / count(*) OVER (PARTITION BY l.id), 1
+        FROM walk_links l
+        JOIN walk_nodes ne ON ne.kind = 0 AND ne.key = l.name
+        JOIN walk_nodes nc ON nc.kind = 1 AND nc.key = l.id
+    ) arcs
+),
+walk AS (
+    WITH RECURSIVE steps(step, p) AS (
+        SELECT 0, ARRAY(SELECT seed FROM walk_nodes ORDER BY i)
+        UNION ALL
+        SELECT s.step + 1,
+               ARRAY(SELECT (1 - $14::float8) * n.seed + $14::float8 * coalesce(x.mass, 0)
+                     FROM walk_nodes n
+                     LEFT JOIN (SELECT b, sum(w * s.p[a]) AS mass FROM walk_arcs GROUP BY b) x ON x.b = n.i
+                     ORDER BY n.i)
+        FROM steps s
+        WHERE s.step < {walk_steps} AND EXISTS (SELECT 1 FROM walk_arcs)
+    )
+    SELECT n.key AS id, n.seed, p.score
+    FROM (SELECT p FROM steps ORDER BY step DESC LIMIT 1) last,
+         unnest(last.p) WITH ORDINALITY AS p(score, i)
+    JOIN walk_nodes n ON n.i = p.i
+    WHERE n.kind = 1
+),
+walk_picks AS (
+    SELECT w.id, row_number() OVER (ORDER BY w.score DESC, w.id) AS idx
+    FROM walk w
+    WHERE w.score > 0 AND EXISTS (SELECT 1 FROM text_chunks c WHERE c.id = w.id)
+    ORDER BY w.score DESC, w.id
+    LIMIT {chunk_top_k}
+),
 entity_listed AS (
     SELECT item, id, pos FROM entity_sources WHERE btrim(id, E' \t\n\r\f\v') <> ''
 ),
@@ -391,31 +493,35 @@ relation_picks AS (
     WHERE idx <= ($9 * (SELECT count(DISTINCT item) FROM relation_first)) / 2
 ),
 fusing AS (
-    SELECT $11::text IS NOT NULL AND $8 > 0 AS chunks
+    SELECT $11::text IS NOT NULL AND $8 > 0 AS chunks, ($14::float8 IS NULL OR $17::bool) AS graph_picks
 ),
 merged AS (
     SELECT DISTINCT ON (id) id, idx, side
     FROM (
         SELECT id, idx, 0 AS side FROM query_chunks
         UNION ALL
-        SELECT id, idx, 1 FROM entity_picks
+        SELECT id, idx, 1 FROM entity_picks WHERE (SELECT graph_picks FROM fusing)
         UNION ALL
-        SELECT id, idx, 2 FROM relation_picks
+        SELECT id, idx, 2 FROM relation_picks WHERE (SELECT graph_picks FROM fusing)
+        UNION ALL
+        SELECT id, idx, 1 FROM walk_picks
     ) lists
     WHERE NOT (SELECT chunks FROM fusing)
     ORDER BY id, idx, side
 ),
 fused AS (
-    SELECT ranks.id, sum(1.0 / (60 + ranks.rank)) AS score, min(ranks.rank) AS best
+    SELECT ranks.id, sum(ranks.weight / (60 + ranks.rank)) AS score, min(ranks.rank) AS best
     FROM (
-        SELECT c.id, row_number() OVER (ORDER BY h.distance, c.id) AS rank
+        SELECT c.id, row_number() OVER (ORDER BY h.distance, c.id) AS rank, 1.0::float8 AS weight
         FROM vector_hits h JOIN text_chunks c ON c.id = h.chunk_id
         UNION ALL
-        SELECT id, row_number() OVER (ORDER BY score DESC, id) FROM lexical_hits
+        SELECT id, row_number() OVER (ORDER BY score DESC, id), 1.0 FROM lexical_hits
         UNION ALL
-        SELECT id, idx FROM entity_picks
+        SELECT id, idx, 1.0 FROM entity_picks WHERE (SELECT graph_picks FROM fusing)
         UNION ALL
-        SELECT id, idx FROM relation_picks
+        SELECT id, idx, 1.0 FROM relation_picks WHERE (SELECT graph_picks FROM fusing)
+        UNION ALL
+        SELECT id, idx, $16::float8 FROM walk_picks
     ) ranks
     WHERE (SELECT chunks FROM fusing)
     GROUP BY ranks.id
@@ -432,10 +538,11 @@ ranked AS (
     LIMIT $10
 ),
 flags AS (
-    SELECT (NOT EXISTS (SELECT 1 FROM entity_picks)
-            AND EXISTS (SELECT 1 FROM entity_first l JOIN text_chunks c ON c.id = l.id))
-        OR (NOT EXISTS (SELECT 1 FROM relation_picks)
-            AND EXISTS (SELECT 1 FROM relation_first l JOIN text_chunks c ON c.id = l.id))
+    SELECT (SELECT graph_picks FROM fusing)
+        AND ((NOT EXISTS (SELECT 1 FROM entity_picks)
+              AND EXISTS (SELECT 1 FROM entity_first l JOIN text_chunks c ON c.id = l.id))
+          OR (NOT EXISTS (SELECT 1 FROM relation_picks)
+              AND EXISTS (SELECT 1 FROM relation_first l JOIN text_chunks c ON c.id = l.id)))
         AS needs_weight
 )
 SELECT 'entity' AS kind, rank, found, name, NULL::text AS tgt, entity_type, NULL::text AS keywords,

@@ -1,0 +1,79 @@
+"""The personalized PageRank of ``QueryParam.pagerank``: a bridge passage a vector search
+misses, within the statement budget, deterministic, bounded."""
+
+from __future__ import annotations
+
+import pytest
+
+from lightrag_pg import LightRAG, QueryParam
+from lightrag_pg.query import retrieve
+from lightrag_pg.store.retrieval import Walk
+from lightrag_pg.testing import StatementCounter
+
+BRIDGE = "carol.md"
+CORPUS = {
+    "film.md": "The Zephyr film was made by Acme in a studio. Its director was Carol.",
+    BRIDGE: "Carol grew up in Berlin.",
+    **{
+        f"noise{i}.md": f"Where was the Zephyr film director born? Film {i} of the Zephyr director's studio."
+        for i in range(4)
+    },
+}
+QUESTION = "Where was the director of the Acme film Zephyr born?"
+
+
+@pytest.fixture
+async def bridge_rag(llm_rag: LightRAG) -> LightRAG:
+    await llm_rag.ainsert(list(CORPUS.values()), file_paths=list(CORPUS))
+    return llm_rag
+
+
+def passages(data: dict) -> list[str]:
+    return list(dict.fromkeys(c["file_path"] for c in data["data"]["chunks"]))
+
+
+async def test_pagerank_finds_the_bridge_passage_the_vector_search_misses(bridge_rag: LightRAG) -> None:
+    naive = passages(await bridge_rag.aquery_data(QUESTION, QueryParam(mode="naive", chunk_top_k=3)))
+    mix = passages(await bridge_rag.aquery_data(QUESTION, QueryParam(mode="mix", chunk_top_k=3)))
+    walked = passages(
+        await bridge_rag.aquery_data(QUESTION, QueryParam(mode="mix", chunk_top_k=3, pagerank=True))
+    )
+    assert BRIDGE not in naive and BRIDGE not in mix, (naive, mix)
+    assert BRIDGE in walked and "film.md" in walked, walked
+
+
+async def test_pagerank_is_deterministic(bridge_rag: LightRAG) -> None:
+    param = QueryParam(mode="mix", pagerank=True)
+    first = await bridge_rag.aquery_data(QUESTION, param)
+    again = await bridge_rag.aquery_data(QUESTION, param)
+    assert [c["chunk_id"] for c in first["data"]["chunks"]] == [c["chunk_id"] for c in again["data"]["chunks"]]
+
+
+@pytest.mark.parametrize("mode", ["local", "hybrid", "mix"])
+async def test_pagerank_stays_within_the_statement_budget(bridge_rag: LightRAG, mode: str) -> None:
+    param = QueryParam(mode=mode, pagerank=True)  # type: ignore[arg-type]
+    with StatementCounter() as counter:
+        await bridge_rag.aquery_data(QUESTION, param)
+    assert counter.total == 3, f"{mode}: keyword look-up, keyword store, one retrieval statement"
+    with StatementCounter() as counter:
+        await bridge_rag.aquery_data(QUESTION, param)
+    assert counter.total == 2, f"{mode}: keyword look-up and one retrieval statement"
+
+
+async def test_a_hub_entity_is_left_out_of_the_walk(
+    bridge_rag: LightRAG, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Carol is in two chunks: with a fan-out cap of one she is a hub, and the walk cannot
+    cross from the film to her passage; a cap of one entity keeps only the first seed."""
+    param = QueryParam(mode="mix", chunk_top_k=3, pagerank=True)
+    monkeypatch.setattr(retrieve, "WALK", Walk(fanout=1))
+    assert BRIDGE not in passages(await bridge_rag.aquery_data(QUESTION, param))
+    monkeypatch.setattr(retrieve, "WALK", Walk(entities=1))
+    assert BRIDGE not in passages(await bridge_rag.aquery_data(QUESTION, param))
+
+
+async def test_pagerank_off_is_the_statement_without_it(bridge_rag: LightRAG) -> None:
+    for mode in ("local", "hybrid", "mix"):
+        plain = await bridge_rag.aquery_data(QUESTION, QueryParam(mode=mode))  # type: ignore[arg-type]
+        off = await bridge_rag.aquery_data(QUESTION, QueryParam(mode=mode, pagerank=False))  # type: ignore[arg-type]
+        assert plain["data"] == off["data"]

@@ -82,13 +82,11 @@ class Walk:
     take part. ``steps`` power iterations with restart probability 1 - ``damping``."""
 
     damping: float = 0.5
-    chunk_weight: float = 0.05
-    seeds: int = 10
+    chunk_weight: float = 1.0
+    seeds: int = 5
     fanout: int = 32
     entities: int = 400
-    steps: int = 12
-    fusion_weight: float = 1.0
-    keep_picks: bool = False
+    steps: int = 8
 
 
 @lru_cache(maxsize=256)
@@ -172,8 +170,6 @@ class RetrievalStore:
             question,
             None if walk is None else walk.damping,
             None if walk is None else walk.chunk_weight,
-            1.0 if walk is None else walk.fusion_weight,
-            False if walk is None else walk.keep_picks,
         )
         by_kind: dict[str, list[asyncpg.Record]] = {"entity": [], "relation": [], "chunk": [], "flags": []}
         for r in rows:

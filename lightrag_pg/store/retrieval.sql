@@ -395,56 +395,60 @@ walk_entities AS MATERIALIZED (
     ) kept
 ),
 walk_links AS MATERIALIZED (
-    SELECT DISTINCT w.name, s.id, w.fanout
-    FROM walk_entities w, unnest(w.source_ids) AS s(id)
-    WHERE btrim(s.id, E' \t\n\r\f\v') <> ''
+    SELECT name, id, fanout, count(*) OVER (PARTITION BY id) AS entities
+    FROM (
+        SELECT DISTINCT w.name, s.id, w.fanout
+        FROM walk_entities w, unnest(w.source_ids) AS s(id)
+        WHERE btrim(s.id, E' \t\n\r\f\v') <> ''
+    ) links
 ),
 walk_nodes AS MATERIALIZED (
-    SELECT row_number() OVER (ORDER BY n.kind, n.key) AS i, n.kind, n.key,
-           coalesce(s.weight / (SELECT sum(weight) FROM (SELECT weight FROM walk_entity_seeds
-                                                        UNION ALL SELECT weight FROM walk_chunk_seeds) w), 0)
-               AS seed
+    SELECT row_number() OVER (ORDER BY n.kind, n.key) AS i, n.kind, n.key, coalesce(n.weight, 0) AS weight
     FROM (
-        SELECT 0 AS kind, name AS key FROM walk_links
-        UNION SELECT 0, name FROM walk_entity_seeds
-        UNION SELECT 1, id FROM walk_links
-        UNION SELECT 1, id FROM walk_chunk_seeds
-    ) n
-    LEFT JOIN (
-        SELECT 0 AS kind, name AS key, weight FROM walk_entity_seeds
+        SELECT 0 AS kind, name AS key, max(weight) AS weight
+        FROM (SELECT name, NULL::float8 AS weight FROM walk_links
+              UNION ALL SELECT name, weight FROM walk_entity_seeds) e
+        GROUP BY name
         UNION ALL
-        SELECT 1, id, weight FROM walk_chunk_seeds
-    ) s ON s.kind = n.kind AND s.key = n.key
+        SELECT 1, id, max(weight)
+        FROM (SELECT id, NULL::float8 AS weight FROM walk_links
+              UNION ALL SELECT id, weight FROM walk_chunk_seeds) c
+        GROUP BY id
+    ) n
+),
+walk_index AS MATERIALIZED (
+    SELECT coalesce(jsonb_object_agg(key, i) FILTER (WHERE kind = 0), '{}') AS entities,
+           coalesce(jsonb_object_agg(key, i) FILTER (WHERE kind = 1), '{}') AS chunks,
+           ARRAY(SELECT weight / greatest((SELECT sum(weight) FROM walk_nodes), 1e-12)
+                 FROM walk_nodes ORDER BY i) AS seed
+    FROM walk_nodes
 ),
 walk_arcs AS MATERIALIZED (
     SELECT a, b, w FROM (
-        SELECT ne.i AS a, nc.i AS b, 1.0 / l.fanout AS w, 0 AS dir
-        FROM walk_links l
-        JOIN walk_nodes ne ON ne.kind = 0 AND ne.key = l.name
-        JOIN walk_nodes nc ON nc.kind = 1 AND nc.key = l.id
+        SELECT (x.entities ->> l.name)::int AS a, (x.chunks ->> l.id)::int AS b, 1.0 / l.fanout AS w
+        FROM walk_links l, walk_index x
         UNION ALL
-        SELECT nc.i, ne.i, 1.0 / count(*) OVER (PARTITION BY l.id), 1
-        FROM walk_links l
-        JOIN walk_nodes ne ON ne.kind = 0 AND ne.key = l.name
-        JOIN walk_nodes nc ON nc.kind = 1 AND nc.key = l.id
+        SELECT (x.chunks ->> l.id)::int, (x.entities ->> l.name)::int, 1.0 / l.entities
+        FROM walk_links l, walk_index x
     ) arcs
 ),
 walk AS (
     WITH RECURSIVE steps(step, p) AS (
-        SELECT 0, ARRAY(SELECT seed FROM walk_nodes ORDER BY i)
+        SELECT 0, seed FROM walk_index
         UNION ALL
         SELECT s.step + 1,
-               ARRAY(SELECT (1 - $14::float8) * n.seed + $14::float8 * coalesce(x.mass, 0)
-                     FROM walk_nodes n
-                     LEFT JOIN (SELECT b, sum(w * s.p[a]) AS mass FROM walk_arcs GROUP BY b) x ON x.b = n.i
-                     ORDER BY n.i)
-        FROM steps s
+               ARRAY(SELECT (1 - $14::float8) * x.seed[m.i] + $14::float8 * m.mass
+                     FROM (SELECT i, sum(mass) AS mass
+                           FROM (SELECT i, 0::float8 AS mass FROM generate_subscripts(s.p, 1) AS i
+                                 UNION ALL
+                                 SELECT b, w * s.p[a] FROM walk_arcs) flows
+                           GROUP BY i) m
+                     ORDER BY m.i)
+        FROM steps s, walk_index x
         WHERE s.step < {walk_steps} AND EXISTS (SELECT 1 FROM walk_arcs)
     )
-    SELECT n.key AS id, n.seed, p.score
-    FROM (SELECT p FROM steps ORDER BY step DESC LIMIT 1) last,
-         unnest(last.p) WITH ORDINALITY AS p(score, i)
-    JOIN walk_nodes n ON n.i = p.i
+    SELECT n.key AS id, last.p[n.i] AS score
+    FROM (SELECT p FROM steps ORDER BY step DESC LIMIT 1) last, walk_nodes n
     WHERE n.kind = 1
 ),
 walk_picks AS (
@@ -452,7 +456,7 @@ walk_picks AS (
     FROM walk w
     WHERE w.score > 0 AND EXISTS (SELECT 1 FROM text_chunks c WHERE c.id = w.id)
     ORDER BY w.score DESC, w.id
-    LIMIT {chunk_top_k}
+    LIMIT $10
 ),
 entity_listed AS (
     SELECT item, id, pos FROM entity_sources WHERE btrim(id, E' \t\n\r\f\v') <> ''
@@ -493,43 +497,47 @@ relation_picks AS (
     WHERE idx <= ($9 * (SELECT count(DISTINCT item) FROM relation_first)) / 2
 ),
 fusing AS (
-    SELECT $11::text IS NOT NULL AND $8 > 0 AS chunks, ($14::float8 IS NULL OR $17::bool) AS graph_picks
+    SELECT $11::text IS NOT NULL AND $8 > 0 AS chunks, $14::float8 IS NOT NULL AS walks
 ),
 merged AS (
     SELECT DISTINCT ON (id) id, idx, side
     FROM (
         SELECT id, idx, 0 AS side FROM query_chunks
         UNION ALL
-        SELECT id, idx, 1 FROM entity_picks WHERE (SELECT graph_picks FROM fusing)
+        SELECT id, idx, 1 FROM entity_picks
         UNION ALL
-        SELECT id, idx, 2 FROM relation_picks WHERE (SELECT graph_picks FROM fusing)
-        UNION ALL
-        SELECT id, idx, 1 FROM walk_picks
+        SELECT id, idx, 2 FROM relation_picks
     ) lists
-    WHERE NOT (SELECT chunks FROM fusing)
+    WHERE NOT (SELECT chunks FROM fusing) AND NOT (SELECT walks FROM fusing)
     ORDER BY id, idx, side
 ),
 fused AS (
-    SELECT ranks.id, sum(ranks.weight / (60 + ranks.rank)) AS score, min(ranks.rank) AS best
+    SELECT ranks.id, sum(1.0 / (60 + ranks.rank)) AS score, min(ranks.rank) AS best
     FROM (
-        SELECT c.id, row_number() OVER (ORDER BY h.distance, c.id) AS rank, 1.0::float8 AS weight
+        SELECT c.id, row_number() OVER (ORDER BY h.distance, c.id) AS rank
         FROM vector_hits h JOIN text_chunks c ON c.id = h.chunk_id
         UNION ALL
-        SELECT id, row_number() OVER (ORDER BY score DESC, id), 1.0 FROM lexical_hits
+        SELECT id, row_number() OVER (ORDER BY score DESC, id) FROM lexical_hits
         UNION ALL
-        SELECT id, idx, 1.0 FROM entity_picks WHERE (SELECT graph_picks FROM fusing)
+        SELECT id, idx FROM entity_picks
         UNION ALL
-        SELECT id, idx, 1.0 FROM relation_picks WHERE (SELECT graph_picks FROM fusing)
-        UNION ALL
-        SELECT id, idx, $16::float8 FROM walk_picks
+        SELECT id, idx FROM relation_picks
     ) ranks
-    WHERE (SELECT chunks FROM fusing)
+    WHERE (SELECT chunks FROM fusing) AND NOT (SELECT walks FROM fusing)
     GROUP BY ranks.id
 ),
 ordered AS (
     SELECT id, row_number() OVER (ORDER BY idx, side) AS rank FROM merged
     UNION ALL
     SELECT id, row_number() OVER (ORDER BY score DESC, best, id) FROM fused
+    UNION ALL
+    SELECT id, row_number() OVER (ORDER BY side, idx, id)
+    FROM (
+        SELECT id, idx, 0 AS side FROM walk_picks
+        UNION ALL
+        SELECT id, idx, 1 FROM query_chunks WHERE id NOT IN (SELECT id FROM walk_picks)
+    ) walked
+    WHERE (SELECT walks FROM fusing)
 ),
 ranked AS (
     SELECT id, rank, count(*) OVER () AS merged_count
@@ -538,7 +546,7 @@ ranked AS (
     LIMIT $10
 ),
 flags AS (
-    SELECT (SELECT graph_picks FROM fusing)
+    SELECT NOT (SELECT walks FROM fusing)
         AND ((NOT EXISTS (SELECT 1 FROM entity_picks)
               AND EXISTS (SELECT 1 FROM entity_first l JOIN text_chunks c ON c.id = l.id))
           OR (NOT EXISTS (SELECT 1 FROM relation_picks)

@@ -82,6 +82,19 @@
 -- (local, hybrid, or $11 NULL) the vector hits fused with the lexical ones (none
 -- without $11) are merged round-robin as above. Both functions come with the
 -- workspace's backend.
+-- Walk ($14, the damping, non-NULL: QueryParam.pagerank): a personalized PageRank over
+-- the entity-chunk graph takes the place of the entity and relation picks. Seeds: the
+-- first {walk_seeds} local entities, each 1 / (rank * its chunk count) (a rare name
+-- says more than a common one), and the query's fused chunks, $15 / rank. The graph is
+-- bounded: the seeds' chunks (entities.source_ids), those chunks' entities
+-- (entity_fragments by document), at most {walk_entities} of them in order of the best
+-- chunk that brought them, and all their chunks; an entity in more than {walk_fanout}
+-- chunks is a hub and left out. Nodes are numbered (walk_nodes) and the arcs read
+-- their numbers from a jsonb index (a join of two CTEs, each guessed at one row, would
+-- be a nested loop over both); an entity sends its mass evenly to its chunks, a chunk
+-- to its entities in the graph. {walk_steps} power iterations, each one aggregate over
+-- the arcs, run in a recursive CTE over the score vector as an array. The chunks are
+-- then ranked by score (at most $10), followed by the fused chunks the walk left out.
 WITH local_nearest AS MATERIALIZED (
     SELECT name, distance FROM (
         SELECT name, embedding{halfvec} <=> $1::vector{halfvec} AS distance

@@ -130,9 +130,7 @@ class Score:
     found: tuple[tuple[str, ...], ...]
 
 
-async def score(
-    rag: LightRAG, name: str, questions: Sequence[Question], mode: str, lexical: bool
-) -> Score:
+async def score(rag: LightRAG, name: str, questions: Sequence[Question], mode: str, lexical: bool) -> Score:
     """Ask every question in ``mode`` (a :data:`bench.modes.VARIANTS` name)."""
     sums = dict.fromkeys(DEPTHS, 0.0)
     latencies: list[float] = []
@@ -179,7 +177,9 @@ async def linked_share(rag: LightRAG, name: str, questions: Sequence[Question]) 
         pairs = [(a, b) for a in range(len(gold)) for b in range(a + 1, len(gold))]
         some += any(gold[a] & gold[b] for a, b in pairs)
         reached = {0}
-        while grown := {b for b in range(len(gold)) if b not in reached and any(gold[a] & gold[b] for a in reached)}:
+        while grown := {
+            b for b in range(len(gold)) if b not in reached and any(gold[a] & gold[b] for a in reached)
+        }:
             reached |= grown
         chained += len(reached) == len(gold)
     return some / len(questions), chained / len(questions)
@@ -214,14 +214,20 @@ async def main(args: argparse.Namespace) -> None:
         some, chained = await linked_share(rag, args.set, questions)
         print(f"gold passages sharing an entity row: some two {some:.0%}, all chained {chained:.0%}")
         lexical = args.lexical == "on"
-        print(f"| mode (lexical {args.lexical}) | " + " | ".join(f"R@{d}" for d in DEPTHS) + " | median latency | retrieval statement |")
+        print(
+            f"| mode (lexical {args.lexical}) | "
+            + " | ".join(f"R@{d}" for d in DEPTHS)
+            + " | median latency | retrieval statement |"
+        )
         print("|---|" + "---|" * len(DEPTHS) + "---|---|")
         dump: dict[str, list[list[str]]] = {}
         for mode in args.modes:
             got = await score(rag, args.set, questions, mode, lexical)
             dump[mode] = [list(f) for f in got.found]
             cells = " | ".join(f"{got.recall[d]:.3f}" for d in DEPTHS)
-            print(f"| {mode} | {cells} | {got.latency * 1000:.0f} ms | {got.search * 1000:.0f} ms |", flush=True)
+            print(
+                f"| {mode} | {cells} | {got.latency * 1000:.0f} ms | {got.search * 1000:.0f} ms |", flush=True
+            )
         load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
         print(f"load average {load}")
         if args.dump:

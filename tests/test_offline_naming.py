@@ -42,4 +42,3 @@ def test_a_quoted_nickname_is_part_of_one_name(extractor: SpacyExtractor) -> Non
     untitled = 'David "Tarw" Jones (1881-1933) was a Welsh rugby union player.'
     found = names(extractor, untitled)
     assert "David Jones" in found and not {"David", "Tarw", "Jones"} & set(found), found
-

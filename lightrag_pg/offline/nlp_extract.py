@@ -317,8 +317,9 @@ def _prepare(text: str, nlp: Any) -> str:
 
 
 def _surface(entity: _Entity, key: str) -> str:
-    """The most frequent surface form other than an acronym (the longer, then the first seen, on ties),
-    among those whose own key is ``key`` when there are any ("Curie" joined to "Marie Curie" does not count)."""
+    """The most frequent surface form other than an acronym (the longer, then the first seen, on
+    ties), among those whose own key is ``key`` when there are any ("Curie" joined to "Marie
+    Curie" does not count)."""
     forms = [f for f in entity.surfaces if merge_key(f) == key] or list(entity.surfaces)
     return max(forms, key=lambda f: (not f.isupper(), entity.surfaces[f], len(f), -forms.index(f)))
 

@@ -124,14 +124,15 @@ class CitusCluster:
         return self.coordinator.dsn
 
     def _run(self, program: str, *args: str) -> None:
-        subprocess.run(
+        done = subprocess.run(
             [str(self.bin_dir / program), *args],
-            check=True,
             capture_output=True,
             text=True,
             timeout=120,
             user=self.user,
         )
+        if done.returncode != 0:
+            raise RuntimeError(f"{program} {' '.join(args)} failed ({done.returncode}): {done.stderr[-2000:]}")
 
     def _as_server_user(self) -> None:
         if os.geteuid() != 0:
@@ -201,7 +202,7 @@ class CitusCluster:
     def stop(self) -> None:
         """Stop every node that was started (fast shutdown)."""
         for node in reversed(self.nodes):
-            with contextlib.suppress(subprocess.SubprocessError):
+            with contextlib.suppress(subprocess.SubprocessError, RuntimeError):
                 self._run("pg_ctl", "-D", str(node.data_dir), "-w", "-m", "fast", "stop")
         self.nodes.clear()
 

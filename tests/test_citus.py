@@ -39,6 +39,16 @@ DOCS = {
 MODES = ("local", "global", "hybrid", "naive", "mix", "bypass")
 QUESTIONS = ("Where did Alice meet Bob?", "Who competes with Acme in Berlin?")
 VOLATILE = ("created_at", "updated_at", "started_at")
+DIFFERING = {
+    "entities": ("id",),
+    "relations": ("id",),
+    "workspace_info": ("distributed", "graph_enabled"),
+    "doc_status": ("track_id", "metadata"),
+}
+"""What differs by design: surrogate ids (each node draws identity values from its own
+range), whether the workspace is distributed and whether it has the AGE mirror, and the
+insert's track id and processing figures (made of the clock and of the order in which
+concurrent documents merged, on a single node too)."""
 
 
 def new_name() -> str:
@@ -46,8 +56,8 @@ def new_name() -> str:
 
 
 async def tables(dsn: str, workspace: str) -> dict[str, list[str]]:
-    """Every table of the workspace as sorted JSON rows, without timestamps and the
-    distributed flag (the one fact that differs)."""
+    """Every table of the workspace as sorted JSON rows, without timestamps and what
+    differs by design (:data:`DIFFERING`)."""
     conn = await asyncpg.connect(dsn)
     try:
         names = [
@@ -64,7 +74,7 @@ async def tables(dsn: str, workspace: str) -> dict[str, list[str]]:
             cleaned = []
             for row in rows:
                 value = json.loads(row["r"])
-                for key in (*VOLATILE, "distributed"):
+                for key in (*VOLATILE, *DIFFERING.get(name, ())):
                     value.pop(key, None)
                 cleaned.append(json.dumps(value, sort_keys=True))
             found[name] = sorted(cleaned)
@@ -93,7 +103,8 @@ async def pair(dsn: str, citus: CitusCluster) -> AsyncIterator[Callable[..., Any
             rags.append(rag)
         conn = await asyncpg.connect(citus.dsn)
         try:
-            await create_workspace(conn, citus.dsn, name, 32, "hashed", distributed=True)
+            embedder = hashed_embedding_func()
+            await create_workspace(conn, citus.dsn, name, embedder.embedding_dim, embedder.model_name, distributed=True)
         finally:
             await conn.close()
         for rag in rags:
@@ -111,13 +122,31 @@ async def pair(dsn: str, citus: CitusCluster) -> AsyncIterator[Callable[..., Any
             await conn.close()
 
 
+async def analyze(rag: LightRAG) -> None:
+    """Refresh the workspace's planner statistics (on a cluster, its shards'), as the
+    workers' autovacuum does within a minute of a batch."""
+    async with rag.session() as s:
+        await s.conn.execute("ANALYZE text_chunks, chunk_terms, entities, relations")
+
+
+def without_timings(value: Any) -> Any:
+    """``value`` without its entries made of the clock (timings and timestamps)."""
+    if isinstance(value, dict):
+        return {k: without_timings(v) for k, v in value.items() if k not in ("timings_ms", *VOLATILE)}
+    if isinstance(value, list):
+        return [without_timings(v) for v in value]
+    return value
+
+
 async def answers(rag: LightRAG) -> dict[str, Any]:
+    await analyze(rag)
     found: dict[str, Any] = {}
     for question in QUESTIONS:
         for mode in MODES:
             found[f"{mode}:{question}"] = await rag.aquery(question, QueryParam(mode=mode))
             if mode != "bypass":
-                found[f"data {mode}:{question}"] = await rag.aquery_data(question, QueryParam(mode=mode))
+                data = await rag.aquery_data(question, QueryParam(mode=mode))
+                found[f"data {mode}:{question}"] = without_timings(data)
         stream = await rag.aquery_stream(question, QueryParam(mode="mix"))
         found[f"stream:{question}"] = "".join([part async for part in stream])
     return found
@@ -264,7 +293,7 @@ async def test_every_feature_gives_the_same_tables_and_answers_on_the_cluster(
         await rag.aedit_entity("Carol", {"description": "Carol is a witness."})
         await rag.acreate_entity("Eve", {"entity_type": "person", "description": "Eve listens."})
         await rag.acreate_relation("Eve", "Alice", {"description": "Eve knows Alice.", "keywords": "knows"})
-        await rag.amerge_entities(["Globex", "Quantum Lab"], "Globex")
+        await rag.amerge_entities(["Quantum Lab"], "Globex")
         await rag.ainsert_custom_kg(
             {
                 "chunks": [{"content": "Frank builds boats.", "source_id": "k1"}],
@@ -278,7 +307,7 @@ async def test_every_feature_gives_the_same_tables_and_answers_on_the_cluster(
     assert await answers(cluster) == await answers(single)
 
     graphs = [
-        (await rag.aget_knowledge_graph("Alice", 2, 50)).to_dict() for rag in (single, cluster)
+        without_timings((await rag.aget_knowledge_graph("Alice", 2, 50)).to_dict()) for rag in (single, cluster)
     ]
     assert graphs[0] == graphs[1]
     assert await cluster.aget_graph_labels() == await single.aget_graph_labels()
@@ -287,7 +316,7 @@ async def test_every_feature_gives_the_same_tables_and_answers_on_the_cluster(
     for rag in (single, cluster):
         path = tmp_path / f"{rag.info.distributed}.json"
         await rag.aexport_data(str(path), "json", include_chunks=True)
-        exported.append(path.read_text(encoding="utf-8"))
+        exported.append(without_timings(json.loads(path.read_text(encoding="utf-8"))))
     assert exported[0] == exported[1]
 
     for rag in (single, cluster):
@@ -297,9 +326,11 @@ async def test_every_feature_gives_the_same_tables_and_answers_on_the_cluster(
 
     conn = await asyncpg.connect(citus.dsn)
     try:
-        report = await doctor.check(conn, cluster.workspace)
-        assert report.healthy, report
-        await doctor.repair(conn, cluster.workspace)
+        assert (await doctor.check(conn, cluster.workspace)).ok
+        await conn.execute(f'UPDATE "{cluster.workspace}".entities SET degree = 99 WHERE name = $1', "Alice")
+        assert (await doctor.check(conn, cluster.workspace)).wrong_degrees == ["Alice"]
+        outcome = await doctor.repair(conn, cluster.workspace)
+        assert outcome.before.wrong_degrees == ["Alice"] and outcome.after.ok
     finally:
         await conn.close()
 
@@ -359,3 +390,4 @@ async def test_moving_a_workspace_while_it_is_queried_and_written_loses_nothing(
         await conn.close()
     assert await tables(citus.dsn, cluster.workspace) == await tables(single.dsn, single.workspace)
     assert await answers(cluster) == await answers(single)
+

@@ -74,7 +74,8 @@ def node_role(connection: Connection) -> NodeRole:
 
 def is_distributed(connection: Connection, workspace: str) -> bool:
     """Whether the workspace's schema is a Citus distributed schema."""
-    return bool(_run(connection, SQL["is_distributed"], validate_workspace(workspace)))
+    name = validate_workspace(workspace)
+    return bool(_run(connection, SQL["installed"]) and _run(connection, SQL["is_distributed"], name))
 
 
 def choose_distributed(connection: Connection, wanted: bool | None) -> bool:
@@ -147,7 +148,7 @@ async def placement(conn: asyncpg.Connection, workspace: str) -> tuple[str, int]
     """The worker holding a distributed workspace (host, port), or None if it is not distributed."""
     name = validate_workspace(workspace)
     async with translated():
-        if not await conn.fetchval(SQL["is_distributed"], name):
+        if not await conn.fetchval(SQL["installed"]) or not await conn.fetchval(SQL["is_distributed"], name):
             return None
         row = await conn.fetchrow(SQL["placement"], name)
     return None if row is None else (str(row[0]), int(row[1]))

@@ -11,10 +11,9 @@ SELECT citus_is_coordinator() AS coordinator,
        current_setting('citus.enable_schema_based_sharding')::boolean AS schema_sharding;
 
 -- name: is_distributed
--- Whether the schema $1 is a distributed schema (0 rows of pg_dist_schema without Citus 12+).
-SELECT to_regclass('pg_catalog.pg_dist_schema') IS NOT NULL
-       AND EXISTS (SELECT 1 FROM pg_namespace n WHERE n.nspname = $1
-                   AND n.oid IN (SELECT schemaid FROM pg_catalog.pg_dist_schema));
+-- Whether the schema $1 is a distributed schema; only run where citus is installed.
+SELECT EXISTS (SELECT 1 FROM pg_namespace n JOIN pg_catalog.pg_dist_schema d ON d.schemaid = n.oid
+               WHERE n.nspname = $1);
 
 -- name: set_schema_sharding
 -- Whether the next CREATE SCHEMA of this transaction makes a distributed schema ($1: on/off).

@@ -11,7 +11,11 @@ table, so the ``chunk_terms`` triggers (revision 0012, ``tsvector`` backend) now
 the changed chunks' lexemes into arrays from the transition tables first, then insert or
 delete those keys in one statement each: the same rows as before, in the same
 transaction, on a single node as on a cluster. (The degree triggers of revision 0010
-already pass arrays.) The downgrade restores 0012's functions and drops the column.
+already pass arrays.) ``lexical_chunks`` reads the number of chunks from
+``lexical_chunk_total()``: text_chunks' statistics, on a distributed workspace those of its
+shard (the coordinator's table is an empty shell, whose estimate would weigh every word
+as if the workspace had one chunk). The downgrade restores 0012's functions and drops the
+column.
 """
 
 from __future__ import annotations
@@ -42,13 +46,16 @@ def upgrade() -> None:
         run(bind, SQL[block])
     run(bind, SQL["record_distributed"], is_distributed(bind, workspace))
     if recorded_lexical(bind, workspace) == "tsvector":
-        for block in TERM_FUNCTIONS:
-            run(bind, render(SQL[block], schema=schema_of(workspace)))
+        schema = schema_of(workspace)
+        total = "distributed_chunk_total" if is_distributed(bind, workspace) else "chunk_total"
+        for block in (*TERM_FUNCTIONS, total, "fts_chunks"):
+            run(bind, render(SQL[block], schema=schema))
 
 
 def downgrade() -> None:
     bind, workspace = op.get_bind(), running_target().workspace
     if recorded_lexical(bind, workspace) == "tsvector":
-        for block in TERM_FUNCTIONS:
+        for block in (*TERM_FUNCTIONS, "fts_chunks"):
             run(bind, render(SQL_0012[block], schema=schema_of(workspace)))
+        run(bind, SQL["drop_chunk_total"])
     run(bind, SQL["drop_distributed"])

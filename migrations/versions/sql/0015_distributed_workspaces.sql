@@ -84,6 +84,85 @@ BEGIN
 END
 $fn$;
 
+-- name: chunk_total
+-- The number of chunks lexical_chunks weighs words by: text_chunks' row estimate from
+-- its statistics (at least 1).
+CREATE OR REPLACE FUNCTION {schema}.lexical_chunk_total() RETURNS float8
+LANGUAGE sql STABLE PARALLEL SAFE AS $fn$
+    SELECT greatest(c.reltuples, 1)::float8 FROM pg_class c WHERE c.oid = '{schema}.text_chunks'::regclass
+$fn$;
+
+-- name: distributed_chunk_total
+-- The same on a distributed workspace: the statistics are those of text_chunks' shard,
+-- on the worker that runs the query (the coordinator's table is an empty shell); the
+-- shell's when the shard is not on this node.
+CREATE OR REPLACE FUNCTION {schema}.lexical_chunk_total() RETURNS float8
+LANGUAGE sql STABLE PARALLEL SAFE AS $fn$
+    SELECT greatest(coalesce(
+        (SELECT max(c.reltuples)
+         FROM pg_catalog.pg_dist_shard s
+         JOIN pg_class t ON t.oid = s.logicalrelid
+         JOIN pg_class c ON c.relnamespace = t.relnamespace AND c.relname = 'text_chunks_' || s.shardid
+         WHERE s.logicalrelid = '{schema}.text_chunks'::regclass),
+        (SELECT c.reltuples FROM pg_class c WHERE c.oid = '{schema}.text_chunks'::regclass)
+    ), 1)::float8
+$fn$;
+
+-- name: fts_chunks
+-- As in 0012, the table size now read from lexical_chunk_total() (the shard's on a
+-- distributed workspace).
+-- The k chunks of highest BM25 score over the query's words (English stems, stop
+-- words dropped), as in 0009: a word weighs ln(1 + (chunks - df + 0.5) / (df + 0.5)),
+-- times tf * (k1 + 1) / (tf + k1 * (1 - b + b * tokens / mean tokens)), tf its count
+-- in the chunk, k1 = 1.2, b = 0.75, the mean over the chunks matching any used word.
+-- Document frequencies are counted up to 10,000 and the table size read from
+-- text_chunks' statistics; words at that cap are left out when the query has rarer
+-- ones. Everything comes from chunk_terms' key: a word's frequency is the length of
+-- its range, its chunks with their counts and token counts the range itself.
+CREATE OR REPLACE FUNCTION lexical_chunks(query text, k bigint) RETURNS TABLE (id text, score float8)
+LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
+#variable_conflict use_column
+DECLARE
+    total float8 := lexical_chunk_total();
+BEGIN
+    IF query IS NULL OR k IS NULL OR k <= 0 THEN
+        RETURN;
+    END IF;
+    RETURN QUERY
+    WITH words AS MATERIALIZED (
+        SELECT w.lexeme, (
+            SELECT count(*) FROM (SELECT 1 FROM chunk_terms t WHERE t.lexeme = w.lexeme LIMIT 10000) m
+        ) AS df
+        FROM (
+            SELECT DISTINCT l AS lexeme
+            FROM unnest(tsvector_to_array(to_tsvector('english'::regconfig, query))) AS l
+        ) w
+    ),
+    used AS MATERIALIZED (
+        SELECT lexeme,
+               ln(1 + (greatest(total, (SELECT max(df) FROM words)) - df + 0.5) / (df + 0.5)) AS weight
+        FROM words
+        WHERE df > 0 AND (df < 10000 OR NOT EXISTS (SELECT 1 FROM words WHERE df BETWEEN 1 AND 9999))
+    ),
+    hits AS MATERIALIZED (
+        SELECT t.chunk_id, t.tf, t.tokens, u.weight
+        FROM used u JOIN chunk_terms t ON t.lexeme = u.lexeme
+    ),
+    mean AS (
+        SELECT greatest(avg(tokens), 1)::float8 AS tokens FROM (SELECT DISTINCT chunk_id, tokens FROM hits) c
+    )
+    SELECT h.chunk_id, sum(h.weight * h.tf * 2.2 / (h.tf + 1.2 * (0.25 + 0.75 * (h.tokens / a.tokens))))
+    FROM hits h CROSS JOIN mean a
+    GROUP BY h.chunk_id
+    ORDER BY 2 DESC, 1
+    LIMIT k;
+END
+$$;
+
+-- name: drop_chunk_total
+-- Downgrade (after 0012's lexical_chunks is back).
+DROP FUNCTION IF EXISTS lexical_chunk_total();
+
 -- name: drop_distributed
 -- Downgrade.
 ALTER TABLE workspace_info DROP COLUMN IF EXISTS distributed;

@@ -9,10 +9,10 @@ Usage::
         outcome = await repair(conn, "books")   # one transaction
         print(outcome.after.summary())          # what is left needs re-indexing
 
-The checks are set-based statements: one over the tables (two with the graph mirror),
-one listing the documents in ``processing`` and, when there are any, one that finds
-those whose lock nobody holds; that one names no table, so on a Citus cluster it reads
-the coordinator's locks, where every client takes them. ``repair``
+The checks are set-based statements: one over the tables (two with the graph mirror)
+and, when documents are in ``processing``, one that finds those whose lock nobody
+holds; that one names no table, so on a Citus cluster it reads the coordinator's
+locks, where every client takes them. ``repair``
 re-creates missing vertices and edges (by re-running the mirror triggers),
 deletes extra ones, deletes vectors whose row is gone, recounts stored entity
 degrees that disagree with the relations (``entities.degree``, kept by triggers;
@@ -136,7 +136,8 @@ async def _findings(
     conn: asyncpg.Connection, workspace: str, graph_enabled: bool, names: dict[str, Identifier | int]
 ) -> DoctorReport:
     rows = list(await conn.fetch(render(SQL["table_findings"], **names)))
-    processing = [r[0] for r in await conn.fetch(render(SQL["processing_documents"], **names))]
+    processing = sorted(r["item"][0] for r in rows if r["kind"] == "processing")
+    rows = [r for r in rows if r["kind"] != "processing"]
     if processing:
         unlocked = await conn.fetch(SQL["unlocked_documents"], lock_key("doc", workspace, ""), processing)
         rows += [{"kind": "stuck_document", "item": [r[0]]} for r in unlocked]

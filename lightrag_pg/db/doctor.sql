@@ -6,7 +6,8 @@
 -- graphid comparisons name AGE's operator, so any search_path works.
 
 -- name: table_findings
--- Vectors, rows and stored degrees that disagree.
+-- Vectors, rows and stored degrees that disagree, and the documents marked 'processing'
+-- (kind 'processing': those whose lock no session holds are stuck, see unlocked_documents).
 SELECT 'entity_without_vector' AS kind, ARRAY[e.name] AS item
 FROM {schema}.entities e
 WHERE NOT EXISTS (SELECT 1 FROM {schema}.entity_vectors v WHERE v.name = e.name)
@@ -43,12 +44,11 @@ WHERE NOT EXISTS (SELECT 1 FROM {schema}.chunk_vectors v WHERE v.chunk_id = c.id
 UNION ALL
 SELECT 'chunk_vector_without_chunk', ARRAY[v.chunk_id]
 FROM {schema}.chunk_vectors v
-WHERE NOT EXISTS (SELECT 1 FROM {schema}.text_chunks c WHERE c.id = v.chunk_id);
-
--- name: processing_documents
--- The documents marked 'processing'; those whose lock no session holds are stuck
--- (unlocked_documents).
-SELECT d.id FROM {schema}.doc_status d WHERE d.status = 'processing' ORDER BY d.id;
+WHERE NOT EXISTS (SELECT 1 FROM {schema}.text_chunks c WHERE c.id = v.chunk_id)
+UNION ALL
+SELECT 'processing', ARRAY[d.id]
+FROM {schema}.doc_status d
+WHERE d.status = 'processing';
 
 -- name: unlocked_documents
 -- Of the document ids $2, those whose lock ($1: the document lock key prefix,

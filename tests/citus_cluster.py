@@ -228,3 +228,10 @@ def citus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CitusCluster]:
         pytest.skip(f"no Citus source at {SOURCE}")
     with running_cluster(tmp_path_factory.mktemp("citus")) as cluster:
         yield cluster
+
+
+if __name__ == "__main__":  # `python -m tests.citus_cluster`: build (or find) the cached install
+    found = citus_source()
+    if found is None:
+        raise SystemExit(f"no Citus source at {SOURCE}")
+    print(citus_bin(found))

@@ -421,3 +421,32 @@ async def test_clearing_and_the_doctor_see_the_documents_a_session_indexes_on_th
             await cluster.aclear_workspace()
     finally:
         await holder.close()
+
+
+async def test_the_command_line_moves_a_workspace_to_the_worker_named(citus: CitusCluster) -> None:
+    name = new_name()
+    conn = await asyncpg.connect(citus.dsn)
+    try:
+        await create_workspace(conn, citus.dsn, name, 16, distributed=True)
+        source = await placement(conn, name)
+        other = next(w for w in citus.workers if ("127.0.0.1", w.port) != source)
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "lightrag_pg", "workspace", "move", name, "--to", f"127.0.0.1:{other.port}",
+            "--dsn", citus.dsn,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await proc.communicate()
+        assert proc.returncode == 0, err.decode()
+        assert f"-> 127.0.0.1:{other.port}" in out.decode()
+        assert await placement(conn, name) == ("127.0.0.1", other.port)
+        bad = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "lightrag_pg", "workspace", "move", name, "--to", "nowhere", "--dsn", citus.dsn,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        _, err = await bad.communicate()
+        assert bad.returncode != 0 and "HOST:PORT" in err.decode()
+        await drop_workspace(conn, name)
+    finally:
+        await conn.close()

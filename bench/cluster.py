@@ -97,7 +97,10 @@ async def overhead(dsn: str, args: argparse.Namespace) -> None:
         started = time.perf_counter()
         await rag.ainsert(texts)
         await settle(rag)
-        print(f"indexed {len(texts)} documents into the {kind} workspace in {time.perf_counter() - started:.1f} s")
+        print(
+            f"indexed {len(texts)} documents into the {kind} workspace "
+            f"in {time.perf_counter() - started:.1f} s"
+        )
     print(f"\n1. coordinator overhead per query ({len(asked)} questions per mode, aquery_data)")
     print(f"{'mode':<8} {'plain p50':>10} {'p95':>8} {'distributed p50':>16} {'p95':>8} {'ratio p50':>10}")
     for mode in MODES:
@@ -157,7 +160,8 @@ async def many(dsn: str, args: argparse.Namespace) -> None:
     print(f"2. {args.workspaces} workspaces, {args.clients} clients, mix, {wall:.0f} s")
     print(f"   workspaces per worker: {per_worker}")
     print(
-        f"   {len(latencies) / wall:.1f} queries/s, p50 {median(latencies):.1f} ms, p95 {p95(latencies):.1f} ms"
+        f"   {len(latencies) / wall:.1f} queries/s, "
+        f"p50 {median(latencies):.1f} ms, p95 {p95(latencies):.1f} ms"
     )
     for rag in rags:
         await rag.finalize()
@@ -171,7 +175,8 @@ FROM generate_series($1::int, $2::int) i;
 """
 FILL_RELATIONS = """
 INSERT INTO relations (src, tgt, keywords, description, weight, source_ids, file_paths, context_tokens)
-SELECT least(a, b), greatest(a, b), 'related', 'Synthetic relation.', 1.0, ARRAY['chunk-0'], ARRAY['synthetic.txt'], 20
+SELECT least(a, b), greatest(a, b), 'related', 'Synthetic relation.', 1.0,
+       ARRAY['chunk-0'], ARRAY['synthetic.txt'], 20
 FROM (SELECT 'entity ' || i AS a, 'entity ' || (1 + (i * 7919) % $3::int) AS b
       FROM generate_series($1::int, $2::int) i) p
 WHERE a <> b
@@ -250,7 +255,10 @@ def main() -> None:
     parser.add_argument("--move-entities", type=int, default=100_000)
     parser.add_argument("--dim", type=int, default=64)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="lightrag-citus-") as base, running_cluster(Path(base)) as cluster:
+    with (
+        tempfile.TemporaryDirectory(prefix="lightrag-citus-") as base,
+        running_cluster(Path(base)) as cluster,
+    ):
         workers = [w.port for w in cluster.workers]
         print(f"cluster: coordinator {cluster.dsn}, workers {workers}")
         asyncio.run(main_async(args, cluster.dsn, workers))

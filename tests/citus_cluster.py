@@ -132,7 +132,9 @@ class CitusCluster:
             user=self.user,
         )
         if done.returncode != 0:
-            raise RuntimeError(f"{program} {' '.join(args)} failed ({done.returncode}): {done.stderr[-2000:]}")
+            raise RuntimeError(
+                f"{program} {' '.join(args)} failed ({done.returncode}): {done.stderr[-2000:]}"
+            )
 
     def _as_server_user(self) -> None:
         if os.geteuid() != 0:
@@ -172,7 +174,17 @@ class CitusCluster:
             conf = node.data_dir / "postgresql.conf"
             with conf.open("a", encoding="utf-8") as f:
                 f.writelines(f"{key} = {value}\n" for key, value in settings.items())
-            self._run("pg_ctl", "-D", str(node.data_dir), "-w", "-t", "60", "-l", str(node.data_dir / "log"), "start")
+            self._run(
+                "pg_ctl",
+                "-D",
+                str(node.data_dir),
+                "-w",
+                "-t",
+                "60",
+                "-l",
+                str(node.data_dir / "log"),
+                "start",
+            )
             self.nodes.append(node)
         self._join()
 
@@ -191,7 +203,9 @@ class CitusCluster:
                     await conn.close()
             conn = await asyncpg.connect(self.dsn)
             try:
-                await conn.execute("SELECT citus_set_coordinator_host('127.0.0.1', $1)", self.coordinator.port)
+                await conn.execute(
+                    "SELECT citus_set_coordinator_host('127.0.0.1', $1)", self.coordinator.port
+                )
                 for worker in self.workers:
                     await conn.execute("SELECT citus_add_node('127.0.0.1', $1)", worker.port)
             finally:

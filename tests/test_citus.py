@@ -108,7 +108,9 @@ async def pair(dsn: str, citus: CitusCluster) -> AsyncIterator[Callable[..., Any
         conn = await asyncpg.connect(citus.dsn)
         try:
             embedder = hashed_embedding_func()
-            await create_workspace(conn, citus.dsn, name, embedder.embedding_dim, embedder.model_name, distributed=True)
+            await create_workspace(
+                conn, citus.dsn, name, embedder.embedding_dim, embedder.model_name, distributed=True
+            )
         finally:
             await conn.close()
         for rag in rags:
@@ -191,7 +193,9 @@ async def test_distributed_needs_a_citus_coordinator(dsn: str, conn: asyncpg.Con
         await create_workspace(conn, dsn, new_name(), 16, distributed=True)
 
 
-async def test_the_coordinator_with_schema_sharding_on_distributes_new_workspaces(citus: CitusCluster) -> None:
+async def test_the_coordinator_with_schema_sharding_on_distributes_new_workspaces(
+    citus: CitusCluster,
+) -> None:
     name = new_name()
     conn = await asyncpg.connect(citus.dsn)
     try:
@@ -265,7 +269,11 @@ async def test_metadata_and_migrations_do_not_drift_on_a_distributed_workspace(c
         configure_context(Capture, sync_conn, target)
         ctx = MigrationContext.configure(
             connection=sync_conn,
-            opts={"include_name": captured["include_name"], "compare_type": True, "compare_server_default": False},
+            opts={
+                "include_name": captured["include_name"],
+                "compare_type": True,
+                "compare_server_default": False,
+            },
         )
         captured["diff"] = compare_metadata(ctx, captured["target_metadata"])
 
@@ -292,7 +300,9 @@ async def test_every_feature_gives_the_same_tables_and_answers_on_the_cluster(
 
     for rag in (single, cluster):
         await rag.adelete_by_doc_id("d4")
-        replaced = await rag.ainsert(["Alice met Dave in Rome."], ids=["d5"], file_paths=["d5.txt"], replace=True)
+        replaced = await rag.ainsert(
+            ["Alice met Dave in Rome."], ids=["d5"], file_paths=["d5.txt"], replace=True
+        )
         assert replaced.progress.docs_failed == 0
         await rag.aedit_entity("Carol", {"description": "Carol is a witness."})
         await rag.acreate_entity("Eve", {"entity_type": "person", "description": "Eve listens."})
@@ -301,17 +311,32 @@ async def test_every_feature_gives_the_same_tables_and_answers_on_the_cluster(
         await rag.ainsert_custom_kg(
             {
                 "chunks": [{"content": "Frank builds boats.", "source_id": "k1"}],
-                "entities": [{"entity_name": "Frank", "entity_type": "person", "description": "A builder.",
-                              "source_id": "k1"}],
-                "relationships": [{"src_id": "Frank", "tgt_id": "Eve", "description": "Friends.",
-                                   "keywords": "friends", "weight": 1.0, "source_id": "k1"}],
+                "entities": [
+                    {
+                        "entity_name": "Frank",
+                        "entity_type": "person",
+                        "description": "A builder.",
+                        "source_id": "k1",
+                    }
+                ],
+                "relationships": [
+                    {
+                        "src_id": "Frank",
+                        "tgt_id": "Eve",
+                        "description": "Friends.",
+                        "keywords": "friends",
+                        "weight": 1.0,
+                        "source_id": "k1",
+                    }
+                ],
             }
         )
     assert await tables(citus.dsn, cluster.workspace) == await tables(dsn, single.workspace)
     assert await answers(cluster) == await answers(single)
 
     graphs = [
-        without_timings((await rag.aget_knowledge_graph("Alice", 2, 50)).to_dict()) for rag in (single, cluster)
+        without_timings((await rag.aget_knowledge_graph("Alice", 2, 50)).to_dict())
+        for rag in (single, cluster)
     ]
     assert graphs[0] == graphs[1]
     assert await cluster.aget_graph_labels() == await single.aget_graph_labels()
@@ -398,7 +423,6 @@ async def test_moving_a_workspace_while_it_is_queried_and_written_loses_nothing(
     assert await answers(cluster) == await answers(single)
 
 
-
 async def test_clearing_and_the_doctor_see_the_documents_a_session_indexes_on_the_cluster(
     pair: Callable[..., Any], citus: CitusCluster
 ) -> None:
@@ -431,8 +455,16 @@ async def test_the_command_line_moves_a_workspace_to_the_worker_named(citus: Cit
         source = await placement(conn, name)
         other = next(w for w in citus.workers if ("127.0.0.1", w.port) != source)
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "lightrag_pg", "workspace", "move", name, "--to", f"127.0.0.1:{other.port}",
-            "--dsn", citus.dsn,
+            sys.executable,
+            "-m",
+            "lightrag_pg",
+            "workspace",
+            "move",
+            name,
+            "--to",
+            f"127.0.0.1:{other.port}",
+            "--dsn",
+            citus.dsn,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
         )
@@ -441,7 +473,16 @@ async def test_the_command_line_moves_a_workspace_to_the_worker_named(citus: Cit
         assert f"-> 127.0.0.1:{other.port}" in out.decode()
         assert await placement(conn, name) == ("127.0.0.1", other.port)
         bad = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "lightrag_pg", "workspace", "move", name, "--to", "nowhere", "--dsn", citus.dsn,
+            sys.executable,
+            "-m",
+            "lightrag_pg",
+            "workspace",
+            "move",
+            name,
+            "--to",
+            "nowhere",
+            "--dsn",
+            citus.dsn,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
         )

@@ -177,7 +177,11 @@ async def repair(conn: asyncpg.Connection, workspace: str) -> RepairOutcome:
             await conn.execute(render(SQL["recount_degrees"], **names))
         released: list[str] = []
         if before.stuck_documents:
-            locked = [r[0] for r in await conn.fetch(SQL["lock_documents"], doc_prefix, before.stuck_documents)]
-            released = [r[0] for r in await conn.fetch(render(SQL["release_stuck_documents"], **names), locked)]
+            locked = [
+                r[0] for r in await conn.fetch(SQL["lock_documents"], doc_prefix, before.stuck_documents)
+            ]
+            released = [
+                r[0] for r in await conn.fetch(render(SQL["release_stuck_documents"], **names), locked)
+            ]
         after = await _findings(conn, workspace, graph_enabled, names)
     return RepairOutcome(before, after, released)

@@ -188,9 +188,18 @@ async def test_a_distributed_workspace_lives_on_one_worker_without_the_age_mirro
         await conn.close()
 
 
-async def test_distributed_needs_a_citus_coordinator(dsn: str, conn: asyncpg.Connection) -> None:
+async def test_distributed_needs_a_citus_coordinator(
+    dsn: str, conn: asyncpg.Connection, citus: CitusCluster
+) -> None:
     with pytest.raises(ConfigurationError, match="needs Citus"):
         await create_workspace(conn, dsn, new_name(), 16, distributed=True)
+    worker = citus.workers[0].dsn
+    on_worker = await asyncpg.connect(worker)
+    try:
+        with pytest.raises(ConfigurationError, match="needs a Citus coordinator"):
+            await create_workspace(on_worker, worker, new_name(), 16, distributed=True)
+    finally:
+        await on_worker.close()
 
 
 async def test_the_coordinator_with_schema_sharding_on_distributes_new_workspaces(
@@ -491,3 +500,21 @@ async def test_the_command_line_moves_a_workspace_to_the_worker_named(citus: Cit
         await drop_workspace(conn, name)
     finally:
         await conn.close()
+
+
+async def test_offline_indexing_gives_the_same_tables_on_the_cluster(
+    pair: Callable[..., Any], dsn: str, citus: CitusCluster
+) -> None:
+    single, cluster = await pair(extractor="nlp")
+    texts = [DOCS["d0"], DOCS["d2"], DOCS["d3"]]
+    for rag in (single, cluster):
+        result = await rag.ainsert(texts, ids=["d0", "d2", "d3"], file_paths=["d0.txt", "d2.txt", "d3.txt"])
+        assert result.progress.docs_failed == 0, result.progress.failures
+    assert await tables(citus.dsn, cluster.workspace) == await tables(dsn, single.workspace)
+    for rag in (single, cluster):
+        await analyze(rag)
+    for mode in ("local", "mix"):
+        got = await cluster.aquery_data(QUESTIONS[0], QueryParam(mode=mode))
+        assert without_timings(got) == without_timings(
+            await single.aquery_data(QUESTIONS[0], QueryParam(mode=mode))
+        )

@@ -93,7 +93,7 @@ def choose_distributed(connection: Connection, wanted: bool | None) -> bool:
             if role.citus
             else "a distributed workspace needs Citus: this database has no citus extension"
         )
-    if not role.citus:
+    if not role.coordinator:
         return False
     chosen = role.schema_sharding if wanted is None else wanted
     _run(connection, SQL["set_schema_sharding"], "on" if chosen else "off")

@@ -248,16 +248,15 @@ class LightRAG:
             width = scheduler_width(s, offline=not (kind == "llm" and self._llm))
             llm = scheduled_llm(self._llm, self.workspace, width) if self._llm else None
             extractor: Extractor = LLMExtractor(llm, s) if kind == "llm" and llm else NLPExtractor(s)
-            embed = self._embedder
             summarizer = Summarizer(s, self.tokenizer, llm if kind == "llm" else None)
-            merge_embed = scheduled_embedding(embed, self.workspace, s.embedding_batch_num, width)
+            embed = scheduled_embedding(self._embedder, self.workspace, s.embedding_batch_num, width)
             self._pipeline_instance = Pipeline(
                 pool=self.pool,
                 settings=s,
                 tokenizer=self.tokenizer,
                 extractor=extractor,
                 embed=embed,
-                writer=GraphWriter(self.pool, merge_embed, summarizer, s),
+                writer=GraphWriter(self.pool, embed, summarizer, s),
                 locks=DocumentLocks(self.dsn, self.workspace, self._connect_timeout),
             )
         return self._pipeline_instance

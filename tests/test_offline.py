@@ -191,3 +191,12 @@ def test_minilm_truncate_cuts_where_the_model_stops_reading(minilm: LocalMiniLM)
     assert np.allclose(vectors[1], vectors[2], atol=1e-5)
     func = local_embedding_func()
     assert func.truncate is not None and func.truncate([long]) == [cut_long]
+
+
+def test_minilm_vector_of_a_text_does_not_depend_on_its_batch(minilm: LocalMiniLM) -> None:
+    """Batches shared by documents must not change a text's vector: the workspace stays a
+    function of its documents whichever texts a pipeline embeds together."""
+    texts = ["Marie Curie", "Polonium was discovered by Marie Curie in 1898. " * 6, "radium", "a b"]
+    alone = np.stack([minilm.embed_sync([t])[0] for t in texts])
+    together = LocalMiniLM(batch_size=8).embed_sync(texts)
+    assert np.array_equal(alone, together)

@@ -250,13 +250,14 @@ class LightRAG:
             extractor: Extractor = LLMExtractor(llm, s) if kind == "llm" and llm else NLPExtractor(s)
             summarizer = Summarizer(s, self.tokenizer, llm if kind == "llm" else None)
             embed = scheduled_embedding(self._embedder, self.workspace, s.embedding_batch_num, width)
+            offline = extractor.name == "nlp"
             self._pipeline_instance = Pipeline(
                 pool=self.pool,
                 settings=s,
                 tokenizer=self.tokenizer,
                 extractor=extractor,
                 embed=embed,
-                writer=GraphWriter(self.pool, embed, summarizer, s),
+                writer=GraphWriter(self.pool, embed, summarizer, s, entity_names_only=offline),
                 locks=DocumentLocks(self.dsn, self.workspace, self._connect_timeout),
             )
         return self._pipeline_instance

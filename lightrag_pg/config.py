@@ -99,7 +99,7 @@ class Settings:
     entity_extract_max_gleaning: int = 1
     max_entity_name_length: int = 256
     max_description_length: int = 10_000
-    nlp_max_relations_per_chunk: int = 8
+    nlp_max_relations_per_chunk: int = 24
     """The offline extractor keeps at most this many relations per chunk, the strongest."""
 
     # merge

@@ -104,14 +104,15 @@ class Services:
             llm = scheduled_llm(self.llm, self.workspace, width) if self.llm else None
             extractor: Extractor = LLMExtractor(llm, s) if kind == "llm" and llm else NLPExtractor(s)
             summarizer = Summarizer(s, tokenizer, llm if kind == "llm" else None)
-            merge_embed = scheduled_embedding(self.embed, self.workspace, s.embedding_batch_num, width)
+            embed = scheduled_embedding(self.embed, self.workspace, s.embedding_batch_num, width)
+            offline = extractor.name == "nlp"
             self._pipeline = Pipeline(
                 pool=self.pool,
                 settings=s,
                 tokenizer=tokenizer,
                 extractor=extractor,
-                embed=self.embed,
-                writer=GraphWriter(self.pool, merge_embed, summarizer, s),
+                embed=embed,
+                writer=GraphWriter(self.pool, embed, summarizer, s, entity_names_only=offline),
                 locks=DocumentLocks(self.dsn, self.workspace, self.connect_timeout),
             )
         return self._pipeline

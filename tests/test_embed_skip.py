@@ -8,6 +8,7 @@ from typing import Any
 
 import asyncpg
 import numpy as np
+import pytest
 import pytest_asyncio
 
 from lightrag_pg import EmbeddingFunc, LightRAG
@@ -150,3 +151,27 @@ async def test_the_merge_counts_the_texts_it_embeds(build: Build) -> None:
     assert stats[1].embedded == len(model.sent) - 1
     again = model.sent_for("Alice") + model.sent_for("Paris") + [t for t in model.sent if "Alice\nParis" in t]
     assert stats[1].reembedded == len(again) == 3, "the entities and the relation sorted first now"
+
+
+async def test_offline_entities_are_embedded_by_their_name_once(dsn: str, conn: asyncpg.Connection) -> None:
+    """The offline extractor's entity descriptions are sentences of the chunks: embedding
+    them again with every name of a sentence cost most of an offline insert's time, and
+    every new mention re-embedded the entity."""
+    pytest.importorskip("spacy")
+    model = CountingModel()
+    rag = LightRAG(
+        dsn=dsn, workspace=f"skip_{uuid.uuid4().hex[:10]}", embedding_func=model.func(), extractor="nlp"
+    )
+    await rag.initialize()
+    try:
+        await rag.ainsert(["Marie Curie worked in Paris with Pierre Curie."], file_paths=["a.txt"])
+        assert {"Marie Curie", "Paris"} <= set(model.sent), "an entity's vector text is its name"
+        model.sent.clear()
+        await rag.ainsert(["Marie Curie discovered polonium in Paris."], file_paths=["b.txt"])
+        assert "Marie Curie" not in model.sent and "Paris" not in model.sent, "names already embedded"
+        async with rag.pool.acquire() as c:
+            content = await c.fetchval("SELECT content FROM entity_vectors WHERE name = 'Marie Curie'")
+        assert content == "Marie Curie"
+    finally:
+        await rag.finalize()
+        await drop_workspace(conn, rag.workspace)

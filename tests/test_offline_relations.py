@@ -31,26 +31,29 @@ def test_nlp_relations_pair_entities_of_the_same_sentence() -> None:
     assert frozenset({"Marie Curie", "Paris"}) in got
     assert frozenset({"Albert Einstein", "University of Zurich"}) in got, "joined by 'taught'"
     assert frozenset({"Marie Curie", "Albert Einstein"}) not in got, "two sentences"
-    assert frozenset({"University of Zurich", "Kyoto"}) not in got, "one sentence, far apart in it"
-    assert frozenset({"Albert Einstein", "Kyoto"}) not in got, "through 'admired' and 'gardens'"
+    kyoto = [p for p in got if "Kyoto" in p]
+    assert len(kyoto) == 1, "a name far from the others is related to its nearest only"
 
 
-def test_a_long_sentence_relates_only_what_it_links() -> None:
+def test_a_long_sentence_relates_each_name_to_its_nearest_only() -> None:
+    """Relating every pair of a sentence made k(k-1)/2 relations of k names, most of them
+    meaningless, and dropping the pairs far apart left 40% of the entities of HotpotQA
+    passages without a relation, out of reach of a global query."""
     got = pairs(
         "Acme Robotics sold the robot to Globex Corporation, which shipped it to a museum in Oslo "
         "after the long winter of 2019."
     )
-    assert frozenset({"Acme Robotics", "Globex Corporation"}) in got
-    assert frozenset({"Globex Corporation", "Oslo"}) not in got
-    assert frozenset({"Acme Robotics", "Oslo"}) not in got
+    assert set(got) == {
+        frozenset({"Acme Robotics", "Globex Corporation"}),
+        frozenset({"Globex Corporation", "Oslo"}),
+    }
 
 
-def test_coordinated_names_are_linked_to_what_they_share() -> None:
+def test_coordinated_names_are_linked_to_what_they_share_through_the_first() -> None:
     got = pairs("In 1903 the Nobel Prize in Physics was awarded to Marie Curie and Pierre Curie.")
     assert got == {
         frozenset({"Marie Curie", "Pierre Curie"}): 1.0,
         frozenset({"Nobel Prize in Physics", "Marie Curie"}): 1.0,
-        frozenset({"Nobel Prize in Physics", "Pierre Curie"}): 1.0,
     }
 
 
@@ -76,14 +79,14 @@ FOUNDERS = (
 
 def test_relations_per_chunk_are_capped() -> None:
     everything = pairs(FOUNDERS)
-    assert len(everything) > 10, "every founder is linked to every other and to the company"
+    assert len(everything) == 6, "seven names of one sentence: six relations join them all"
     capped = SpacyExtractor(DEFAULT_ENTITY_TYPES, max_relations_per_chunk=4).extract(FOUNDERS, chunk_id="c")
     assert len(capped.relations) == 4
     assert {frozenset({r.src, r.tgt}) for r in capped.relations} <= set(everything)
     configured = NLPExtractor(Settings(nlp_max_relations_per_chunk=3))
     assert configured._impl.max_relations_per_chunk == 3
     assert len(configured._impl.extract(FOUNDERS, chunk_id="c").relations) == 3
-    assert Settings().nlp_max_relations_per_chunk == 8
+    assert Settings().nlp_max_relations_per_chunk == 24
     with pytest.raises(ConfigurationError):
         Settings(nlp_max_relations_per_chunk=0)
 

@@ -46,7 +46,6 @@ from .merge import (
     build_entity,
     build_relation,
     count_context_tokens,
-    entity_vector_text,
     group_by_name,
     group_by_pair,
     relation_vector_text,
@@ -227,7 +226,7 @@ class DocumentDeleter:
             rel.description = description
         stored_e = {t.row.name: t.vector_content for t in entities}
         stored_r = {t.row.pair: t.vector_content for t in relations}
-        plan.entity_texts = w.vector_texts([entity_vector_text(r) for r in plan.entities])
+        plan.entity_texts = w.entity_texts(plan.entities)
         plan.relation_texts = w.vector_texts([relation_vector_text(r) for r in plan.relations])
         plan.entity_changed, plan.entity_vectors = await w.changed_vectors(
             plan.entity_texts, [stored_e[r.name] for r in plan.entities]

@@ -48,7 +48,6 @@ from .merge import (
     build_entity,
     build_relation,
     count_context_tokens,
-    entity_vector_text,
     group_by_name,
     group_by_pair,
     relation_vector_text,
@@ -258,7 +257,7 @@ class GraphEditor:
     async def entity_vectors(
         self, rows: list[EntityRow], stored: Mapping[str, str | None]
     ) -> tuple[list[str], list[str], np.ndarray]:
-        texts = self.writer.vector_texts([entity_vector_text(r) for r in rows])
+        texts = self.writer.entity_texts(rows)
         changed, vectors = await self.writer.changed_vectors(texts, [stored.get(r.name) for r in rows])
         return [rows[i].name for i in changed], [texts[i] for i in changed], vectors
 

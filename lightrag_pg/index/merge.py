@@ -214,9 +214,11 @@ def build_relation(
     return row, description_fragments(descriptions)
 
 
-def entity_vector_text(row: EntityRow) -> str:
-    """What is embedded for an entity: name and description."""
-    return f"{row.name}\n{row.description}"
+def entity_vector_text(row: EntityRow, *, names_only: bool = False) -> str:
+    """What is embedded for an entity: name and description, or with ``names_only`` (the
+    offline extractor's entities, whose descriptions are sentences of the chunks, embedded
+    with them already and often shared by all the names of a sentence) its name."""
+    return row.name if names_only else f"{row.name}\n{row.description}"
 
 
 def relation_vector_text(row: RelationRow) -> str:

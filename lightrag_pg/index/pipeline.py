@@ -7,8 +7,8 @@ process releases its documents automatically and the next run picks them up.
 The work inside a document is cut into bounded jobs: cutting it into chunks,
 extracting one chunk offline (or, with the LLM extractor, one call of the model
 that a cached answer does not spare, see :func:`scheduled_llm`), embedding a
-batch of ``embedding_batch_num`` chunks (and of merged entity and relation
-texts, see :func:`scheduled_embedding`). Every job of every workspace in the
+batch of ``embedding_batch_num`` texts (chunks, merged entities and relations,
+of any of the documents in progress: see :func:`scheduled_embedding`). Every job of every workspace in the
 process runs in a slot of one
 :class:`~lightrag_pg.tasks.FairScheduler` (``max_parallel_chunks`` slots; with
 the offline extractor no more than the cores), which serves the least busy
@@ -47,6 +47,7 @@ from ..store.uow import session, unit_of_work
 from ..tasks import FairScheduler, gather_all
 from ..types import Extraction
 from .chunking import chunk_text
+from .embedding_pool import EmbeddingPool
 from .extract import Extractor
 from .intake import md5_id
 from .progress import Progress, ProgressCallback, ignore_progress
@@ -101,25 +102,15 @@ def scheduled_llm(llm: CachedLLM, owner: str, width: int) -> CachedLLM:
 
 
 def scheduled_embedding(embed: EmbeddingFunc, owner: str, batch_size: int, width: int) -> EmbeddingFunc:
-    """``embed`` with each call cut into batches of ``batch_size`` texts, each run in a
-    slot of the chunk scheduler (of at least ``width`` slots) for workspace ``owner``:
-    the embedding function of the merges.
+    """``embed`` as the pipeline calls it: the texts of every document of workspace
+    ``owner`` in progress are pooled, and embedded in batches of ``batch_size`` texts of
+    about one length, each batch a job of the chunk scheduler (of at least ``width``
+    slots); see :class:`~.embedding_pool.EmbeddingPool`.
 
     Never call it from inside a scheduled job: that job would hold a slot while
     waiting for another.
     """
-
-    async def batched(texts: list[str]) -> np.ndarray:
-        scheduler = chunk_scheduler(width)
-
-        async def one(batch: list[str]) -> np.ndarray:
-            return await scheduler.run(owner, lambda: embed(batch))
-
-        size = batch_size
-        parts = await gather_all(*(one(texts[i : i + size]) for i in range(0, len(texts), size)))
-        return np.concatenate(parts, axis=0)
-
-    return dataclasses.replace(embed, func=batched)
+    return EmbeddingPool(embed, owner, batch_size, lambda: chunk_scheduler(width), width).as_embedding_func()
 
 
 @dataclass
@@ -164,8 +155,8 @@ def _merge_reporter(
 class Pipeline:
     """Everything the pipeline needs, passed explicitly.
 
-    ``embed`` is the workspace's embedding function, called here in scheduled
-    batches; the writer's must be a :func:`scheduled_embedding`.
+    ``embed``, the chunks' embedding function, and the writer's are one
+    :func:`scheduled_embedding`, so the texts of every document in progress share batches.
     """
 
     pool: asyncpg.Pool
@@ -392,7 +383,7 @@ class Pipeline:
             return result
 
         async def embed(batch: list[ChunkRow]) -> np.ndarray:
-            result = await scheduler.run(self.owner, lambda: self.embed([c.content for c in batch]))
+            result = await self.embed([c.content for c in batch])
             counters.embedded += len(batch)
             state.chunks_embedded += len(batch)
             progress(state)

@@ -98,13 +98,20 @@ class GraphWriter:
     """Merges extracted mentions into the workspace graph, one transaction per batch."""
 
     def __init__(
-        self, pool: asyncpg.Pool, embed: EmbeddingFunc, summarizer: Summarizer, settings: Settings
+        self,
+        pool: asyncpg.Pool,
+        embed: EmbeddingFunc,
+        summarizer: Summarizer,
+        settings: Settings,
+        *,
+        entity_names_only: bool = False,
     ) -> None:
         self.pool = pool
         self.embed = embed
         self.summarizer = summarizer
         self.tokenizer = summarizer.tokenizer
         self.settings = settings
+        self.entity_names_only = entity_names_only
 
     async def merge(
         self,
@@ -196,10 +203,15 @@ class GraphWriter:
             for t in texts
         ]
 
+    def entity_texts(self, rows: Sequence[EntityRow]) -> list[str]:
+        """What the model reads of each entity: :func:`entity_vector_text` (names only when
+        ``entity_names_only``) cut by :meth:`vector_texts`."""
+        return self.vector_texts([entity_vector_text(r, names_only=self.entity_names_only) for r in rows])
+
     def _entity_due(self, state: MergeState[EntityRow]) -> bool:
         row = state.row
         return row is not None and (
-            self.vector_texts([entity_vector_text(row)])[0] != state.vector_content
+            self.entity_texts([row])[0] != state.vector_content
             or self.summarizer.needs_llm(split_description(row.description))
         )
 
@@ -263,7 +275,7 @@ class GraphWriter:
         descriptions = await self.describe_all("entity", [r.name for r in merged], fragments)
         for row, description in zip(merged, descriptions, strict=True):
             row.description = description
-        texts = self.vector_texts([entity_vector_text(r) for r in merged])
+        texts = self.entity_texts(merged)
         stored_texts = [current[r.name].vector_content for r in merged]
         changed, vectors = await self.changed_vectors(texts, stored_texts, stats)
         count_context_tokens(merged, self.tokenizer)
@@ -347,7 +359,7 @@ class GraphWriter:
         new_entities = self._describe_endpoints(merged, endpoints)
         count_context_tokens([*merged, *new_entities], self.tokenizer)
         texts = self.vector_texts([relation_vector_text(r) for r in merged])
-        end_texts = self.vector_texts([entity_vector_text(e) for e in new_entities])
+        end_texts = self.entity_texts(new_entities)
         old_texts = [current[r.pair].vector_content for r in merged] + [None] * len(new_entities)
         changed, vectors = await self.changed_vectors(texts + end_texts, old_texts, stats)
         n = len(merged)
@@ -417,7 +429,7 @@ class GraphWriter:
         )
         for row, description in zip(rows, descriptions, strict=True):
             row.description = description
-        texts = self.vector_texts([entity_vector_text(r) for r in rows])
+        texts = self.entity_texts(rows)
         stored_texts = [current[r.name].vector_content for r in rows]
         changed, vectors = await self.changed_vectors(texts, stored_texts, stats)
         count_context_tokens(rows, self.tokenizer)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
@@ -106,16 +107,12 @@ def wrap_embedding(embedding_func: EmbeddingFunc, *, settings: Settings) -> Embe
         )
 
     async def batched(texts: list[str]) -> np.ndarray:
+        if len(texts) <= batch_size:  # already a batch (the pipeline sends batches of this size)
+            return await embed_batch(texts, 0)
         parts = await asyncio.gather(
             *(embed_batch(texts[i : i + batch_size], i) for i in range(0, len(texts), batch_size))
         )
         return np.concatenate(parts, axis=0)
 
     batched._lightrag_pg_protected = True  # type: ignore[attr-defined]
-    return EmbeddingFunc(
-        embedding_dim=embedding_func.embedding_dim,
-        func=batched,
-        max_token_size=embedding_func.max_token_size,
-        model_name=name,
-        truncate=embedding_func.truncate,
-    )
+    return dataclasses.replace(embedding_func, func=batched)

@@ -19,14 +19,16 @@ and pairs the entities of each sentence into relations:
 * Descriptions are the first two sentences mentioning the entity (<= 500 chars).
   A Markdown heading, and a first line followed by a blank line without
   ending a sentence (a title), are sentences of their own.
-* Two distinct entities among the first ``max_entities_per_sentence`` of a
-  sentence are *linked* there when the sentence's dependency tree joins a
-  mention of each through at most :data:`MAX_PATH_WORDS` content words (words
-  other than prepositions, auxiliaries, conjunctions, particles, determiners
-  and punctuation): "X created by Y" and "X and Y" link X and Y, while two names
-  at the two ends of a long sentence are not linked. A sentence with two
-  entities or more and no such link links its closest pair, so that every such
-  sentence can be found through a relation. Each linked pair gives one
+* The distinct entities among the first ``max_entities_per_sentence`` of a
+  sentence are joined by the fewest and shortest *links*: the length of a link
+  is the count of content words (words other than prepositions, auxiliaries,
+  conjunctions, particles, determiners and punctuation) on the dependency path
+  between a mention of each entity; links are taken shortest first, then in the
+  order of the entities, each kept when it joins two entities not joined yet (a
+  minimum spanning forest). "X created by Y" and "X and Y" link X and Y; a name
+  at the far end of a long sentence is linked to its nearest name only; a
+  sentence of k entities gives k - 1 relations, and each of its entities is in
+  one. Each linked pair gives one
   relation per text: weight = number of sentences linking it, description =
   the first of them, keywords = the lemmas of the content words between the
   two mentions in that sentence (verbs other than light ones like "be" or
@@ -58,8 +60,6 @@ __all__ = ["SpacyExtractor", "load_spacy", "merge_key", "resolve_type"]
 MAX_DESCRIPTION_CHARS = 500
 MAX_RELATION_SENTENCES = 1
 MAX_KEYWORDS = 5
-MAX_PATH_WORDS = 1
-"""Content words allowed on the dependency path between two linked mentions."""
 LINK_POS = frozenset({"ADP", "AUX", "CCONJ", "SCONJ", "PART", "DET", "PUNCT", "SPACE"})
 """Parts of speech a dependency path may pass through without counting."""
 _TYPE_ORDER = (
@@ -94,6 +94,9 @@ class _Pair:
     order: int = 0
     sentence: int = 0
 
+
+_Link = tuple[str, str, int, Mention, Mention]
+"""Two entity names, the content words on the path joining them, and the two mentions."""
 
 _SEPARATORS = re.compile(r"[\s\-_]+")
 _ACRONYM_PLURAL = re.compile(r"\b[A-Z][A-Z0-9]+s$")
@@ -235,9 +238,7 @@ class SpacyExtractor:
                 for b, second_mentions in members[i + 1 :]:
                     if names[a] != names[b]:  # two merge keys that came out under one name are one entity
                         links.append((names[a], names[b], *_closest(doc, first_mentions, second_mentions)))
-            linked = [link for link in links if link[2] <= MAX_PATH_WORDS]
-            if not linked and links:
-                linked = [min(links, key=lambda link: link[2])]  # the sentence's closest pair
+            linked = _spanning(links)
             for src, tgt, path, first, second in linked:
                 pair = pairs.get((tgt, src)) or pairs.get((src, tgt))
                 if pair is None:
@@ -365,6 +366,26 @@ def _path_words(a: Any, b: Any) -> int:
     if lca.i not in (a.i, b.i) and lca.pos_ not in LINK_POS and not (conj_a[top] or conj_b[meet]):
         words += 1
     return words
+
+
+def _spanning(links: list[_Link]) -> list[_Link]:
+    """The links of a sentence that join all its entities with the fewest and shortest
+    links: shortest first (then first listed), each kept when it joins two entities not
+    yet joined (a minimum spanning forest)."""
+    parent: dict[str, str] = {}
+
+    def root(name: str) -> str:
+        while parent.get(name, name) != name:
+            name = parent[name]
+        return name
+
+    kept: list[_Link] = []
+    for link in sorted(links, key=lambda link: link[2]):
+        a, b = root(link[0]), root(link[1])
+        if a != b:
+            parent[a] = b
+            kept.append(link)
+    return kept
 
 
 def _closest(doc: Any, firsts: list[Mention], seconds: list[Mention]) -> tuple[int, Mention, Mention]:

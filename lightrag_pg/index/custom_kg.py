@@ -142,9 +142,9 @@ async def plan_custom_graph(editor: GraphEditor, graph: CustomGraph) -> Edit:
     async with session(editor.pool) as s:
         if await s.docs.get([graph.doc_id]):
             raise GraphItemExists(f"document {graph.doc_id!r} already exists; nothing was changed")
-        e_states = await s.graph.entities_for_merge(graph.doc_id, names)
+        e_states = await s.graph.entity_states(graph.doc_id, names)
         e_stored = group_by_name(await s.graph.entity_fragments(names)) if names else {}
-        r_states = await s.graph.relations_for_merge(graph.doc_id, pairs) if pairs else {}
+        r_states = await s.graph.relation_states(graph.doc_id, pairs) if pairs else {}
         r_stored = group_by_pair(await s.graph.relation_fragments(pairs)) if pairs else {}
     dangling = sorted(n for n in names if n not in declared and e_states[n].row is None)
     if dangling:

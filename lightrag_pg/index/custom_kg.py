@@ -169,8 +169,8 @@ async def plan_custom_graph(editor: GraphEditor, graph: CustomGraph) -> Edit:
         )
         relations.append(row_r)
         r_desc.append(frags)
-    await editor.describe_entities(entities, e_desc)
-    await editor.describe_relations(relations, r_desc)
+    entities = await editor.describe_entities(entities, e_desc)
+    relations = await editor.describe_relations(relations, r_desc)
     chunk_vectors = await editor.writer.embed([c.content for c in graph.chunks])
 
     async def documents(uow: Stores) -> None:

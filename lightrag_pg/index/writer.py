@@ -133,6 +133,9 @@ class Kind(Generic[K, R, F]):
         return rows
 
 
+AnyKind = Kind[Any, Any, Any]
+
+
 async def _write_entities(
     graph: GraphStore,
     rows: Sequence[EntityRow],
@@ -216,11 +219,12 @@ class GraphWriter:
         stats = MergeStats()
         due = Due()
         entity_fragments, relation_fragments = document_fragments(doc_id, entities, relations)
-        batches: list[tuple[Kind[Any, Any, Any], dict[Any, Any]]] = []
-        for kind, grouped in (
+        batches: list[tuple[AnyKind, dict[Any, Any]]] = []
+        groups: list[tuple[AnyKind, dict[Any, Any]]] = [
             (self.entity, group_by_name(entity_fragments)),
             (self.relation, group_by_pair(relation_fragments)),
-        ):
+        ]
+        for kind, grouped in groups:
             keys = sorted(grouped)
             batches += [
                 (kind, {k: grouped[k] for k in keys[i : i + BATCH]}) for i in range(0, len(keys), BATCH)
@@ -367,8 +371,8 @@ class GraphWriter:
         return sorted(rows, key=lambda e: e.name)
 
     async def _round(
-        self, kind: Kind[K, R, F], doc_id: str, pending: dict[K, list[F]], due: Due, stats: MergeStats
-    ) -> set[K]:
+        self, kind: AnyKind, doc_id: str, pending: dict[Any, list[Any]], due: Due, stats: MergeStats
+    ) -> set[Any]:
         async with session(self.pool) as s:
             current, stored = await kind.states_and_fragments(s.graph, doc_id, list(pending))
         rebuilt = self._rebuild(kind, pending, current, stored)
@@ -402,8 +406,8 @@ class GraphWriter:
         return written | already
 
     async def _locked_round(
-        self, kind: Kind[K, R, F], doc_id: str, pending: dict[K, list[F]], due: Due, stats: MergeStats
-    ) -> set[K]:
+        self, kind: AnyKind, doc_id: str, pending: dict[Any, list[Any]], due: Due, stats: MergeStats
+    ) -> set[Any]:
         # Missing endpoints are created before the rows are locked: every writer
         # takes entity rows before relation rows, so lockers cannot deadlock.
         new_entities: list[EntityRow] = []
@@ -433,14 +437,13 @@ class GraphWriter:
         """Summaries and vectors for the due rows, in one optimistic round per batch
         (``doc_id`` only tells which document's links the reads report; the texts
         embedded are counted in ``stats``)."""
-        for kind in (self.entity, self.relation):
+        kinds: tuple[AnyKind, ...] = (self.entity, self.relation)
+        for kind in kinds:
             keys = sorted(kind.due(due))
             for i in range(0, len(keys), BATCH):
                 await self._refresh(kind, doc_id, keys[i : i + BATCH], stats)
 
-    async def _refresh(
-        self, kind: Kind[K, R, Any], doc_id: str, keys: list[K], stats: MergeStats | None
-    ) -> None:
+    async def _refresh(self, kind: AnyKind, doc_id: str, keys: list[Any], stats: MergeStats | None) -> None:
         async with session(self.pool) as s:
             current = await kind.states(s.graph, doc_id, keys)
         rows = [

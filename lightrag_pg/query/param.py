@@ -129,7 +129,7 @@ class QueryParam(_Fields):
             related_chunk_number=self.related_chunk_number or settings.related_chunk_number,
             hl_keywords=list(self.hl_keywords),
             ll_keywords=list(self.ll_keywords),
-            conversation_history=[dict(m) for m in self.conversation_history],
+            conversation_history=[m.copy() for m in self.conversation_history],
         )
 
 

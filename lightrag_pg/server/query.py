@@ -7,7 +7,7 @@ import json
 import logging
 import time
 from collections.abc import AsyncIterator
-from typing import Annotated, Any, get_type_hints
+from typing import TYPE_CHECKING, Annotated, Any, get_type_hints
 
 from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
@@ -67,12 +67,19 @@ PARAM_FIELDS = tuple(f.name for f in dataclasses.fields(QueryParam) if f.name no
 
 _DECLARED = get_type_hints(QueryParam, include_extras=True)
 
-QueryRequest = create_model(
-    "QueryRequest",
-    __base__=_QueryBody,
-    __doc__="Upstream's query body, with every QueryParam field; unset fields take the library's defaults.",
-    **{name: (_CARRIED.get(name, _DECLARED[name]) | None, None) for name in PARAM_FIELDS},
-)
+_PARAM_BODY: dict[str, Any] = {
+    name: (_CARRIED.get(name, _DECLARED[name]) | None, None) for name in PARAM_FIELDS
+}
+
+if TYPE_CHECKING:
+    QueryRequest = _QueryBody
+else:
+    QueryRequest = create_model(
+        "QueryRequest",
+        __base__=_QueryBody,
+        __doc__="Upstream's query body with every QueryParam field; unset ones take the library's defaults.",
+        **_PARAM_BODY,
+    )
 
 
 def llm_generated(rag: LightRAG, stream: QueryStream) -> bool:

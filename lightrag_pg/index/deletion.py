@@ -45,10 +45,8 @@ from ..store.uow import Stores, session, unit_of_work
 from .merge import (
     build_entity,
     build_relation,
-    entity_vector_text,
     group_by_name,
     group_by_pair,
-    relation_vector_text,
     with_context_tokens,
 )
 from .writer import Due, GraphWriter, MergeStats
@@ -225,8 +223,8 @@ class DocumentDeleter:
         plan.relations = [replace(r, description=d) for r, d in zip(plan.relations, described, strict=True)]
         stored_e = {t.row.name: t.vector_content for t in entities}
         stored_r = {t.row.pair: t.vector_content for t in relations}
-        plan.entity_texts = w.vector_texts([entity_vector_text(r) for r in plan.entities])
-        plan.relation_texts = w.vector_texts([relation_vector_text(r) for r in plan.relations])
+        plan.entity_texts = w.texts(w.entity, plan.entities)
+        plan.relation_texts = w.texts(w.relation, plan.relations)
         plan.entity_changed, plan.entity_vectors = await w.changed_vectors(
             plan.entity_texts, [stored_e[r.name] for r in plan.entities]
         )

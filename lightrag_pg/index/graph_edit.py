@@ -47,10 +47,8 @@ from .merge import (
     MANUAL_DOC_ID,
     build_entity,
     build_relation,
-    entity_vector_text,
     group_by_name,
     group_by_pair,
-    relation_vector_text,
     with_context_tokens,
 )
 from .writer import GraphWriter
@@ -257,14 +255,14 @@ class GraphEditor:
     async def entity_vectors(
         self, rows: list[EntityRow], stored: Mapping[str, str | None]
     ) -> tuple[list[str], list[str], np.ndarray]:
-        texts = self.writer.vector_texts([entity_vector_text(r) for r in rows])
+        texts = self.writer.texts(self.writer.entity, rows)
         changed, vectors = await self.writer.changed_vectors(texts, [stored.get(r.name) for r in rows])
         return [rows[i].name for i in changed], [texts[i] for i in changed], vectors
 
     async def relation_vectors(
         self, rows: list[RelationRow], stored: Mapping[Pair, str | None]
     ) -> tuple[list[Pair], list[str], np.ndarray]:
-        texts = self.writer.vector_texts([relation_vector_text(r) for r in rows])
+        texts = self.writer.texts(self.writer.relation, rows)
         changed, vectors = await self.writer.changed_vectors(texts, [stored.get(r.pair) for r in rows])
         return [rows[i].pair for i in changed], [texts[i] for i in changed], vectors
 

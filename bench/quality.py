@@ -44,14 +44,14 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.debian_faq import FaqItem, fetch_faq_text, parse_faq, reword
+from bench.modes import MODES, VARIANTS, query_param
 from bench.recorded_llm import RecordedLLM
-from lightrag_pg import LightRAG, QueryParam
+from lightrag_pg import LightRAG
 from lightrag_pg.db.connect import connect
 from lightrag_pg.db.embedded import DSN_ENV, embedded_dsn, stop_server
 from lightrag_pg.db.workspace import create_workspace
 from lightrag_pg.defaults import local_embedding_func
 
-MODES: tuple[str, ...] = ("naive", "local", "global", "hybrid", "mix")
 DEFAULT_CACHE = (
     Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "lightrag-pg-bench" / "quality"
 )
@@ -115,11 +115,11 @@ async def score(
     ranks: list[int | None] = []
     kept: list[float] = []
     for q in questions:
-        data = await rag.aquery_data(q.text, QueryParam(mode=mode, lexical=lexical))  # type: ignore[arg-type]
+        data = await rag.aquery_data(q.text, query_param(mode, lexical=lexical))
         result = data.get("data", {})
         ranks.append(passage_rank(result.get("chunks", []), q.passage))
         own = named_in(q.text, names)
-        if mode == "local" and own:
+        if mode.startswith("local") and own:
             found = {e["entity_name"] for e in result.get("entities", [])}
             kept.append(len(own & found) / len(own))
     n = len(ranks)
@@ -262,7 +262,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         choices=["nlp", "llm"],
         help="nlp: the offline extractor; llm: the recorded LLM answers (bench/recorded_llm.py)",
     )
-    parser.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES)
+    parser.add_argument("--modes", nargs="+", default=list(MODES), choices=VARIANTS)
     parser.add_argument(
         "--backend", default=None, choices=["bm25", "tsvector"], help="of a new workspace (default tsvector)"
     )
@@ -271,7 +271,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--stop", action="store_true", help="stop the embedded server at the end")
     parser.add_argument("--ranks", type=Path, default=None, help="write each question's ranks (JSON)")
     parser.add_argument(
-        "--compare", nargs=2, metavar=("MODE", "MODE"), choices=MODES, help="questions only one finds in 5"
+        "--compare", nargs=2, metavar=("MODE", "MODE"), choices=VARIANTS, help="questions only one finds in 5"
     )
     return parser.parse_args(argv)
 

@@ -17,6 +17,7 @@ from lightrag_pg.llm.openai_client import OpenAIChat
 from lightrag_pg.testing import hashed_embedding_func as embedding_func
 from lightrag_pg.testing import hashed_vectors, responder
 
+from .citus_cluster import citus  # noqa: F401  (the Citus cluster fixture)
 from .fake_openai import FakeOpenAI
 
 _counter = itertools.count()

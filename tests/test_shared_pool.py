@@ -256,6 +256,8 @@ async def test_no_statement_returns_a_column_whose_type_depends_on_the_workspace
             await conn.execute(render(REEMBED_SQL["create_shadows"], dim=8))
             try:
                 for path in sorted(Path(lightrag_pg.__file__).parent.rglob("*.sql")):
+                    if path.name == "citus.sql":  # run only where Citus is; none returns a vector
+                        continue
                     for block, sql in load_queries_at(path).items():
                         body = "\n".join(line for line in sql.splitlines() if not line.startswith("--"))
                         if not ROW_RETURNING.search(body):

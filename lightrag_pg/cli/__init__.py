@@ -12,7 +12,7 @@ import warnings
 from collections.abc import Sequence
 
 from ..errors import LightRAGError
-from . import admin, ask, demo, doctor, graph_edit, ingest, manage, reembed, serve, server
+from . import admin, ask, demo, doctor, graph_edit, ingest, manage, reembed, serve, server, workspace
 
 
 def _global_options(parser: argparse.ArgumentParser, default: object) -> None:
@@ -36,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     _global_options(common, argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in (demo, ingest, ask, admin, doctor, server, serve, manage, graph_edit, reembed):
+    for module in (demo, ingest, ask, admin, doctor, server, serve, manage, graph_edit, reembed, workspace):
         module.register(sub, [common])
     return parser
 

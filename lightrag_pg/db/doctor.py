@@ -9,7 +9,10 @@ Usage::
         outcome = await repair(conn, "books")   # one transaction
         print(outcome.after.summary())          # what is left needs re-indexing
 
-Every check is one set-based statement (two with the graph mirror). ``repair``
+The checks are set-based statements: one over the tables (two with the graph mirror)
+and, when documents are in ``processing``, one that finds those whose lock nobody
+holds; that one names no table, so on a Citus cluster it reads the coordinator's
+locks, where every client takes them. ``repair``
 re-creates missing vertices and edges (by re-running the mirror triggers),
 deletes extra ones, deletes vectors whose row is gone, recounts stored entity
 degrees that disagree with the relations (``entities.degree``, kept by triggers;
@@ -132,7 +135,12 @@ async def _names(conn: asyncpg.Connection, workspace: str) -> tuple[bool, dict[s
 async def _findings(
     conn: asyncpg.Connection, workspace: str, graph_enabled: bool, names: dict[str, Identifier | int]
 ) -> DoctorReport:
-    rows = list(await conn.fetch(render(SQL["table_findings"], **names), lock_key("doc", workspace, "")))
+    rows = list(await conn.fetch(render(SQL["table_findings"], **names)))
+    processing = sorted(r["item"][0] for r in rows if r["kind"] == "processing")
+    rows = [r for r in rows if r["kind"] != "processing"]
+    if processing:
+        unlocked = await conn.fetch(SQL["unlocked_documents"], lock_key("doc", workspace, ""), processing)
+        rows += [{"kind": "stuck_document", "item": [r[0]]} for r in unlocked]
     if graph_enabled:
         rows += await conn.fetch(render(SQL["mirror_findings"], **names))
     found: dict[str, list[str | Pair | int]] = {}
@@ -167,8 +175,13 @@ async def repair(conn: asyncpg.Connection, workspace: str) -> RepairOutcome:
         if before.wrong_degrees:
             await conn.execute(render(SQL["lock_relations"], **names))
             await conn.execute(render(SQL["recount_degrees"], **names))
-        released = [
-            r[0] for r in await conn.fetch(render(SQL["release_stuck_documents"], **names), doc_prefix)
-        ]
+        released: list[str] = []
+        if before.stuck_documents:
+            locked = [
+                r[0] for r in await conn.fetch(SQL["lock_documents"], doc_prefix, before.stuck_documents)
+            ]
+            released = [
+                r[0] for r in await conn.fetch(render(SQL["release_stuck_documents"], **names), locked)
+            ]
         after = await _findings(conn, workspace, graph_enabled, names)
     return RepairOutcome(before, after, released)

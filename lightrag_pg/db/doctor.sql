@@ -6,9 +6,8 @@
 -- graphid comparisons name AGE's operator, so any search_path works.
 
 -- name: table_findings
--- Vectors, rows, stored degrees and documents that disagree. $1: the document lock key prefix
--- (advisory.lock_key("doc", workspace, "")); a document is stuck when it is
--- 'processing' and no session holds its lock.
+-- Vectors, rows and stored degrees that disagree, and the documents marked 'processing'
+-- (kind 'processing': those whose lock no session holds are stuck, see unlocked_documents).
 SELECT 'entity_without_vector' AS kind, ARRAY[e.name] AS item
 FROM {schema}.entities e
 WHERE NOT EXISTS (SELECT 1 FROM {schema}.entity_vectors v WHERE v.name = e.name)
@@ -47,16 +46,24 @@ SELECT 'chunk_vector_without_chunk', ARRAY[v.chunk_id]
 FROM {schema}.chunk_vectors v
 WHERE NOT EXISTS (SELECT 1 FROM {schema}.text_chunks c WHERE c.id = v.chunk_id)
 UNION ALL
-SELECT 'stuck_document', ARRAY[d.id]
+SELECT 'processing', ARRAY[d.id]
 FROM {schema}.doc_status d
-CROSS JOIN LATERAL (SELECT hashtextextended($1 || d.id, 0) AS k) h
-WHERE d.status = 'processing'
-  AND NOT EXISTS (
-      SELECT 1 FROM pg_locks l
-      WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
-        AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-        AND l.classid = ((h.k >> 32) & 4294967295)::oid
-        AND l.objid = (h.k & 4294967295)::oid);
+WHERE d.status = 'processing';
+
+-- name: unlocked_documents
+-- Of the document ids $2, those whose lock ($1: the document lock key prefix,
+-- advisory.lock_key("doc", workspace, "")) no session holds. A statement of its own,
+-- naming no table, so that on a Citus cluster it reads the coordinator's locks, where
+-- every client takes them.
+SELECT k FROM unnest($2::text[]) AS k
+CROSS JOIN LATERAL (SELECT hashtextextended($1 || k, 0) AS h) x
+WHERE NOT EXISTS (
+    SELECT 1 FROM pg_locks l
+    WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+      AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+      AND l.classid = ((x.h >> 32) & 4294967295)::oid
+      AND l.objid = (x.h & 4294967295)::oid)
+ORDER BY k;
 
 -- name: mirror_findings
 -- Vertices and edges missing from, or extra in, the AGE mirror (ids are the rows' ids).
@@ -139,10 +146,16 @@ FROM (
 ) c
 WHERE e.name = c.name AND e.degree <> c.n;
 
+-- name: lock_documents
+-- Repair: of the document ids $2, those whose lock ($1: the lock key prefix) this
+-- transaction takes; the transaction-level try-lock keeps a worker from claiming one
+-- while the repair runs, and skips any document a worker took since the check. No
+-- table is named, so on a Citus cluster the locks are the coordinator's.
+SELECT k FROM unnest($2::text[]) AS k WHERE pg_try_advisory_xact_lock(hashtextextended($1 || k, 0)) ORDER BY k;
+
 -- name: release_stuck_documents
--- Repair: put stuck documents back to pending so the next run processes them. The
--- transaction-level try-lock keeps a worker from claiming one while this runs, and
--- skips any document a worker took since the check. $1: the lock key prefix.
+-- Repair: put the stuck documents $1 (locked by lock_documents) back to pending so the
+-- next run processes them.
 UPDATE {schema}.doc_status d SET status = 'pending', updated_at = now()
-WHERE d.status = 'processing' AND pg_try_advisory_xact_lock(hashtextextended($1 || d.id, 0))
+WHERE d.status = 'processing' AND d.id = ANY($1::text[])
 RETURNING d.id;

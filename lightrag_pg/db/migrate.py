@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError, MissingPrivilege, StorageError
+from . import citus
 from .advisory import XACT_LOCK, lock_key
 from .dimensions import HALFVEC_HNSW_MAX_DIM
 from .embedded import sqlalchemy_url
@@ -45,6 +46,10 @@ class MigrationTarget:
     """The lexical search backend of a new workspace (see :data:`LEXICAL_BACKENDS`); None:
     ``tsvector``. ``bm25`` needs pg_textsearch, whose version 1.0 holds a per-index lock
     for the whole of a writing transaction (see :func:`lexical_backend`)."""
+    distributed: bool | None = None
+    """Whether a new workspace is a Citus distributed schema (:mod:`.citus`): True needs a
+    Citus coordinator, None follows the coordinator's ``citus.enable_schema_based_sharding``
+    (False without Citus). An existing workspace stays as it was created."""
 
     def __post_init__(self) -> None:
         validate_workspace(self.workspace)
@@ -79,7 +84,13 @@ def target_from_cli(x_args: dict[str, str]) -> MigrationTarget:
         dim = int(raw_dim)
     except ValueError as exc:
         raise ConfigurationError(f"embedding_dim must be an integer, got {raw_dim!r}") from exc
-    return MigrationTarget(workspace, dim, x_args.get("embedding_model"), x_args.get("lexical") or None)
+    raw_distributed = (x_args.get("distributed") or "").lower()
+    if raw_distributed not in ("", "true", "false"):
+        raise ConfigurationError(f"distributed must be true or false, got {raw_distributed!r}")
+    distributed = None if not raw_distributed else raw_distributed == "true"
+    return MigrationTarget(
+        workspace, dim, x_args.get("embedding_model"), x_args.get("lexical") or None, distributed
+    )
 
 
 def running_target() -> MigrationTarget:
@@ -194,9 +205,9 @@ def _require_vector(connection: Connection) -> None:
         ) from None
 
 
-def ensure_extensions(connection: Connection, textsearch: bool = False) -> bool:
-    """Create pgvector (required), AGE (when available and permitted) and, if ``textsearch``,
-    pg_textsearch (when available and loadable); return whether AGE is usable.
+def ensure_extensions(connection: Connection, textsearch: bool = False, age: bool = True) -> bool:
+    """Create pgvector (required), AGE (if ``age``, when available and permitted) and, if
+    ``textsearch``, pg_textsearch (when available and loadable); return whether AGE is usable.
 
     A role that may not install AGE, or may not use it, gets a workspace
     without the graph mirror (``graph_enabled = false``) rather than an error.
@@ -207,7 +218,7 @@ def ensure_extensions(connection: Connection, textsearch: bool = False) -> bool:
 
     _lock(connection, lock_key("extensions"))
     _require_vector(connection)
-    if run(connection, SQL["age_available"]):
+    if age and run(connection, SQL["age_available"]):
         try:
             with connection.begin_nested():
                 run(connection, SQL["create_age"])
@@ -259,10 +270,21 @@ def prepare_workspace(connection: Connection, target: MigrationTarget) -> None:
     Raises :class:`WorkspaceConflict` (before creating anything) if a schema or
     graph of that name exists and is not lightrag_pg's.
     """
-    ensure_extensions(connection, textsearch=target.lexical == "bm25")
     _lock(connection, lock_key("workspace", target.workspace))
     owner = ownership(connection, target.workspace)
     owner.check_can_create()
+    if owner.schema_exists:
+        distributed = citus.is_distributed(connection, target.workspace)
+        if target.distributed and not distributed:
+            raise ConfigurationError(
+                f"workspace {target.workspace!r} exists and is not distributed; create a new "
+                "distributed workspace and move its documents there"
+            )
+    else:
+        distributed = citus.choose_distributed(connection, target.distributed)
+    if distributed:
+        citus.allow_triggers(connection)
+    ensure_extensions(connection, textsearch=target.lexical == "bm25", age=not distributed)
     if not owner.schema_exists and not run(connection, SQL["can_create_schema"]):
         role, database = _who(connection)
         raise MissingPrivilege(
@@ -277,7 +299,13 @@ def prepare_workspace(connection: Connection, target: MigrationTarget) -> None:
 
 
 def finish_workspace(connection: Connection, target: MigrationTarget) -> None:
-    """After the migrations: mark the workspace's graph (if it has one) as its own."""
+    """After the migrations: mark the workspace's graph (if it has one) as its own; give a
+    distributed workspace's functions and role settings what the workers need (:mod:`.citus`)."""
+    if citus.is_distributed(connection, target.workspace):
+        from .pool import server_settings
+
+        citus.pin_functions(connection, target.workspace)
+        citus.pin_role_settings(connection, server_settings(target.workspace))
     if ownership(connection, target.workspace).graph_exists:
         run(connection, render(OWNERSHIP_SQL["mark_graph"], graph=graph_of(target.workspace)))
 

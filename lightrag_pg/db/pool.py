@@ -50,10 +50,21 @@ again on every query (15 ms against 5 ms of execution at 200 documents)."""
 
 
 async def init_connection(conn: asyncpg.Connection) -> None:
-    """Register the pgvector and jsonb codecs and load AGE (when permitted)."""
+    """Register the pgvector and jsonb codecs, load AGE (when permitted) and, on a Citus
+    coordinator, plan each statement with its values.
+
+    Citus cannot build a distributed plan from a generic plan of a statement whose
+    parameters feed an ``INSERT ... SELECT`` or a function (``plan_cache_mode``'s
+    ``force_generic_plan``, see :func:`server_settings`), so connections to a database
+    with Citus use ``force_custom_plan`` (:class:`WorkspaceConnection` keeps it over a reset).
+    """
     await register_vector(conn)
     await conn.set_type_codec("jsonb", encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
-    has_age = await conn.fetchval(SQL["age_installed"])
+    has_age, has_citus = await conn.fetchrow(SQL["extensions_installed"])
+    if has_citus:
+        await conn.execute(SQL["custom_plans"])
+        if isinstance(conn, WorkspaceConnection):
+            conn.on_citus = True
     if has_age:
         try:
             await conn.execute(SQL["load_age"])
@@ -128,6 +139,7 @@ class WorkspaceConnection(asyncpg.Connection):
     """
 
     workspace: str | None = None
+    on_citus: bool = False
 
     async def point_at(self, workspace: str) -> None:
         """Put ``workspace`` first on ``search_path``: one statement, none if it already is."""
@@ -141,6 +153,8 @@ class WorkspaceConnection(asyncpg.Connection):
         """asyncpg's reset (``RESET ALL`` among others); the workspace is then unknown."""
         self.workspace = None
         await super().reset(timeout=timeout)
+        if self.on_citus:
+            await self.execute(SQL["custom_plans"])
 
 
 class SharedPool:

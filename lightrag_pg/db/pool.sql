@@ -1,8 +1,14 @@
 -- Per-connection setup of the workspace pool.
 
--- name: age_installed
--- Whether the AGE extension is installed in this database (0 or 1).
-SELECT count(*) FROM pg_extension WHERE extname = 'age';
+-- name: extensions_installed
+-- Whether the AGE and the Citus extensions are installed in this database.
+SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'age') AS age,
+       EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') AS citus;
+
+-- name: custom_plans
+-- On a Citus coordinator: plan every execution of a prepared statement with its values
+-- (Citus cannot plan a generic plan of our statements; see init_connection).
+SET plan_cache_mode = force_custom_plan;
 
 -- name: load_age
 -- Load AGE's library into the session so cypher() works; needs the privilege to LOAD.

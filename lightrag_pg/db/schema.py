@@ -192,6 +192,13 @@ def build_metadata(embedding_dim: int, lexical: str = "bm25") -> MetaData:
             comment="Lexical search index: bm25 (pg_textsearch) or tsvector (built-in full text search), "
             "chosen at creation",
         ),
+        Column(
+            "distributed",
+            Boolean,
+            nullable=False,
+            server_default=text("false"),
+            comment="Whether the workspace is a Citus distributed schema, placed whole on one worker",
+        ),
         CheckConstraint("id = 1", name="workspace_info_single_row"),
         CheckConstraint(
             "lexical_backend IN ('bm25', 'tsvector')", name="workspace_info_lexical_backend_check"

@@ -19,6 +19,7 @@ from .identifiers import Identifier
 
 _HEADER = re.compile(r"^-- name: (\w+)\s*$", re.MULTILINE)
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
+_DOLLAR_QUOTE = re.compile(r"\$\w*\$")
 
 
 def parse_queries(text: str, filename: str) -> dict[str, str]:
@@ -30,6 +31,30 @@ def parse_queries(text: str, filename: str) -> dict[str, str]:
             raise ValueError(f"duplicate query name {name!r} in {filename}")
         queries[name] = body.strip().rstrip(";")
     return queries
+
+
+def statements(sql: str) -> list[str]:
+    """The statements of a block that holds several, each without its ``;``.
+
+    A block is split after each line of SQL (not a comment) that ends with ``;`` outside a
+    dollar-quoted body.
+    For the few blocks sent one statement at a time: a Citus coordinator forwards some
+    DDL to the workers as the text it received, which must then be one command.
+    """
+    found: list[str] = []
+    current: list[str] = []
+    quote: str | None = None
+    for line in sql.splitlines():
+        current.append(line)
+        for tag in _DOLLAR_QUOTE.findall(line):
+            quote = tag if quote is None else (None if tag == quote else quote)
+        if quote is None and not line.lstrip().startswith("--") and line.rstrip().endswith(";"):
+            found.append("\n".join(current).strip().rstrip(";"))
+            current = []
+    rest = "\n".join(current).strip()
+    if rest and not all(part.lstrip().startswith("--") for part in rest.splitlines() if part.strip()):
+        found.append(rest)
+    return found
 
 
 @cache

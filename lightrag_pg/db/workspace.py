@@ -42,6 +42,8 @@ class WorkspaceInfo:
     revision: str | None
     lexical_backend: str | None = None
     """``bm25`` or ``tsvector`` (see migration 0008); None before the workspace is upgraded to it."""
+    distributed: bool = False
+    """Whether it is a Citus distributed schema (:mod:`.citus`, migration 0015)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +126,7 @@ async def read_info(conn: asyncpg.Connection, name: str) -> WorkspaceInfo | None
         if not await workspace_exists(conn, name):
             return None
         row = await conn.fetchrow(sql)
-    return WorkspaceInfo(name, row[0], row[1], row[2], row[3], row[4], row[5])
+    return WorkspaceInfo(name, row[0], row[1], row[2], row[3], row[4], row[5], row[6])
 
 
 async def create_workspace(
@@ -134,6 +136,7 @@ async def create_workspace(
     embedding_dim: int,
     embedding_model: str | None = None,
     lexical: str | None = None,
+    distributed: bool | None = None,
 ) -> WorkspaceInfo:
     """Create the workspace (or upgrade it to the newest schema) and check its dimension.
 
@@ -142,9 +145,11 @@ async def create_workspace(
     Raises :class:`DimensionMismatch` if the workspace exists with another
     embedding dimension. ``lexical`` chooses the lexical search backend of a new
     workspace (``tsvector``, the default, or ``bm25``, which needs pg_textsearch);
-    an existing workspace keeps the one it recorded.
+    an existing workspace keeps the one it recorded. ``distributed`` makes a new workspace a
+    Citus distributed schema (True: the DSN must be a Citus coordinator; None: when the
+    coordinator has ``citus.enable_schema_based_sharding`` on; see :mod:`.citus`).
     """
-    target = MigrationTarget(validate_workspace(name), embedding_dim, embedding_model, lexical)
+    target = MigrationTarget(validate_workspace(name), embedding_dim, embedding_model, lexical, distributed)
     info = await read_info(conn, name)
     if info is None or info.revision != head_revision():
         await upgrade(dsn, target)
@@ -152,7 +157,7 @@ async def create_workspace(
     assert info is not None
     if info.embedding_dim != embedding_dim:
         raise DimensionMismatch(name, info.embedding_dim, embedding_dim)
-    if not info.graph_enabled:
+    if not info.graph_enabled and not info.distributed:  # a distributed one said so when created
         await _warn_graph_off(conn, name)
     return info
 

@@ -14,11 +14,12 @@ ORDER BY n.nspname;
 
 -- name: read_info
 -- The facts a workspace recorded at creation, and its Alembic revision.
--- The lexical search backend is read through to_jsonb, so a workspace older than
--- revision 0008 (no such column yet) reads as NULL.
+-- The lexical search backend and whether it is distributed are read through to_jsonb, so
+-- a workspace older than revision 0008 (0015) reads as NULL (false).
 SELECT embedding_dim, embedding_model, graph_enabled, created_at,
        (SELECT version_num FROM {schema}.alembic_version LIMIT 1) AS revision,
-       to_jsonb(i) ->> 'lexical_backend' AS lexical_backend
+       to_jsonb(i) ->> 'lexical_backend' AS lexical_backend,
+       coalesce((to_jsonb(i) ->> 'distributed')::boolean, false) AS distributed
 FROM {schema}.workspace_info i;
 
 -- name: record_embedding

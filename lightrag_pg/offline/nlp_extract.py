@@ -11,7 +11,8 @@ and pairs the entities of each sentence into relations:
   name ("Curie", unlabelled or a person) joins the latest earlier full name ending with it, else the
   only such full name in the text.
 * An entity is named by its most frequent surface form, an acronym only when
-  it has no other (the longer on ties),
+  it has no other (the longer on ties), counting only the mentions whose own key
+  is the entity's (a surname or acronym joined to a full name never names it),
   and typed by the type with the most evidence over its mentions (Concept when
   there is none), resolved against the configured ``entity_types``: a type not
   among them falls back to "Concept" when configured, else to the first type.
@@ -187,7 +188,7 @@ class SpacyExtractor:
             text = collapse(sentences[index].text)
             if len(ent.sentences) < 2 and text not in ent.sentences:
                 ent.sentences.append(text)
-        names = {key: _surface(e) for key, e in entities.items()}
+        names = {key: _surface(e, key) for key, e in entities.items()}
         out_entities = tuple(
             ExtractedEntity(
                 name=names[key],
@@ -315,9 +316,11 @@ def _prepare(text: str, nlp: Any) -> str:
     return _HEADING.sub(r"\1.", _TITLE.sub(r"\1. ", text.replace("\x00", " ")))
 
 
-def _surface(entity: _Entity) -> str:
-    """The most frequent surface form other than an acronym (the longer, then the first seen, on ties)."""
-    forms = list(entity.surfaces)
+def _surface(entity: _Entity, key: str) -> str:
+    """The most frequent surface form other than an acronym (the longer, then the first seen, on
+    ties), among those whose own key is ``key`` when there are any ("Curie" joined to "Marie
+    Curie" does not count)."""
+    forms = [f for f in entity.surfaces if merge_key(f) == key] or list(entity.surfaces)
     return max(forms, key=lambda f: (not f.isupper(), entity.surfaces[f], len(f), -forms.index(f)))
 
 

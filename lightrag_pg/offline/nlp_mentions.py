@@ -12,7 +12,10 @@ Two kinds of mention, never overlapping:
   only if it is not an English word. URLs, e-mail addresses, paths and common
   abbreviations are never names. A name directly followed by the nouns of its
   phrase ending in a kind of thing ("LLM cache", "NLP extractor", "GNU
-  project") takes them in, unless it names a person or a place.
+  project") takes them in, unless it names a person or a place. A person's
+  name with a quoted nickname inside ('Richard Elmer "Dick" Humbert') is one
+  name: the nickname and surname when the text also writes them so (a title
+  "Dick Humbert"), else the other names and surname ("Richard Elmer Humbert").
 * **Terms**: common-noun phrases, cut back from their head noun over
   compounding nouns, hyphenated parts and non-generic adjectives ("graphical
   package manager", "high-level keyword"; not "several packages"). A phrase of
@@ -66,6 +69,7 @@ _NAME_PARTICLES = frozenset({"of", "in", "for"})
 _ACRONYM = re.compile(r"[A-Z][A-Z0-9]{1,5}(?:-[A-Z0-9]{2,6})?")
 _MAX_TERM_WORDS = 3
 _WORD_EDGE = frozenset("\"'`()[]{},;:!?“”‘’")
+_QUOTES = frozenset({'"', "“", "”", "''", "``"})
 
 
 @dataclass
@@ -114,6 +118,7 @@ class _Finder:
         self.noun_counts = Counter(t.lemma_.lower() for t in doc if t.pos_ in ("NOUN", "PROPN"))
         self.first_subjects = _first_subjects(doc)
         self.inner_capitals = {t.text for t in doc if t.text[:1].isupper() and not t.is_sent_start}
+        self.nicknames: dict[tuple[int, int], str] = {}
 
     def is_word(self, text: str) -> bool:
         """True for an English word, inflected or prefixed ("searches", "unsubscribe")."""
@@ -186,8 +191,38 @@ class _Finder:
                 merged.append((start, end, Counter(labels).most_common(1)[0][0] if labels else ""))
         covered = {i for start, end, _ in merged for i in range(start, end)}
         merged += [s for s in spans if not covered.intersection(range(s[0], s[1]))]
-        for start, end, label in sorted(merged):
+        for start, end, label in self._join_nicknames(sorted(merged)):
             self._add_name(start, end, label)
+
+    def _join_nicknames(self, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+        """A person's name with a quoted nickname inside ('Richard "Dick" Humbert') as one span,
+        named by :meth:`_nickname_name`."""
+        doc, out, i = self.doc, [], 0
+        while i < len(spans):
+            if i + 2 < len(spans):
+                (s1, e1, l1), (s2, e2, l2), (s3, e3, l3) = spans[i : i + 3]
+                if (
+                    s2 == e1 + 1
+                    and s3 == e2 + 1
+                    and doc[e1].text in _QUOTES
+                    and doc[e2].text in _QUOTES
+                    and e2 - s2 <= 2
+                    and "PERSON" in (l1, l2, l3, *(t.ent_type_ for t in doc[s1:e3]))
+                ):
+                    self.nicknames[(s1, e3)] = self._nickname_name(doc[s1:e1], doc[s2:e2], doc[s3:e3])
+                    out.append((s1, e3, "PERSON"))
+                    i += 3
+                    continue
+            out.append(spans[i])
+            i += 1
+        return out
+
+    def _nickname_name(self, first: Any, nickname: Any, last: Any) -> str:
+        """The nickname and surname ("Dick Humbert") or the first names and surname ("David
+        Jones"), whichever the text also writes (its title, say), else the latter."""
+        common, full = f"{_span_text(nickname)} {_span_text(last)}", f"{_span_text(first)} {_span_text(last)}"
+        text = self.doc.text
+        return common if common in text and full not in text else full
 
     def _capitalised_runs(self, ents: set[int]) -> list[tuple[int, int]]:
         """Runs of touching capitalised words (or ``ents``' tokens), plus a trailing number."""
@@ -248,7 +283,7 @@ class _Finder:
         kind = ""
         if label not in _NO_EXTENSION:
             end, kind = self._kind_extension(end)
-        name = _span_text(self.doc[start:end])
+        name = self.nicknames.get((start, end)) or _span_text(self.doc[start:end])
         if not is_plausible_name(name):
             return
         mention = Mention(start, end, name, "name", label)

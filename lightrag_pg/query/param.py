@@ -101,6 +101,10 @@ class _Fields:
     and mix, entities in the graph modes, and the entities the question names. Mix then
     fuses all its chunk lists (vector, lexical, picks behind the kept entities and
     relations) by reciprocal rank instead of merging them round-robin."""
+    pagerank: bool = False
+    """Rank the graph's chunks by a personalized PageRank over the entity–chunk graph,
+    seeded from the question's entities and its best chunks, in place of the chunks
+    picked behind the kept entities and relations (local, hybrid and mix)."""
 
 
 class QueryParam(_Fields):

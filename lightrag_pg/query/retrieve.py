@@ -16,12 +16,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..store.retrieval import Walk
 from ..store.rows import ChunkRow, EntityRow, RelationRow
 from ..store.uow import Stores
 from .chunk_pick import chunk_candidates, select_chunk_ids
 from .keyword_plan import KeywordPlan
 from .param import QueryParam
 from .ranking import merge_chunks
+
+WALK = Walk()
+"""The personalized PageRank of ``QueryParam.pagerank``."""
 
 
 @dataclass
@@ -60,7 +64,7 @@ async def retrieve_all(
         chunks = await s.retrieval.naive(vectors[2], threshold, param.chunk_top_k, lexical)
         return Retrieved(chunks=chunks, merged_chunks=len(chunks))
     vector_top_k = param.chunk_top_k if plan.use_vector else 0
-    by_weight = param.kg_chunk_pick_method == "WEIGHT"
+    by_weight = param.kg_chunk_pick_method == "WEIGHT" and not param.pagerank
     got = await s.retrieval.context(
         vectors[0] if plan.use_local else None,
         vectors[1] if plan.use_global else None,
@@ -75,6 +79,7 @@ async def retrieve_all(
         lexical_chunks=lexical,
         lexical_entities=plan.ll_query if lexical and plan.ll_keywords else None,
         question=lexical,
+        walk=WALK if param.pagerank else None,
     )
     found = Retrieved(got.entities, got.relations, [], got.found_entities, got.found_relations)
     if not (by_weight or got.needs_weight):

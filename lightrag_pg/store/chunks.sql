@@ -13,7 +13,7 @@ WITH rows AS (
     ON CONFLICT (id) DO UPDATE SET
         doc_id = EXCLUDED.doc_id, chunk_order_index = EXCLUDED.chunk_order_index,
         tokens = EXCLUDED.tokens, content = EXCLUDED.content, file_path = EXCLUDED.file_path,
-        updated_at = now()
+        updated_at = EXCLUDED.updated_at
     RETURNING c.id
 )
 INSERT INTO chunk_vectors AS v (chunk_id, embedding)

@@ -33,11 +33,12 @@ async def clear_workspace(
     Holds the workspace's lock (as migrations, repairs and drops take it), then
     refuses with :class:`DocumentBusy` while another session indexes documents
     and with :class:`ReembedConflict` while a re-embed runs; nothing is changed
-    then. Three or four statements besides the lock, each on whole tables.
+    then. Four or five statements besides the lock, each on whole tables.
     """
     await conn.execute(XACT_LOCK, lock_key("workspace", workspace))
+    docs = await conn.fetchrow(SQL["documents"])
     found = await conn.fetchrow(
-        SQL["blockers"], lock_key("doc", workspace, ""), lock_key("reembed", workspace)
+        SQL["blockers"], lock_key("doc", workspace, ""), lock_key("reembed", workspace), docs["processing"]
     )
     if found["indexing"]:
         raise DocumentBusy(
@@ -51,4 +52,4 @@ async def clear_workspace(
         await conn.execute(SQL["truncate_cache"])
     if graph_enabled:
         await conn.execute(render(SQL["truncate_graph"], graph=graph_of(workspace)))
-    return ClearResult(documents=int(found["documents"]), cache_cleared=not keep_cache)
+    return ClearResult(documents=int(docs["documents"]), cache_cleared=not keep_cache)

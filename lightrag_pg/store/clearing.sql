@@ -2,18 +2,23 @@
 -- transaction (store/clearing.py). Placeholder: {graph} the workspace's AGE graph
 -- (filled by lightrag_pg.db.sqlfile.render).
 
+-- name: documents
+-- The documents marked 'processing' and how many documents there are, read once the
+-- workspace's lock is held.
+SELECT ARRAY(SELECT d.id FROM doc_status d WHERE d.status = 'processing' ORDER BY d.id) AS processing,
+       (SELECT count(*) FROM doc_status) AS documents;
+
 -- name: blockers
--- What stands in the way of emptying the workspace, read once its lock is held:
--- the documents being indexed by a session that holds their lock ($1: the lock key
--- prefix of the workspace's documents; the others are locked here until the
--- transaction ends, so no worker claims them meanwhile), whether a re-embed runs
--- ($2: its lock key), and how many documents there are.
+-- What stands in the way of emptying the workspace: how many of the processing
+-- documents $3 a session indexes, holding their lock ($1: the lock key prefix of the
+-- workspace's documents; the others are locked here until the transaction ends, so no
+-- worker claims them meanwhile), and whether a re-embed runs ($2: its lock key). It
+-- names no table, so on a Citus cluster the locks are the coordinator's, where every
+-- client takes them.
 SELECT
-    (SELECT count(*) FROM doc_status d
-     WHERE d.status = 'processing'
-       AND NOT pg_try_advisory_xact_lock(hashtextextended($1 || d.id, 0))) AS indexing,
-    NOT pg_try_advisory_xact_lock(hashtextextended($2, 0)) AS reembedding,
-    (SELECT count(*) FROM doc_status) AS documents;
+    (SELECT count(*) FROM unnest($3::text[]) AS k
+     WHERE NOT pg_try_advisory_xact_lock(hashtextextended($1 || k, 0))) AS indexing,
+    NOT pg_try_advisory_xact_lock(hashtextextended($2, 0)) AS reembedding;
 
 -- name: truncate_content
 -- Every document, its status and chunks, the entities and relations, their

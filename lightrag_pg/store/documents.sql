@@ -85,7 +85,7 @@ WITH rows AS (
     ON CONFLICT (id) DO UPDATE SET
         doc_id = EXCLUDED.doc_id, chunk_order_index = EXCLUDED.chunk_order_index,
         tokens = EXCLUDED.tokens, content = EXCLUDED.content, file_path = EXCLUDED.file_path,
-        updated_at = now()
+        updated_at = EXCLUDED.updated_at
     RETURNING c.id
 ), vectors AS (
     INSERT INTO chunk_vectors AS v (chunk_id, embedding)
@@ -135,7 +135,10 @@ WITH chunk_ids AS (
     UNION
     SELECT unnest(s.chunks_list) FROM doc_status s WHERE s.id = ANY($1::text[])
 ), cache AS (
-    DELETE FROM llm_cache l WHERE NOT $2::bool AND l.chunk_id IN (SELECT id FROM chunk_ids)
+    -- $2 is tested with a column, never alone: Citus (14.0) runs none of a statement
+    -- whose modifying CTE has a condition that folds to false.
+    DELETE FROM llm_cache l
+    WHERE l.chunk_id IN (SELECT id FROM chunk_ids) AND NOT ($2::bool AND l.chunk_id IS NOT NULL)
     RETURNING l.id
 ), status AS (
     DELETE FROM doc_status s WHERE s.id = ANY($1::text[]) RETURNING s.id

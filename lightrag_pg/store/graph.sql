@@ -57,7 +57,7 @@ WITH rows AS (
         source_ids = EXCLUDED.source_ids,
         file_paths = EXCLUDED.file_paths,
         version = EXCLUDED.version,
-        updated_at = now()
+        updated_at = EXCLUDED.updated_at
     WHERE e.version + 1 = EXCLUDED.version
     RETURNING e.name
 ), vectors AS (
@@ -66,7 +66,7 @@ WITH rows AS (
     WHERE u.embedding IS NOT NULL
     ORDER BY u.name COLLATE "C"
     ON CONFLICT (name) DO UPDATE SET content = EXCLUDED.content, embedding = EXCLUDED.embedding,
-        updated_at = now()
+        updated_at = EXCLUDED.updated_at
 ), fragments AS (
     INSERT INTO entity_fragments (entity_name, chunk_id, seq, doc_id, entity_type, description, file_path)
     SELECT f.* FROM unnest($10::text[], $11::text[], $12::int[], $13::text[], $14::text[], $15::text[],
@@ -116,7 +116,7 @@ WITH ends AS (
     WHERE u.embedding IS NOT NULL
     ORDER BY u.name COLLATE "C"
     ON CONFLICT (name) DO UPDATE SET content = EXCLUDED.content, embedding = EXCLUDED.embedding,
-        updated_at = now()
+        updated_at = EXCLUDED.updated_at
 ), end_links AS (
     INSERT INTO doc_entities (doc_id, entity_name)
     SELECT $30::text, c.name FROM created c WHERE $30::text IS NOT NULL
@@ -145,7 +145,7 @@ WITH ends AS (
         source_ids = EXCLUDED.source_ids,
         file_paths = EXCLUDED.file_paths,
         version = EXCLUDED.version,
-        updated_at = now()
+        updated_at = EXCLUDED.updated_at
     WHERE r.version + 1 = EXCLUDED.version
     RETURNING r.src, r.tgt
 ), vectors AS (
@@ -154,7 +154,7 @@ WITH ends AS (
     WHERE u.embedding IS NOT NULL
     ORDER BY u.src COLLATE "C", u.tgt COLLATE "C"
     ON CONFLICT (src, tgt) DO UPDATE SET content = EXCLUDED.content, embedding = EXCLUDED.embedding,
-        updated_at = now()
+        updated_at = EXCLUDED.updated_at
 ), fragments AS (
     INSERT INTO relation_fragments (src, tgt, chunk_id, seq, doc_id, keywords, description, weight,
                                     file_path)

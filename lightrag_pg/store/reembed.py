@@ -18,7 +18,7 @@ import numpy as np
 
 from ..db.dimensions import VECTOR_HNSW_MAX_DIM
 from ..db.identifiers import relation_of
-from ..db.sqlfile import load_queries, render
+from ..db.sqlfile import load_queries, render, statements
 from .rows import vectors
 
 SQL = load_queries(__package__, "reembed.sql")
@@ -81,11 +81,13 @@ class ReembedStore:
     async def begin(self, model: str, dim: int) -> None:
         """Record a re-embed to ``model`` and create its empty shadow tables (call in a transaction)."""
         await self.conn.execute(SQL["insert_state"], model, dim)
-        await self.conn.execute(render(SQL["create_shadows"], dim=dim))
+        for statement in statements(render(SQL["create_shadows"], dim=dim)):
+            await self.conn.execute(statement)
 
     async def discard(self) -> None:
         """Drop the shadow tables and the state of the re-embed in progress (if any)."""
-        await self.conn.execute(SQL["discard"])
+        for statement in statements(SQL["discard"]):
+            await self.conn.execute(statement)
 
     async def counts(self) -> StagingCounts:
         """Total and pending rows per kind, in one statement."""
@@ -129,4 +131,5 @@ class ReembedStore:
     async def swap(self) -> None:
         """Put the shadow tables in place of the live ones (call in a transaction, after
         :meth:`lock_for_swap` and a check that nothing is pending)."""
-        await self.conn.execute(SQL["swap"])
+        for statement in statements(SQL["swap"]):
+            await self.conn.execute(statement)

@@ -16,26 +16,25 @@ INSERT INTO reembed_state (id, embedding_model, embedding_dim) VALUES (1, $1, $2
 -- name: create_shadows
 -- The three shadow tables, empty, with the live tables' columns, defaults and
 -- comments, vectors of {dim} dimensions, keys and cascading foreign keys (so
--- a row deleted from the graph or the chunks leaves the shadow too).
+-- a row deleted from the graph or the chunks leaves the shadow too). The foreign keys
+-- have the live tables' names already (a constraint name is the table's own); one
+-- ALTER per change, as Citus forwards each to the workers.
 CREATE TABLE entity_vectors_next (LIKE entity_vectors INCLUDING DEFAULTS INCLUDING COMMENTS);
-ALTER TABLE entity_vectors_next
-    ALTER COLUMN embedding TYPE vector({dim}),
-    ADD CONSTRAINT entity_vectors_next_pkey PRIMARY KEY (name),
-    ADD CONSTRAINT entity_vectors_next_name_fkey FOREIGN KEY (name)
-        REFERENCES entities (name) ON DELETE CASCADE;
+ALTER TABLE entity_vectors_next ALTER COLUMN embedding TYPE vector({dim});
+ALTER TABLE entity_vectors_next ADD CONSTRAINT entity_vectors_next_pkey PRIMARY KEY (name);
+ALTER TABLE entity_vectors_next ADD CONSTRAINT entity_vectors_name_fkey FOREIGN KEY (name)
+    REFERENCES entities (name) ON DELETE CASCADE;
 CREATE TABLE relation_vectors_next (LIKE relation_vectors INCLUDING DEFAULTS INCLUDING COMMENTS);
-ALTER TABLE relation_vectors_next
-    ALTER COLUMN embedding TYPE vector({dim}),
-    ADD CONSTRAINT relation_vectors_next_pkey PRIMARY KEY (src, tgt),
-    ADD CONSTRAINT relation_vectors_next_relation_fkey FOREIGN KEY (src, tgt)
-        REFERENCES relations (src, tgt) ON DELETE CASCADE;
+ALTER TABLE relation_vectors_next ALTER COLUMN embedding TYPE vector({dim});
+ALTER TABLE relation_vectors_next ADD CONSTRAINT relation_vectors_next_pkey PRIMARY KEY (src, tgt);
+ALTER TABLE relation_vectors_next ADD CONSTRAINT relation_vectors_relation_fkey FOREIGN KEY (src, tgt)
+    REFERENCES relations (src, tgt) ON DELETE CASCADE;
 CREATE TABLE chunk_vectors_next (LIKE chunk_vectors INCLUDING DEFAULTS INCLUDING COMMENTS);
-ALTER TABLE chunk_vectors_next
-    ALTER COLUMN embedding TYPE vector({dim}),
-    ADD COLUMN content_md5 text NOT NULL,
-    ADD CONSTRAINT chunk_vectors_next_pkey PRIMARY KEY (chunk_id),
-    ADD CONSTRAINT chunk_vectors_next_chunk_id_fkey FOREIGN KEY (chunk_id)
-        REFERENCES text_chunks (id) ON DELETE CASCADE;
+ALTER TABLE chunk_vectors_next ALTER COLUMN embedding TYPE vector({dim});
+ALTER TABLE chunk_vectors_next ADD COLUMN content_md5 text NOT NULL;
+ALTER TABLE chunk_vectors_next ADD CONSTRAINT chunk_vectors_next_pkey PRIMARY KEY (chunk_id);
+ALTER TABLE chunk_vectors_next ADD CONSTRAINT chunk_vectors_chunk_id_fkey FOREIGN KEY (chunk_id)
+    REFERENCES text_chunks (id) ON DELETE CASCADE;
 COMMENT ON TABLE entity_vectors_next IS 'Entity embeddings of the re-embed in progress (see reembed_state)';
 COMMENT ON TABLE relation_vectors_next IS 'Relation embeddings of the re-embed in progress (see reembed_state)';
 COMMENT ON TABLE chunk_vectors_next IS 'Chunk embeddings of the re-embed in progress (see reembed_state)';
@@ -100,27 +99,35 @@ LIMIT $2;
 -- name: stage_entities
 -- Stage entity vectors (parallel arrays: name, embedded text, vector); rows
 -- whose entity was deleted meanwhile are skipped (the entity row is key-share
--- locked so it cannot vanish before the foreign key check).
+-- locked so it cannot vanish before the foreign key check). The lock is taken in a
+-- CTE: Citus (14.0) cannot push down the insert of a select that joins the table itself.
+WITH locked AS MATERIALIZED (
+    SELECT e.name FROM entities e WHERE e.name = ANY($1::text[]) ORDER BY e.name FOR KEY SHARE
+)
 INSERT INTO entity_vectors_next AS n (name, content, embedding)
 SELECT u.name, u.content, u.embedding
 FROM unnest($1::text[], $2::text[], $3::vector[]) AS u(name, content, embedding)
-JOIN entities e ON e.name = u.name
+JOIN locked e ON e.name = u.name
 ORDER BY u.name
-FOR KEY SHARE OF e
 ON CONFLICT (name) DO UPDATE SET content = EXCLUDED.content, embedding = EXCLUDED.embedding,
-    updated_at = now();
+    updated_at = EXCLUDED.updated_at;
 
 -- name: stage_relations
 -- Stage relation vectors (parallel arrays: src, tgt, embedded text, vector);
--- rows whose relation was deleted meanwhile are skipped.
+-- rows whose relation was deleted meanwhile are skipped (locked as stage_entities does).
+WITH locked AS MATERIALIZED (
+    SELECT r.src, r.tgt
+    FROM relations r JOIN unnest($1::text[], $2::text[]) AS k(src, tgt) ON r.src = k.src AND r.tgt = k.tgt
+    ORDER BY r.src, r.tgt
+    FOR KEY SHARE OF r
+)
 INSERT INTO relation_vectors_next AS n (src, tgt, content, embedding)
 SELECT u.src, u.tgt, u.content, u.embedding
 FROM unnest($1::text[], $2::text[], $3::text[], $4::vector[]) AS u(src, tgt, content, embedding)
-JOIN relations r ON r.src = u.src AND r.tgt = u.tgt
+JOIN locked r ON r.src = u.src AND r.tgt = u.tgt
 ORDER BY u.src, u.tgt
-FOR KEY SHARE OF r
 ON CONFLICT (src, tgt) DO UPDATE SET content = EXCLUDED.content, embedding = EXCLUDED.embedding,
-    updated_at = now();
+    updated_at = EXCLUDED.updated_at;
 
 -- name: stage_chunks
 -- Stage chunk vectors (parallel arrays: chunk id, embedded text, vector),
@@ -153,28 +160,25 @@ LOCK TABLE text_chunks, entities, relations, chunk_vectors, entity_vectors, rela
 -- name: swap
 -- Replace the live vector tables by the shadows: staged rows whose live row is
 -- gone are dropped, the old tables go, the shadows take their names, their
--- keys', foreign keys' and indexes' names and their comments, and the
--- re-embed is over. Readers wait only for this statement's commit.
+-- keys' (renaming a key's index renames the key: Citus cannot rename constraints)
+-- and indexes' names and their comments, and the re-embed is over. Readers wait
+-- only for this transaction's commit.
 DELETE FROM entity_vectors_next n WHERE NOT EXISTS (SELECT 1 FROM entity_vectors v WHERE v.name = n.name);
 DELETE FROM relation_vectors_next n
 WHERE NOT EXISTS (SELECT 1 FROM relation_vectors v WHERE v.src = n.src AND v.tgt = n.tgt);
 DELETE FROM chunk_vectors_next n WHERE NOT EXISTS (SELECT 1 FROM chunk_vectors v WHERE v.chunk_id = n.chunk_id);
 DROP TABLE entity_vectors, relation_vectors, chunk_vectors;
 ALTER TABLE entity_vectors_next RENAME TO entity_vectors;
-ALTER TABLE entity_vectors RENAME CONSTRAINT entity_vectors_next_pkey TO entity_vectors_pkey;
-ALTER TABLE entity_vectors RENAME CONSTRAINT entity_vectors_next_name_fkey TO entity_vectors_name_fkey;
+ALTER INDEX entity_vectors_next_pkey RENAME TO entity_vectors_pkey;
 ALTER INDEX entity_vectors_next_hnsw RENAME TO entity_vectors_embedding_hnsw;
 COMMENT ON TABLE entity_vectors IS 'Entity embeddings (HNSW, cosine)';
 ALTER TABLE relation_vectors_next RENAME TO relation_vectors;
-ALTER TABLE relation_vectors RENAME CONSTRAINT relation_vectors_next_pkey TO relation_vectors_pkey;
-ALTER TABLE relation_vectors
-    RENAME CONSTRAINT relation_vectors_next_relation_fkey TO relation_vectors_relation_fkey;
+ALTER INDEX relation_vectors_next_pkey RENAME TO relation_vectors_pkey;
 ALTER INDEX relation_vectors_next_hnsw RENAME TO relation_vectors_embedding_hnsw;
 COMMENT ON TABLE relation_vectors IS 'Relation embeddings (HNSW, cosine)';
 ALTER TABLE chunk_vectors_next RENAME TO chunk_vectors;
 ALTER TABLE chunk_vectors DROP COLUMN content_md5;
-ALTER TABLE chunk_vectors RENAME CONSTRAINT chunk_vectors_next_pkey TO chunk_vectors_pkey;
-ALTER TABLE chunk_vectors RENAME CONSTRAINT chunk_vectors_next_chunk_id_fkey TO chunk_vectors_chunk_id_fkey;
+ALTER INDEX chunk_vectors_next_pkey RENAME TO chunk_vectors_pkey;
 ALTER INDEX chunk_vectors_next_hnsw RENAME TO chunk_vectors_embedding_hnsw;
 COMMENT ON TABLE chunk_vectors IS 'Chunk embeddings (HNSW, cosine)';
 DELETE FROM reembed_state;

@@ -70,16 +70,50 @@ than this) are checked against before their other endpoints' degrees are looked 
 edges among the first 1000, more than a relation budget can keep."""
 
 
+@dataclass(frozen=True, slots=True)
+class Walk:
+    """A personalized PageRank over the entity–chunk graph around a query's seeds.
+
+    Seeds: the first ``seeds`` local entities (weight 1 / rank) and the query's fused
+    vector and lexical chunks (weight ``chunk_weight`` / rank). The walk spreads over the
+    chunks of the seed entities, their entities and those entities' chunks; an entity in
+    more than ``fanout`` chunks (a hub) is left out, and at most ``entities`` entities
+    take part. ``steps`` power iterations with restart probability 1 - ``damping``."""
+
+    damping: float = 0.5
+    chunk_weight: float = 1.0
+    seeds: int = 5
+    fanout: int = 32
+    entities: int = 400
+    steps: int = 8
+
+
 @lru_cache(maxsize=256)
-def with_limits(sql: str, top_k: int, chunk_top_k: int = 0, high_degree_set: int = HIGH_DEGREE_SET) -> str:
-    """``sql`` with its LIMITs filled in (``{top_k}``, ``{chunk_top_k}``, ``{high_degree_set}``).
+def with_limits(
+    sql: str,
+    top_k: int,
+    chunk_top_k: int = 0,
+    high_degree_set: int = HIGH_DEGREE_SET,
+    walk: Walk = Walk(),
+) -> str:
+    """``sql`` with its LIMITs filled in (``{top_k}``, ``{chunk_top_k}``, ``{high_degree_set}``,
+    and the walk's bounds ``{walk_seeds}``, ``{walk_fanout}``, ``{walk_entities}``, ``{walk_steps}``).
 
     They are part of the statement's text, not parameters, so that its generic plan
     (the pool plans each statement once, ``db/pool.py``) is costed for the rows the
     searches return and keeps their HNSW scans; each distinct set of limits is a
     statement of its own in the driver's cache.
     """
-    return render(sql, top_k=int(top_k), chunk_top_k=int(chunk_top_k), high_degree_set=int(high_degree_set))
+    return render(
+        sql,
+        top_k=int(top_k),
+        chunk_top_k=int(chunk_top_k),
+        high_degree_set=int(high_degree_set),
+        walk_seeds=int(walk.seeds),
+        walk_fanout=int(walk.fanout),
+        walk_entities=int(walk.entities),
+        walk_steps=int(walk.steps),
+    )
 
 
 class RetrievalStore:
@@ -105,6 +139,7 @@ class RetrievalStore:
         lexical_chunks: str | None = None,
         lexical_entities: str | None = None,
         question: str | None = None,
+        walk: Walk | None = None,
     ) -> Retrieval:
         """Local and global graph search merged, ranked and cut to the token budgets, and the
         chunks nearest to ``chunk_query`` merged with the VECTOR pick of the kept rows' chunks,
@@ -112,9 +147,12 @@ class RetrievalStore:
 
         Lexical search, fused with the vector searches by reciprocal rank: chunks matching
         ``lexical_chunks``, entities matching ``lexical_entities`` and, ahead of them, the
-        entities a phrase of ``question`` names; ``None`` leaves each out."""
+        entities a phrase of ``question`` names; ``None`` leaves each out.
+
+        With ``walk``, the chunks a personalized PageRank ranks first (:class:`Walk`) take
+        the place of the picks behind the kept entities and relations."""
         rows = await self.conn.fetch(
-            with_limits(self.sql["context"], top_k, vector_top_k, HIGH_DEGREE_SET),
+            with_limits(self.sql["context"], top_k, vector_top_k, HIGH_DEGREE_SET, walk or Walk()),
             _vector(local_query),
             _vector(global_query),
             threshold,
@@ -128,6 +166,8 @@ class RetrievalStore:
             lexical_chunks,
             lexical_entities,
             question,
+            None if walk is None else walk.damping,
+            None if walk is None else walk.chunk_weight,
         )
         by_kind: dict[str, list[asyncpg.Record]] = {"entity": [], "relation": [], "chunk": [], "flags": []}
         for r in rows:

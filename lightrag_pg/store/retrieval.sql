@@ -82,6 +82,19 @@
 -- (local, hybrid, or $11 NULL) the vector hits fused with the lexical ones (none
 -- without $11) are merged round-robin as above. Both functions come with the
 -- workspace's backend.
+-- Walk ($14, the damping, non-NULL: QueryParam.pagerank): a personalized PageRank over
+-- the entity-chunk graph takes the place of the entity and relation picks. Seeds: the
+-- first {walk_seeds} local entities, each 1 / (rank * its chunk count) (a rare name
+-- says more than a common one), and the query's fused chunks, $15 / rank. The graph is
+-- bounded: the seeds' chunks (entities.source_ids), those chunks' entities
+-- (entity_fragments by document), at most {walk_entities} of them in order of the best
+-- chunk that brought them, and all their chunks; an entity in more than {walk_fanout}
+-- chunks is a hub and left out. Nodes are numbered (walk_nodes) and the arcs read
+-- their numbers from a jsonb index (a join of two CTEs, each guessed at one row, would
+-- be a nested loop over both); an entity sends its mass evenly to its chunks, a chunk
+-- to its entities in the graph. {walk_steps} power iterations, each one aggregate over
+-- the arcs, run in a recursive CTE over the score vector as an array. The chunks are
+-- then ranked by score (at most $10), followed by the fused chunks the walk left out.
 WITH local_nearest AS MATERIALIZED (
     SELECT name, distance FROM (
         SELECT name, embedding{halfvec} <=> $1::vector{halfvec} AS distance
@@ -352,6 +365,112 @@ query_chunks AS (
     ) ranks
     GROUP BY ranks.id
 ),
+walk_entity_seeds AS MATERIALIZED (
+    SELECT l.name, 1.0 / (l.idx * cardinality(e.source_ids)) AS weight, cardinality(e.source_ids) AS fanout
+    FROM local_entities l
+    JOIN entities e ON e.name = l.name
+    WHERE $14::float8 IS NOT NULL AND l.idx <= {walk_seeds}
+      AND cardinality(e.source_ids) BETWEEN 1 AND {walk_fanout}
+),
+walk_chunk_seeds AS MATERIALIZED (
+    SELECT id, $15::float8 / idx AS weight, idx AS rank
+    FROM query_chunks
+    WHERE $14::float8 IS NOT NULL AND idx <= {chunk_top_k}
+),
+walk_near_chunks AS MATERIALIZED (
+    SELECT id, min(rank) AS rank FROM (
+        SELECT id, rank FROM walk_chunk_seeds
+        UNION ALL
+        SELECT s.id, {chunk_top_k} + w.weight_rank
+        FROM (SELECT name, row_number() OVER (ORDER BY weight DESC, name) AS weight_rank
+              FROM walk_entity_seeds) w
+        JOIN entities e ON e.name = w.name, unnest(e.source_ids) AS s(id)
+    ) near
+    WHERE btrim(id, E' \t\n\r\f\v') <> ''
+    GROUP BY id
+),
+walk_entities AS MATERIALIZED (
+    SELECT name, fanout, source_ids FROM (
+        SELECT e.name, cardinality(e.source_ids) AS fanout, e.source_ids, min(n.rank) AS rank
+        FROM (
+            SELECT name, 0::bigint AS rank FROM walk_entity_seeds
+            UNION ALL
+            SELECT f.entity_name, c.rank
+            FROM walk_near_chunks c
+            JOIN text_chunks t ON t.id = c.id
+            JOIN entity_fragments f ON f.doc_id = t.doc_id AND f.chunk_id = c.id
+        ) n
+        JOIN entities e ON e.name = n.name
+        WHERE cardinality(e.source_ids) BETWEEN 1 AND {walk_fanout}
+        GROUP BY e.name
+        ORDER BY min(n.rank), e.name
+        LIMIT {walk_entities}
+    ) kept
+),
+walk_links AS MATERIALIZED (
+    SELECT name, id, fanout, count(*) OVER (PARTITION BY id) AS entities
+    FROM (
+        SELECT DISTINCT w.name, s.id, w.fanout
+        FROM walk_entities w, unnest(w.source_ids) AS s(id)
+        WHERE btrim(s.id, E' \t\n\r\f\v') <> ''
+    ) links
+),
+walk_nodes AS MATERIALIZED (
+    SELECT row_number() OVER (ORDER BY n.kind, n.key) AS i, n.kind, n.key, coalesce(n.weight, 0) AS weight
+    FROM (
+        SELECT 0 AS kind, name AS key, max(weight) AS weight
+        FROM (SELECT name, NULL::float8 AS weight FROM walk_links
+              UNION ALL SELECT name, weight FROM walk_entity_seeds) e
+        GROUP BY name
+        UNION ALL
+        SELECT 1, id, max(weight)
+        FROM (SELECT id, NULL::float8 AS weight FROM walk_links
+              UNION ALL SELECT id, weight FROM walk_chunk_seeds) c
+        GROUP BY id
+    ) n
+),
+walk_index AS MATERIALIZED (
+    SELECT coalesce(jsonb_object_agg(key, i) FILTER (WHERE kind = 0), '{}') AS entities,
+           coalesce(jsonb_object_agg(key, i) FILTER (WHERE kind = 1), '{}') AS chunks,
+           ARRAY(SELECT weight / greatest((SELECT sum(weight) FROM walk_nodes), 1e-12)
+                 FROM walk_nodes ORDER BY i) AS seed
+    FROM walk_nodes
+),
+walk_arcs AS MATERIALIZED (
+    SELECT a, b, w FROM (
+        SELECT (x.entities ->> l.name)::int AS a, (x.chunks ->> l.id)::int AS b, 1.0 / l.fanout AS w
+        FROM walk_links l, walk_index x
+        UNION ALL
+        SELECT (x.chunks ->> l.id)::int, (x.entities ->> l.name)::int, 1.0 / l.entities
+        FROM walk_links l, walk_index x
+    ) arcs
+),
+walk AS (
+    WITH RECURSIVE steps(step, p) AS (
+        SELECT 0, seed FROM walk_index
+        UNION ALL
+        SELECT s.step + 1,
+               ARRAY(SELECT (1 - $14::float8) * x.seed[m.i] + $14::float8 * m.mass
+                     FROM (SELECT i, sum(mass) AS mass
+                           FROM (SELECT i, 0::float8 AS mass FROM generate_subscripts(s.p, 1) AS i
+                                 UNION ALL
+                                 SELECT b, w * s.p[a] FROM walk_arcs) flows
+                           GROUP BY i) m
+                     ORDER BY m.i)
+        FROM steps s, walk_index x
+        WHERE s.step < {walk_steps} AND EXISTS (SELECT 1 FROM walk_arcs)
+    )
+    SELECT n.key AS id, last.p[n.i] AS score
+    FROM (SELECT p FROM steps ORDER BY step DESC LIMIT 1) last, walk_nodes n
+    WHERE n.kind = 1
+),
+walk_picks AS (
+    SELECT w.id, row_number() OVER (ORDER BY w.score DESC, w.id) AS idx
+    FROM walk w
+    WHERE w.score > 0 AND EXISTS (SELECT 1 FROM text_chunks c WHERE c.id = w.id)
+    ORDER BY w.score DESC, w.id
+    LIMIT $10
+),
 entity_listed AS (
     SELECT item, id, pos FROM entity_sources WHERE btrim(id, E' \t\n\r\f\v') <> ''
 ),
@@ -391,7 +510,7 @@ relation_picks AS (
     WHERE idx <= ($9 * (SELECT count(DISTINCT item) FROM relation_first)) / 2
 ),
 fusing AS (
-    SELECT $11::text IS NOT NULL AND $8 > 0 AS chunks
+    SELECT $11::text IS NOT NULL AND $8 > 0 AS chunks, $14::float8 IS NOT NULL AS walks
 ),
 merged AS (
     SELECT DISTINCT ON (id) id, idx, side
@@ -402,7 +521,7 @@ merged AS (
         UNION ALL
         SELECT id, idx, 2 FROM relation_picks
     ) lists
-    WHERE NOT (SELECT chunks FROM fusing)
+    WHERE NOT (SELECT chunks FROM fusing) AND NOT (SELECT walks FROM fusing)
     ORDER BY id, idx, side
 ),
 fused AS (
@@ -417,13 +536,21 @@ fused AS (
         UNION ALL
         SELECT id, idx FROM relation_picks
     ) ranks
-    WHERE (SELECT chunks FROM fusing)
+    WHERE (SELECT chunks FROM fusing) AND NOT (SELECT walks FROM fusing)
     GROUP BY ranks.id
 ),
 ordered AS (
     SELECT id, row_number() OVER (ORDER BY idx, side) AS rank FROM merged
     UNION ALL
     SELECT id, row_number() OVER (ORDER BY score DESC, best, id) FROM fused
+    UNION ALL
+    SELECT id, row_number() OVER (ORDER BY side, idx, id)
+    FROM (
+        SELECT id, idx, 0 AS side FROM walk_picks
+        UNION ALL
+        SELECT id, idx, 1 FROM query_chunks WHERE id NOT IN (SELECT id FROM walk_picks)
+    ) walked
+    WHERE (SELECT walks FROM fusing)
 ),
 ranked AS (
     SELECT id, rank, count(*) OVER () AS merged_count
@@ -432,10 +559,11 @@ ranked AS (
     LIMIT $10
 ),
 flags AS (
-    SELECT (NOT EXISTS (SELECT 1 FROM entity_picks)
-            AND EXISTS (SELECT 1 FROM entity_first l JOIN text_chunks c ON c.id = l.id))
-        OR (NOT EXISTS (SELECT 1 FROM relation_picks)
-            AND EXISTS (SELECT 1 FROM relation_first l JOIN text_chunks c ON c.id = l.id))
+    SELECT NOT (SELECT walks FROM fusing)
+        AND ((NOT EXISTS (SELECT 1 FROM entity_picks)
+              AND EXISTS (SELECT 1 FROM entity_first l JOIN text_chunks c ON c.id = l.id))
+          OR (NOT EXISTS (SELECT 1 FROM relation_picks)
+              AND EXISTS (SELECT 1 FROM relation_first l JOIN text_chunks c ON c.id = l.id)))
         AS needs_weight
 )
 SELECT 'entity' AS kind, rank, found, name, NULL::text AS tgt, entity_type, NULL::text AS keywords,

@@ -9,7 +9,7 @@ SELECT u.name, u.content, u.embedding
 FROM unnest($1::text[], $2::text[], $3::vector[]) AS u(name, content, embedding)
 ORDER BY u.name COLLATE "C"
 ON CONFLICT (name) DO UPDATE SET content = EXCLUDED.content, embedding = EXCLUDED.embedding,
-    updated_at = now();
+    updated_at = EXCLUDED.updated_at;
 
 -- name: upsert_relation_vectors
 -- Insert or replace relation vectors (parallel arrays, canonical pairs).
@@ -18,7 +18,7 @@ SELECT u.src, u.tgt, u.content, u.embedding
 FROM unnest($1::text[], $2::text[], $3::text[], $4::vector[]) AS u(src, tgt, content, embedding)
 ORDER BY u.src COLLATE "C", u.tgt COLLATE "C"
 ON CONFLICT (src, tgt) DO UPDATE SET content = EXCLUDED.content, embedding = EXCLUDED.embedding,
-    updated_at = now();
+    updated_at = EXCLUDED.updated_at;
 
 -- name: search_entities
 -- Nearest entities to a query vector above a cosine threshold, with degrees, best first.

@@ -8,8 +8,9 @@ Every insert, update and delete of ``entities`` and ``relations`` is mirrored,
 in the same transaction, into the vertex label ``entity`` and the edge label
 ``DIRECTED`` of the workspace's graph ``<workspace>_kg``. Vertex and edge entry
 ids are the rows' ``id`` columns, so no lookup table is needed. Without the AGE
-extension (or without the grants to use it) the migration leaves
-``graph_enabled = false`` and does nothing else.
+extension (or without the grants to use it), and in a Citus distributed workspace
+(AGE keeps a graph on one node), the migration leaves ``graph_enabled = false`` and
+does nothing else.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Sequence
 
 from alembic import op
 
+from lightrag_pg.db.citus import is_distributed, log_graph_off
 from lightrag_pg.db.identifiers import Identifier, graph_of, schema_of
 from lightrag_pg.db.migrate import age_usable, migration_queries, run, running_target
 from lightrag_pg.db.sqlfile import render
@@ -39,6 +41,9 @@ def _label_ids(graph: str) -> dict[str, int]:
 def upgrade() -> None:
     target = running_target()
     bind = op.get_bind()
+    if is_distributed(bind, target.workspace):
+        log_graph_off(target.workspace)
+        return
     if not age_usable(bind):
         return
     graph = target.graph

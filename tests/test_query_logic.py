@@ -418,7 +418,7 @@ def test_round_robin_interleaves_and_dedupes() -> None:
     assert round_robin(key=lambda s: s) == []
 
 
-def test_merge_entities_relations_chunks() -> None:
+def test_interleave_entities_relations_chunks() -> None:
     local = [ent("A"), ent("B"), ent("C")]
     global_ = [ent("B"), ent("D")]
     assert [e.name for e in interleave_entities(local, global_)] == ["A", "B", "D", "C"]

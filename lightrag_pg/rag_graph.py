@@ -107,7 +107,7 @@ class GraphMethods(Facade):
         """
         if merge_strategy is not None and not isinstance(merge_strategy, dict):
             raise InvalidInput("merge_strategy must be a dict or None")
-        await self._run.editor().merge_entities(source_entities, target_entity, target_entity_data)
+        await self._run.editor().fold_entities(source_entities, target_entity, target_entity_data)
         return await self.aget_entity_info(target_entity.strip())
 
     async def adelete_by_entity(self, entity_name: str) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from lightrag_pg import LightRAG, QueryParam
-from lightrag_pg.index.merge import count_context_tokens
+from lightrag_pg.index.merge import with_context_tokens
 from lightrag_pg.store.retrieval import with_limits
 from lightrag_pg.store.rows import ChunkRow, DocumentRow, EntityRow, RelationRow
 
@@ -35,7 +35,8 @@ async def seed(rag: LightRAG, rows: int = 12_000) -> None:
         RelationRow(a, b, keywords="k", description=f"{a} and {b}", source_ids=[chunk_ids[0]])
         for a, b in pairs
     ]
-    count_context_tokens([*entities, *relations], rag.tokenizer)
+    entities = with_context_tokens(entities, rag.tokenizer)
+    relations = with_context_tokens(relations, rag.tokenizer)
     async with rag.unit_of_work() as uow:
         # loaded fast: without the graph mirror's triggers, the HNSW indexes built after the rows
         await uow.conn.execute("SET LOCAL session_replication_role = replica")

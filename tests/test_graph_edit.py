@@ -223,7 +223,7 @@ async def test_statement_counts(graphs: Callable[..., Any]) -> None:
     await count("create_entity", rag._run.editor().create_entity("Zeta", {"description": "z"}))
     await count("edit_entity", rag._run.editor().edit_entity("Acme", {"description": "A company."}))
     await count("rename_entity", rag._run.editor().edit_entity("Zeta", {"entity_name": "Zeta Two"}))
-    await count("merge_entities", rag._run.editor().merge_entities(["Bob", "Berlin"], "Alice"))
+    await count("fold_entities", rag._run.editor().fold_entities(["Bob", "Berlin"], "Alice"))
     await count(
         "create_relation",
         rag._run.editor().upsert_relation("Zeta Two", "Acme", {"description": "r"}, create=True),
@@ -239,7 +239,7 @@ async def test_statement_counts(graphs: Callable[..., Any]) -> None:
         "create_entity": 8,
         "edit_entity": 9,  # 2 reads; BEGIN, lock, manual fragments out, row, fragment, vector, COMMIT
         "rename_entity": 13,
-        "merge_entities": 16,  # 4 reads; 12 in the one transaction
+        "fold_entities": 16,  # 4 reads; 12 in the one transaction
         "create_relation": 11,
         "edit_relation": 11,
         "delete_relation": 3,

@@ -140,9 +140,9 @@ async def test_list_columns_of_any_length_round_trip(rag: LightRAG) -> None:
     }
 
 
-@pytest.mark.parametrize("method", ["entities_for_merge", "relations_for_merge"])
+@pytest.mark.parametrize("method", ["entity_states", "relation_states"])
 async def test_merge_state_reads_raise_storage_errors(rag: LightRAG, method: str) -> None:
-    keys = ["A"] if method == "entities_for_merge" else [("A", "B")]
+    keys = ["A"] if method == "entity_states" else [("A", "B")]
     with pytest.raises(StorageError, match="UndefinedTable"):
         async with rag.unit_of_work() as uow:
             await uow.conn.execute("SET LOCAL search_path TO pg_catalog")  # the tables are unknown

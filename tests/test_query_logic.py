@@ -7,6 +7,7 @@ import gzip
 import json
 import logging
 import random
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -49,9 +50,9 @@ from lightrag_pg.query.knowledge import clip
 from lightrag_pg.query.param import QueryParam, clean_query
 from lightrag_pg.query.ranking import (
     endpoint_names,
+    interleave_entities,
+    interleave_relations,
     merge_chunks,
-    merge_entities,
-    merge_relations,
     rank_local_relations,
     round_robin,
     truncate_by_tokens,
@@ -417,11 +418,11 @@ def test_round_robin_interleaves_and_dedupes() -> None:
     assert round_robin(key=lambda s: s) == []
 
 
-def test_merge_entities_relations_chunks() -> None:
+def test_interleave_entities_relations_chunks() -> None:
     local = [ent("A"), ent("B"), ent("C")]
     global_ = [ent("B"), ent("D")]
-    assert [e.name for e in merge_entities(local, global_)] == ["A", "B", "D", "C"]
-    rels = merge_relations([rel("A", "B"), rel("C", "D")], [rel("B", "A"), rel("E", "F")])
+    assert [e.name for e in interleave_entities(local, global_)] == ["A", "B", "D", "C"]
+    rels = interleave_relations([rel("A", "B"), rel("C", "D")], [rel("B", "A"), rel("E", "F")])
     assert [(r.src, r.tgt) for r in rels] == [("A", "B"), ("C", "D"), ("E", "F")]
     chunks = merge_chunks([chunk("1"), chunk("2")], [chunk("2"), chunk("3")], [chunk("4")])
     assert [c.id for c in chunks] == ["1", "2", "4", "3"]
@@ -753,8 +754,14 @@ def test_context_counts_are_exact_and_the_chunk_cut_is_upstreams(encoding: str) 
         relations = [
             RelationRow(f"A{i}", f"B{i}", "k", tricky_text(rng, 0, 25)) for i in range(rng.randint(0, 12))
         ]
-        for row in rng.sample([*entities, *relations], len(entities + relations) // 2):
-            row.context_tokens = len(encoder.encode(row.context_line()))  # as the writer stores it
+        counted = {id(r) for r in rng.sample([*entities, *relations], len(entities + relations) // 2)}
+        tokens = {
+            k: len(encoder.encode(r.context_line()))
+            for r in [*entities, *relations]
+            if (k := id(r)) in counted
+        }
+        entities = [replace(e, context_tokens=tokens.get(id(e))) for e in entities]  # as the writer stores it
+        relations = [replace(r, context_tokens=tokens.get(id(r))) for r in relations]
         chunks = [
             ChunkRow(f"c{i}", "doc", i, 1, tricky_text(rng, 1, 200), rng.choice(paths))
             for i in range(rng.randint(0, 25))

@@ -24,13 +24,13 @@ from lightrag_pg import LightRAG, QueryParam
 from lightrag_pg.db.dimensions import HalfvecCast
 from lightrag_pg.db.identifiers import search_path
 from lightrag_pg.db.workspace import create_workspace, drop_workspace, migrate_all
-from lightrag_pg.index.merge import count_context_tokens
+from lightrag_pg.index.merge import with_context_tokens
 from lightrag_pg.llm.tokenizer import get_tokenizer
 from lightrag_pg.query.keyword_plan import resolve_keywords
 from lightrag_pg.query.ranking import (
     endpoint_names,
-    merge_entities,
-    merge_relations,
+    interleave_entities,
+    interleave_relations,
     rank_local_relations,
     truncate_kg,
 )
@@ -92,7 +92,8 @@ async def seed_graph(rag: LightRAG, rng: random.Random, n_entities: int, n_relat
                     source_ids=sources())
         for a, b in sorted(pairs)
     ]  # fmt: skip
-    count_context_tokens([*entities, *relations], rag.tokenizer)
+    entities = with_context_tokens(entities, rag.tokenizer)
+    relations = with_context_tokens(relations, rag.tokenizer)
     async with rag.unit_of_work() as uow:
         await uow.docs.insert([DocumentRow("doc-1", "x")])
         await uow.chunks.upsert(
@@ -117,7 +118,7 @@ async def reference(
     local_r = rank_local_relations(await s.graph.edges_of(local_names), local_names) if local_e else []
     global_r = await s.vectors.search_relations(vectors[1], threshold, param.top_k) if global_ else []
     global_e = await s.graph.get_entities(endpoint_names(global_r)) if global_r else []
-    entities, relations = merge_entities(local_e, global_e), merge_relations(local_r, global_r)
+    entities, relations = interleave_entities(local_e, global_e), interleave_relations(local_r, global_r)
     kept_e, kept_r = truncate_kg(entities, relations, tokenizer=tokenizer, param=param)  # type: ignore[arg-type]
     vector_chunks = await s.chunks.search(vectors[2], threshold, param.chunk_top_k)
     chunks = await graph_chunks(s, kept_e, kept_r, vector_chunks, vectors[2], param)
@@ -271,7 +272,8 @@ async def test_a_joining_newline_that_costs_a_token_counts_against_the_relation_
     relations = [RelationRow("A", b, keywords="k", description=f"A met {b} :)") for b in others]
     count = rag.tokenizer.count
     assert all(count(r.context_line() + "\n") == count(r.context_line()) + 1 for r in relations)
-    count_context_tokens([*entities, *relations], rag.tokenizer)
+    entities = with_context_tokens(entities, rag.tokenizer)
+    relations = with_context_tokens(relations, rag.tokenizer)
     async with rag.unit_of_work() as uow:
         await uow.graph.upsert_entities_if_unchanged(entities)
         await uow.graph.upsert_relations_if_unchanged(relations)
@@ -321,7 +323,8 @@ async def test_degrees_count_the_edges_on_both_sides_of_every_endpoint(rag: Ligh
     pairs = [("A", "B"), ("A", "C"), ("B", "C"), ("C", "D"), ("D", "E")]
     entities = [EntityRow(n, "Thing", f"about {n}") for n in names]
     relations = [RelationRow(s, t, keywords="k", description=f"{s} and {t}") for s, t in pairs]
-    count_context_tokens([*entities, *relations], rag.tokenizer)
+    entities = with_context_tokens(entities, rag.tokenizer)
+    relations = with_context_tokens(relations, rag.tokenizer)
     async with rag.unit_of_work() as uow:
         await uow.graph.upsert_entities_if_unchanged(entities)
         await uow.graph.upsert_relations_if_unchanged(relations)
@@ -437,7 +440,8 @@ async def test_entities_tied_with_the_last_of_the_highest_degrees_are_left_out_o
     entities = [EntityRow(n, "Thing", f"about {n}") for n in names]
     relations = [RelationRow("H", x, keywords="k", description="H and X", weight=w)
                  for x, w in [("X1", 3.0), ("X2", 1.0), ("X3", 1.0), ("X4", 1.0)]]  # fmt: skip
-    count_context_tokens([*entities, *relations], rag.tokenizer)
+    entities = with_context_tokens(entities, rag.tokenizer)
+    relations = with_context_tokens(relations, rag.tokenizer)
     async with rag.unit_of_work() as uow:
         await uow.graph.upsert_entities_if_unchanged(entities)
         for r in relations:

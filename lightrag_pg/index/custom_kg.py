@@ -142,9 +142,9 @@ async def plan_custom_graph(editor: GraphEditor, graph: CustomGraph) -> Edit:
     async with session(editor.pool) as s:
         if await s.docs.get([graph.doc_id]):
             raise GraphItemExists(f"document {graph.doc_id!r} already exists; nothing was changed")
-        e_states = await s.graph.entities_for_merge(graph.doc_id, names)
+        e_states = await s.graph.entity_states(graph.doc_id, names)
         e_stored = group_by_name(await s.graph.entity_fragments(names)) if names else {}
-        r_states = await s.graph.relations_for_merge(graph.doc_id, pairs) if pairs else {}
+        r_states = await s.graph.relation_states(graph.doc_id, pairs) if pairs else {}
         r_stored = group_by_pair(await s.graph.relation_fragments(pairs)) if pairs else {}
     dangling = sorted(n for n in names if n not in declared and e_states[n].row is None)
     if dangling:
@@ -169,8 +169,8 @@ async def plan_custom_graph(editor: GraphEditor, graph: CustomGraph) -> Edit:
         )
         relations.append(row_r)
         r_desc.append(frags)
-    await editor.describe_entities(entities, e_desc)
-    await editor.describe_relations(relations, r_desc)
+    entities = await editor.describe_entities(entities, e_desc)
+    relations = await editor.describe_relations(relations, r_desc)
     chunk_vectors = await editor.writer.embed([c.content for c in graph.chunks])
 
     async def documents(uow: Stores) -> None:

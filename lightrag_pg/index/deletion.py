@@ -32,7 +32,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import asyncpg
 import numpy as np
@@ -45,10 +45,9 @@ from ..store.uow import Stores, session, unit_of_work
 from .merge import (
     build_entity,
     build_relation,
-    count_context_tokens,
     group_by_name,
     group_by_pair,
-    relation_vector_text,
+    with_context_tokens,
 )
 from .writer import Due, GraphWriter, MergeStats
 
@@ -219,15 +218,13 @@ class DocumentDeleter:
             entities, relations, plan, e_desc, r_desc = await self._read(s, ids)
         w = self.writer
         described = await w.describe_all("entity", [r.name for r in plan.entities], e_desc)
-        for row, description in zip(plan.entities, described, strict=True):
-            row.description = description
+        plan.entities = [replace(r, description=d) for r, d in zip(plan.entities, described, strict=True)]
         described = await w.describe_all("relation", [f"{r.src} - {r.tgt}" for r in plan.relations], r_desc)
-        for rel, description in zip(plan.relations, described, strict=True):
-            rel.description = description
+        plan.relations = [replace(r, description=d) for r, d in zip(plan.relations, described, strict=True)]
         stored_e = {t.row.name: t.vector_content for t in entities}
         stored_r = {t.row.pair: t.vector_content for t in relations}
-        plan.entity_texts = w.entity_texts(plan.entities)
-        plan.relation_texts = w.vector_texts([relation_vector_text(r) for r in plan.relations])
+        plan.entity_texts = w.texts(w.entity, plan.entities)
+        plan.relation_texts = w.texts(w.relation, plan.relations)
         plan.entity_changed, plan.entity_vectors = await w.changed_vectors(
             plan.entity_texts, [stored_e[r.name] for r in plan.entities]
         )
@@ -259,10 +256,13 @@ class DocumentDeleter:
             await uow.graph.lock_entities([t.row.name for t in entities])
             await uow.graph.lock_relations([t.row.pair for t in relations])
             _, _, plan, e_desc, r_desc = await self._read(uow, ids)
-            for row, frags in zip(plan.entities, e_desc, strict=True):
-                row.description = self.writer.summarizer.join(frags)
-            for rel, frags in zip(plan.relations, r_desc, strict=True):
-                rel.description = self.writer.summarizer.join(frags)
+            join = self.writer.summarizer.join
+            plan.entities = [
+                replace(r, description=join(f)) for r, f in zip(plan.entities, e_desc, strict=True)
+            ]
+            plan.relations = [
+                replace(r, description=join(f)) for r, f in zip(plan.relations, r_desc, strict=True)
+            ]
             deleted = await self._write(uow, ids, replacements, keep_cache, plan)
         due.entities |= {r.name for r in plan.entities}
         due.relations |= {r.pair for r in plan.relations}
@@ -272,7 +272,8 @@ class DocumentDeleter:
         self, uow: Stores, ids: list[str], replacements: Sequence[DocumentRow], keep_cache: bool, plan: _Plan
     ) -> list[str]:
         """The one transaction's writes; raises :class:`_Moved` if a row changed since it was read."""
-        count_context_tokens([*plan.entities, *plan.relations], self.writer.tokenizer)
+        plan.entities = with_context_tokens(plan.entities, self.writer.tokenizer)
+        plan.relations = with_context_tokens(plan.relations, self.writer.tokenizer)
         deleted = await uow.docs.delete(ids, keep_cache=keep_cache)
         await uow.docs.insert(replacements)
         written_e = await uow.graph.upsert_entities_if_unchanged(plan.entities)

@@ -24,7 +24,7 @@ import math
 import random
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import asyncpg
@@ -47,10 +47,9 @@ from .merge import (
     MANUAL_DOC_ID,
     build_entity,
     build_relation,
-    count_context_tokens,
     group_by_name,
     group_by_pair,
-    relation_vector_text,
+    with_context_tokens,
 )
 from .writer import GraphWriter
 
@@ -224,7 +223,8 @@ class GraphEditor:
                 await g.prepare_manual_fragments(
                     MANUAL_DOC_ID, MANUAL_CHUNK_ID, edit.clear_manual_entities, edit.clear_manual_relations
                 )
-            count_context_tokens([*edit.put_entities, *edit.put_relations], self.writer.tokenizer)
+            edit.put_entities = with_context_tokens(edit.put_entities, self.writer.tokenizer)
+            edit.put_relations = with_context_tokens(edit.put_relations, self.writer.tokenizer)
             if len(await g.upsert_entities_if_unchanged(edit.put_entities)) != len(edit.put_entities):
                 raise _Moved
             if len(await g.upsert_relations_if_unchanged(edit.put_relations)) != len(edit.put_relations):
@@ -243,28 +243,26 @@ class GraphEditor:
 
     # ------------------------------------------------------------ helpers
 
-    async def describe_entities(self, rows: list[EntityRow], frags: list[list[str]]) -> None:
+    async def describe_entities(self, rows: list[EntityRow], frags: list[list[str]]) -> list[EntityRow]:
         described = await self.writer.describe_all("entity", [r.name for r in rows], frags)
-        for row, description in zip(rows, described, strict=True):
-            row.description = description
+        return [replace(row, description=d) for row, d in zip(rows, described, strict=True)]
 
-    async def describe_relations(self, rows: list[RelationRow], frags: list[list[str]]) -> None:
+    async def describe_relations(self, rows: list[RelationRow], frags: list[list[str]]) -> list[RelationRow]:
         labels = [f"{r.src} - {r.tgt}" for r in rows]
         described = await self.writer.describe_all("relation", labels, frags)
-        for row, description in zip(rows, described, strict=True):
-            row.description = description
+        return [replace(row, description=d) for row, d in zip(rows, described, strict=True)]
 
     async def entity_vectors(
         self, rows: list[EntityRow], stored: Mapping[str, str | None]
     ) -> tuple[list[str], list[str], np.ndarray]:
-        texts = self.writer.entity_texts(rows)
+        texts = self.writer.texts(self.writer.entity, rows)
         changed, vectors = await self.writer.changed_vectors(texts, [stored.get(r.name) for r in rows])
         return [rows[i].name for i in changed], [texts[i] for i in changed], vectors
 
     async def relation_vectors(
         self, rows: list[RelationRow], stored: Mapping[Pair, str | None]
     ) -> tuple[list[Pair], list[str], np.ndarray]:
-        texts = self.writer.vector_texts([relation_vector_text(r) for r in rows])
+        texts = self.writer.texts(self.writer.relation, rows)
         changed, vectors = await self.writer.changed_vectors(texts, [stored.get(r.pair) for r in rows])
         return [rows[i].pair for i in changed], [texts[i] for i in changed], vectors
 
@@ -286,12 +284,12 @@ class GraphEditor:
 
         async def plan() -> Edit:
             async with session(self.pool) as s:
-                state = (await s.graph.entities_for_merge("", [name]))[name]
+                state = (await s.graph.entity_states("", [name]))[name]
             if state.row is not None:
                 raise GraphItemExists(f"entity {name!r} already exists; nothing was changed")
             fragment = self._manual_entity(name, str(data.get("entity_type", "")), description)
             row, frags = build_entity(name, [fragment], self.settings)
-            await self.describe_entities([row], [frags])
+            [row] = await self.describe_entities([row], [frags])
             return Edit(
                 entities={name: 0},
                 manual=True,
@@ -322,7 +320,7 @@ class GraphEditor:
 
         async def plan() -> Edit:
             async with session(self.pool) as s:
-                exists = (await s.graph.entities_for_merge("", [new_name]))[new_name].row is not None
+                exists = (await s.graph.entity_states("", [new_name]))[new_name].row is not None
             if exists and not allow_merge:
                 raise GraphItemExists(
                     f"cannot rename {name!r} to {new_name!r}: that entity exists (pass allow_merge=True "
@@ -333,7 +331,7 @@ class GraphEditor:
         await self.run(plan, f"rename of {name!r}")
         return new_name
 
-    async def merge_entities(
+    async def fold_entities(
         self, sources: Sequence[str], target: str, target_data: Mapping[str, Any] | None = None
     ) -> None:
         """Merge ``sources`` into ``target`` (created if missing)."""
@@ -366,7 +364,7 @@ class GraphEditor:
         """
         everyone = [*sources, target]
         async with session(self.pool) as s:
-            states = await s.graph.entities_for_merge("", everyone)
+            states = await s.graph.entity_states("", everyone)
             touched: list[TouchedRow[RelationRow]] = (
                 await s.graph.relations_touching(everyone) if sources else []
             )
@@ -400,8 +398,7 @@ class GraphEditor:
             base = current.row if current.row is not None and not sources else None
             if base is None:
                 merged, frags = build_entity(target, kept + new_frags, self.settings)
-                await self.describe_entities([merged], [frags])
-                base = merged
+                [base] = await self.describe_entities([merged], [frags])
             manual = self._manual_entity(
                 target,
                 fields.get("entity_type", base.entity_type),
@@ -413,15 +410,18 @@ class GraphEditor:
             edit.manual = True
             edit.clear_manual_entities = [target]
         row, frags = build_entity(target, kept + new_frags, self.settings, version)
-        await self.describe_entities([row], [frags])
-        edit.put_entities = [row]
+        edit.put_entities = await self.describe_entities([row], [frags])
         edit.entity_fragments = new_frags
-        edit.entity_vectors = await self.entity_vectors([row], {target: current.vector_content})
+        edit.entity_vectors = await self.entity_vectors(edit.put_entities, {target: current.vector_content})
         edit.drop_entities = source_rows
         edit.entity_links = [(n, target) for n in sources]
         to_describe = self._plan_redirect(edit, sources, target, touched, r_frags)
         if edit.put_relations:
-            await self.describe_relations([r for r, _ in to_describe], [f for _, f in to_describe])
+            described = await self.describe_relations(
+                [edit.put_relations[i] for i, _ in to_describe], [f for _, f in to_describe]
+            )
+            for (i, _), described_row in zip(to_describe, described, strict=True):
+                edit.put_relations[i] = described_row
             stored = {t.row.pair: t.vector_content for t in touched}
             edit.relation_vectors = await self.relation_vectors(edit.put_relations, stored)
         return edit
@@ -433,9 +433,10 @@ class GraphEditor:
         target: str,
         touched: list[TouchedRow[RelationRow]],
         r_frags: dict[Pair, list[RelationFragmentRow]],
-    ) -> list[tuple[RelationRow, list[str]]]:
+    ) -> list[tuple[int, list[str]]]:
         """Relations of ``sources`` moved onto ``target`` (self-loops dropped, pairs merged)
-        into ``edit``; the relations whose description must be made, with its fragments.
+        into ``edit``; the relations whose description must be made (their index in
+        ``edit.put_relations``), with its fragments.
 
         A relation only moved (one old pair onto a new one, nothing merged) keeps its
         description, so renaming a hub calls no model for its edges.
@@ -459,7 +460,7 @@ class GraphEditor:
             feeders[new_pair].append(t.row.pair)
             edit.relation_links.append((t.row.pair, new_pair))
         rows: list[RelationRow] = []
-        to_describe: list[tuple[RelationRow, list[str]]] = []
+        to_describe: list[tuple[int, list[str]]] = []
         for pair in sorted(incoming):
             existing = by_pair.get(pair)
             kept = r_frags.get(pair, []) if existing is not None else []
@@ -467,11 +468,11 @@ class GraphEditor:
             row, frags = build_relation(
                 pair, kept + moved, self.settings, existing.version if existing else 0
             )
-            rows.append(row)
             if existing is None and len(feeders[pair]) == 1:
-                row.description = by_pair[feeders[pair][0]].description
+                row = replace(row, description=by_pair[feeders[pair][0]].description)
             else:
-                to_describe.append((row, frags))
+                to_describe.append((len(rows), frags))
+            rows.append(row)
             edit.relation_fragments.extend(moved)
         edit.put_relations = rows
         return to_describe
@@ -495,8 +496,8 @@ class GraphEditor:
 
         async def plan() -> Edit:
             async with session(self.pool) as s:
-                state = (await s.graph.relations_for_merge("", [pair]))[pair]
-                ends = await s.graph.entities_for_merge("", list(pair))
+                state = (await s.graph.relation_states("", [pair]))[pair]
+                ends = await s.graph.entity_states("", list(pair))
                 e_frags = group_by_name(await s.graph.entity_fragments(list(pair)))
                 r_frags = await s.graph.relation_fragments([pair]) if state.row is not None else []
             missing = [n for n in pair if ends[n].row is None]
@@ -525,7 +526,7 @@ class GraphEditor:
             kept = [f for f in r_frags if f.chunk_id != MANUAL_CHUNK_ID]
             version = state.row.version if state.row is not None else 0
             row, frags = build_relation(pair, [*kept, manual], self.settings, version)
-            await self.describe_relations([row], [frags])
+            [row] = await self.describe_relations([row], [frags])
             edit = Edit(
                 entities=dict(versions),
                 relations={pair: version},
@@ -538,8 +539,7 @@ class GraphEditor:
             for n in anchors:
                 anchor = EntityFragmentRow(n, MANUAL_CHUNK_ID, 0, MANUAL_DOC_ID, "", "", MANUAL_CHUNK_ID)
                 entity, e_desc = build_entity(n, [*e_frags.get(n, []), anchor], self.settings, versions[n])
-                await self.describe_entities([entity], [e_desc])
-                edit.put_entities.append(entity)
+                edit.put_entities += await self.describe_entities([entity], [e_desc])
                 edit.entity_fragments.append(anchor)
             edit.entity_vectors = await self.entity_vectors(
                 edit.put_entities, {n: ends[n].vector_content for n in pair}
@@ -587,7 +587,7 @@ class GraphEditor:
         src, tgt = entity_name(src, "source entity"), entity_name(tgt, "target entity")
         pair = canonical_pair(src, tgt)
         async with session(self.pool) as s:
-            state = (await s.graph.relations_for_merge("", [pair]))[pair]
+            state = (await s.graph.relation_states("", [pair]))[pair]
             if state.row is None:
                 raise GraphItemNotFound(f"no relation {src!r} - {tgt!r}")
             fragments = await s.graph.relation_fragments([pair])

@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import TypeVar
 
 from ..config import Settings
@@ -49,6 +50,7 @@ from ..types import ExtractedEntity, ExtractedRelation
 from .summary import split_description, unique_fragments
 
 F = TypeVar("F", EntityFragmentRow, RelationFragmentRow)
+R = TypeVar("R", EntityRow, RelationRow)
 
 UNKNOWN_TYPE = "UNKNOWN"
 MANUAL_CHUNK_ID = "manual_creation"
@@ -226,13 +228,12 @@ def relation_vector_text(row: RelationRow) -> str:
     return f"{row.keywords}\t{row.src}\n{row.tgt}\n{row.description}"
 
 
-def count_context_tokens(rows: Iterable[EntityRow | RelationRow], tokenizer: TokenEncoder) -> None:
-    """Set each row's ``context_tokens`` from its final description, so retrieval can
-    cut to the token budgets in SQL: the tokens of its context line with the newline that
-    joins it to the next. A line ends with ``}`` and the next starts with ``{``, so the
-    pre-tokenizer never merges across that newline, and a running sum of these counts is
-    the count of the lines joined, upstream 1.5.7's measure, plus the last line's newline.
+def with_context_tokens(rows: Iterable[R], tokenizer: TokenEncoder) -> list[R]:
+    """``rows`` with their ``context_tokens`` counted from their final description, so
+    retrieval can cut to the token budgets in SQL: the tokens of its context line with the
+    newline that joins it to the next. A line ends with ``}`` and the next starts with ``{``,
+    so the pre-tokenizer never merges across that newline, and a running sum of these counts
+    is the count of the lines joined, upstream 1.5.7's measure, plus the last line's newline.
     That newline usually merges into the closing token for free, but not always
     (``... :)"}`` then a newline is one token more than without it)."""
-    for row in rows:
-        row.context_tokens = count_tokens(tokenizer, row.context_line() + "\n")
+    return [replace(row, context_tokens=count_tokens(tokenizer, row.context_line() + "\n")) for row in rows]

@@ -27,13 +27,19 @@ another writer changed the row after it and refreshes the row itself, so the
 last write of every row leaves it refreshed. A crash between the two leaves
 the row due; the document is then re-run, finds the row linked and due, and
 refreshes it.
+
+Entities and relations go through the same steps; what differs between them
+(key, vector text, build rule, store calls, the endpoints a relation needs) is
+held by their :class:`Kind`. Relations come after entities: a relation whose
+endpoint is missing creates it (a placeholder entity) in its own write.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Literal, TypeVar
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import partial
+from typing import Any, Generic, Literal, TypeVar
 
 import asyncpg
 import numpy as np
@@ -41,6 +47,7 @@ import numpy as np
 from ..config import Settings
 from ..errors import ConcurrentUpdate, ReferenceGone
 from ..llm.embedding_func import EmbeddingFunc
+from ..store.graph import GraphStore
 from ..store.rows import EntityFragmentRow, EntityRow, MergeState, RelationFragmentRow, RelationRow
 from ..store.uow import session, unit_of_work
 from ..tasks import gather_all
@@ -48,17 +55,19 @@ from ..types import ExtractedEntity, ExtractedRelation
 from .merge import (
     build_entity,
     build_relation,
-    count_context_tokens,
     document_fragments,
     entity_vector_text,
     group_by_name,
     group_by_pair,
     relation_vector_text,
+    with_context_tokens,
 )
 from .summary import Summarizer, split_description
 
 K = TypeVar("K")
 V = TypeVar("V")
+R = TypeVar("R", EntityRow, RelationRow)
+F = TypeVar("F", EntityFragmentRow, RelationFragmentRow)
 
 OPTIMISTIC_ROUNDS = 3
 """Optimistic rounds before the rows still changing are merged under their locks."""
@@ -92,6 +101,91 @@ class Due:
 
 
 Round = Callable[[str, dict[K, V], Due, MergeStats], Awaitable[set[K]]]
+Vectors = Mapping[Any, tuple[str, np.ndarray]]
+
+
+@dataclass(frozen=True)
+class Kind(Generic[K, R, F]):
+    """What the writer needs to know of one kind of graph row: its key, the label its
+    summary is asked under, the text its vector is computed from, its build rule, the
+    endpoints it needs, where its due keys and counts go, and the store calls that read,
+    lock and write it."""
+
+    name: Literal["entity", "relation"]
+    plural: Literal["entities", "relations"]
+    key: Callable[[R], K]
+    label: Callable[[R], str]
+    vector_text: Callable[[R], str]
+    build: Callable[[K, Sequence[F], Settings, int, R | None], tuple[R, list[str]]]
+    endpoints: Callable[[R], tuple[str, ...]]
+    states: Callable[[GraphStore, str, Sequence[K]], Awaitable[dict[K, MergeState[R]]]]
+    states_and_fragments: Callable[
+        [GraphStore, str, Sequence[K]], Awaitable[tuple[dict[K, MergeState[R]], dict[K, list[F]]]]
+    ]
+    lock: Callable[[GraphStore, Sequence[K]], Awaitable[None]]
+    write: Callable[..., Awaitable[tuple[set[K], set[str]]]]
+    """``write(graph, rows, vectors, fragments, doc_id, endpoints, endpoint_vectors)``:
+    the versioned write; returns the keys written and the endpoints created."""
+
+    def due(self, due: Due) -> set[K]:
+        """The keys of this kind in ``due``."""
+        rows: set[K] = getattr(due, self.plural)
+        return rows
+
+
+AnyKind = Kind[Any, Any, Any]
+
+
+async def _write_entities(
+    graph: GraphStore,
+    rows: Sequence[EntityRow],
+    vectors: Vectors | None = None,
+    fragments: Sequence[EntityFragmentRow] = (),
+    doc_id: str | None = None,
+    endpoints: Sequence[EntityRow] = (),
+    endpoint_vectors: Vectors | None = None,
+) -> tuple[set[str], set[str]]:
+    return await graph.write_entities(rows, vectors, fragments, doc_id), set()
+
+
+ENTITY: Kind[str, EntityRow, EntityFragmentRow] = Kind(
+    name="entity",
+    plural="entities",
+    key=lambda row: row.name,
+    label=lambda row: row.name,
+    vector_text=entity_vector_text,
+    build=build_entity,
+    endpoints=lambda row: (),
+    states=GraphStore.entity_states,
+    states_and_fragments=GraphStore.entity_states_and_fragments,
+    lock=GraphStore.lock_entities,
+    write=_write_entities,
+)
+RELATION: Kind[Pair, RelationRow, RelationFragmentRow] = Kind(
+    name="relation",
+    plural="relations",
+    key=lambda row: row.pair,
+    label=lambda row: f"{row.src} - {row.tgt}",
+    vector_text=relation_vector_text,
+    build=build_relation,
+    endpoints=lambda row: row.pair,
+    states=GraphStore.relation_states,
+    states_and_fragments=GraphStore.relation_states_and_fragments,
+    lock=GraphStore.lock_relations,
+    write=GraphStore.write_relations,
+)
+
+
+@dataclass
+class Rebuilt(Generic[K, R]):
+    """A round's rows: those ``doc_id`` is already linked to, the merged rows (description
+    still to decide) with their description fragments, and placeholder rows for missing
+    endpoints."""
+
+    already: set[K]
+    rows: list[R]
+    fragments: list[list[str]]
+    endpoints: dict[str, EntityRow]
 
 
 class GraphWriter:
@@ -111,7 +205,8 @@ class GraphWriter:
         self.summarizer = summarizer
         self.tokenizer = summarizer.tokenizer
         self.settings = settings
-        self.entity_names_only = entity_names_only
+        self.entity = replace(ENTITY, vector_text=partial(entity_vector_text, names_only=entity_names_only))
+        self.relation = RELATION
 
     async def merge(
         self,
@@ -130,26 +225,24 @@ class GraphWriter:
         stats = MergeStats()
         due = Due()
         entity_fragments, relation_fragments = document_fragments(doc_id, entities, relations)
-        by_name = group_by_name(entity_fragments)
-        by_pair = group_by_pair(relation_fragments)
-        names = sorted(by_name)
-        pairs = sorted(by_pair)
-        total = -(-len(names) // BATCH) + -(-len(pairs) // BATCH)
+        batches: list[tuple[AnyKind, dict[Any, Any]]] = []
+        groups: list[tuple[AnyKind, dict[Any, Any]]] = [
+            (self.entity, group_by_name(entity_fragments)),
+            (self.relation, group_by_pair(relation_fragments)),
+        ]
+        for kind, grouped in groups:
+            keys = sorted(grouped)
+            batches += [
+                (kind, {k: grouped[k] for k in keys[i : i + BATCH]}) for i in range(0, len(keys), BATCH)
+            ]
         report = on_batch or (lambda done, total: None)
-        report(0, total)
-        for i in range(0, len(names), BATCH):
-            batch = {n: by_name[n] for n in names[i : i + BATCH]}
-            stats.entities += await self.until_done(
-                self._entity_round, self._locked_entity_round, doc_id, batch, stats, due
+        report(0, len(batches))
+        for done, (kind, batch) in enumerate(batches, 1):
+            written = await self.until_done(
+                partial(self._round, kind), partial(self._locked_round, kind), doc_id, batch, stats, due
             )
-            report(i // BATCH + 1, total)
-        done = -(-len(names) // BATCH)
-        for i in range(0, len(pairs), BATCH):
-            batch_r = {p: by_pair[p] for p in pairs[i : i + BATCH]}
-            stats.relations += await self.until_done(
-                self._relation_round, self._locked_relation_round, doc_id, batch_r, stats, due
-            )
-            report(done + i // BATCH + 1, total)
+            setattr(stats, kind.plural, getattr(stats, kind.plural) + written)
+            report(done, len(batches))
         await self.refresh(doc_id, due, stats)
         return stats
 
@@ -203,22 +296,14 @@ class GraphWriter:
             for t in texts
         ]
 
-    def entity_texts(self, rows: Sequence[EntityRow]) -> list[str]:
-        """What the model reads of each entity: :func:`entity_vector_text` (names only when
-        ``entity_names_only``) cut by :meth:`vector_texts`."""
-        return self.vector_texts([entity_vector_text(r, names_only=self.entity_names_only) for r in rows])
+    def texts(self, kind: Kind[Any, R, Any], rows: Sequence[R]) -> list[str]:
+        """What the model reads of each row: the kind's vector text cut by :meth:`vector_texts`."""
+        return self.vector_texts([kind.vector_text(r) for r in rows])
 
-    def _entity_due(self, state: MergeState[EntityRow]) -> bool:
+    def _is_due(self, kind: Kind[Any, R, Any], state: MergeState[R]) -> bool:
         row = state.row
         return row is not None and (
-            self.entity_texts([row])[0] != state.vector_content
-            or self.summarizer.needs_llm(split_description(row.description))
-        )
-
-    def _relation_due(self, state: MergeState[RelationRow]) -> bool:
-        row = state.row
-        return row is not None and (
-            self.vector_texts([relation_vector_text(row)])[0] != state.vector_content
+            self.texts(kind, [row])[0] != state.vector_content
             or self.summarizer.needs_llm(split_description(row.description))
         )
 
@@ -239,222 +324,146 @@ class GraphWriter:
         pairs = zip(labels, fragments, strict=True)
         return await gather_all(*(self.summarizer.describe(kind, lab, f) for lab, f in pairs))
 
-    # ------------------------------------------------------------------ entities
+    async def _summarized(
+        self, kind: Kind[Any, R, Any], rows: list[R], fragments: list[list[str]]
+    ) -> list[R]:
+        """``rows`` with the descriptions the summarizer makes of their ``fragments``."""
+        descriptions = await self.describe_all(kind.name, [kind.label(r) for r in rows], fragments)
+        return [replace(r, description=d) for r, d in zip(rows, descriptions, strict=True)]
 
-    def _merge_entities(
+    def _joined(self, rows: list[R], fragments: list[list[str]]) -> list[R]:
+        """``rows`` with their ``fragments`` joined as text (no model call)."""
+        return [replace(r, description=self.summarizer.join(f)) for r, f in zip(rows, fragments, strict=True)]
+
+    def _rebuild(
         self,
-        pending: dict[str, list[EntityFragmentRow]],
-        current: dict[str, MergeState[EntityRow]],
-        stored: dict[str, list[EntityFragmentRow]],
-    ) -> tuple[set[str], list[EntityRow], list[list[str]]]:
-        already = {n for n, state in current.items() if state.linked}
-        merged: list[EntityRow] = []
-        fragments: list[list[str]] = []
-        for name in pending:
-            if name in already:
+        kind: Kind[K, R, F],
+        pending: dict[K, list[F]],
+        current: dict[K, MergeState[R]],
+        stored: dict[K, list[F]],
+    ) -> Rebuilt[K, R]:
+        already = {k for k, state in current.items() if state.linked}
+        out: Rebuilt[K, R] = Rebuilt(already, [], [], {})
+        for key in pending:
+            if key in already:
                 continue
-            state = current[name]
+            state = current[key]
             version = state.row.version if state.row is not None else 0
             if state.unrecorded:
-                row, frags = build_entity(name, pending[name], self.settings, version, legacy=state.row)
+                row, frags = kind.build(key, pending[key], self.settings, version, state.row)
             else:
-                row, frags = build_entity(name, stored.get(name, []) + pending[name], self.settings, version)
-            merged.append(row)
-            fragments.append(frags)
-        return already, merged, fragments
-
-    async def _entity_round(
-        self, doc_id: str, pending: dict[str, list[EntityFragmentRow]], due: Due, stats: MergeStats
-    ) -> set[str]:
-        async with session(self.pool) as s:
-            current, stored = await s.graph.entities_to_merge(doc_id, list(pending))
-        already, merged, fragments = self._merge_entities(pending, current, stored)
-        due.entities |= {n for n in already if self._entity_due(current[n])}
-        if not merged:
-            return already
-        descriptions = await self.describe_all("entity", [r.name for r in merged], fragments)
-        for row, description in zip(merged, descriptions, strict=True):
-            row.description = description
-        texts = self.entity_texts(merged)
-        stored_texts = [current[r.name].vector_content for r in merged]
-        changed, vectors = await self.changed_vectors(texts, stored_texts, stats)
-        count_context_tokens(merged, self.tokenizer)
-        new_vectors = by_key([r.name for r in merged], texts, changed, vectors)
-        async with session(self.pool) as s:  # one statement, one transaction
-            written = await s.graph.merge_entities(
-                merged, new_vectors, [f for r in merged for f in pending[r.name]], doc_id
-            )
-        return written | already
-
-    async def _locked_entity_round(
-        self, doc_id: str, pending: dict[str, list[EntityFragmentRow]], due: Due, stats: MergeStats
-    ) -> set[str]:
-        async with unit_of_work(self.pool) as uow:
-            await uow.graph.lock_entities(sorted(pending))
-            current, stored = await uow.graph.entities_to_merge(doc_id, list(pending))
-            already, merged, fragments = self._merge_entities(pending, current, stored)
-            for row, frags in zip(merged, fragments, strict=True):
-                row.description = self.summarizer.join(frags)
-            count_context_tokens(merged, self.tokenizer)
-            written = await uow.graph.merge_entities(
-                merged, None, [f for r in merged for f in pending[r.name]], doc_id
-            )
-        due.entities |= written | {n for n in already if self._entity_due(current[n])}
-        return written | already
-
-    # ----------------------------------------------------------------- relations
-
-    def _merge_relations(
-        self,
-        pending: dict[Pair, list[RelationFragmentRow]],
-        current: dict[Pair, MergeState[RelationRow]],
-        stored: dict[Pair, list[RelationFragmentRow]],
-    ) -> tuple[set[Pair], list[RelationRow], list[list[str]], dict[str, EntityRow]]:
-        """Merged relations, their fragments, and placeholder rows for missing endpoints."""
-        already = {p for p, state in current.items() if state.linked}
-        merged: list[RelationRow] = []
-        fragments: list[list[str]] = []
-        endpoints: dict[str, EntityRow] = {}
-        for pair in pending:
-            if pair in already:
-                continue
-            state = current[pair]
-            version = state.row.version if state.row is not None else 0
-            if state.unrecorded:
-                row, frags = build_relation(pair, pending[pair], self.settings, version, legacy=state.row)
-            else:
-                known = stored.get(pair, []) + pending[pair]
-                row, frags = build_relation(pair, known, self.settings, version)
-            merged.append(row)
-            fragments.append(frags)
-            for name in pair:
-                if name not in state.existing_endpoints and name not in endpoints:
-                    endpoints[name] = EntityRow(
+                row, frags = kind.build(key, stored.get(key, []) + pending[key], self.settings, version, None)
+            out.rows.append(row)
+            out.fragments.append(frags)
+            for name in kind.endpoints(row):
+                if name not in state.existing_endpoints and name not in out.endpoints:
+                    out.endpoints[name] = EntityRow(
                         name=name, source_ids=list(row.source_ids), file_paths=list(row.file_paths)
                     )
-        return already, merged, fragments, endpoints
+        return out
 
     @staticmethod
-    def _describe_endpoints(merged: list[RelationRow], endpoints: dict[str, EntityRow]) -> list[EntityRow]:
+    def _described_endpoints(
+        kind: Kind[Any, R, Any], merged: Sequence[R], endpoints: dict[str, EntityRow]
+    ) -> list[EntityRow]:
+        """The placeholder ``endpoints``, each described by the first of the ``merged``
+        rows naming it that has a description, in name order."""
+        described: dict[str, str] = {}
         for row in merged:
-            for name in row.pair:
-                if name in endpoints and not endpoints[name].description:
-                    endpoints[name].description = (
-                        split_description(row.description)[0] if row.description else ""
-                    )
-        return sorted(endpoints.values(), key=lambda e: e.name)
+            for name in kind.endpoints(row):
+                if name in endpoints and not described.get(name):
+                    described[name] = split_description(row.description)[0] if row.description else ""
+        rows = (replace(e, description=described.get(e.name, e.description)) for e in endpoints.values())
+        return sorted(rows, key=lambda e: e.name)
 
-    async def _relation_round(
-        self, doc_id: str, pending: dict[Pair, list[RelationFragmentRow]], due: Due, stats: MergeStats
-    ) -> set[Pair]:
+    async def _round(
+        self, kind: AnyKind, doc_id: str, pending: dict[Any, list[Any]], due: Due, stats: MergeStats
+    ) -> set[Any]:
         async with session(self.pool) as s:
-            current, stored = await s.graph.relations_to_merge(doc_id, list(pending))
-        already, merged, fragments, endpoints = self._merge_relations(pending, current, stored)
-        due.relations |= {p for p in already if self._relation_due(current[p])}
-        if not merged:
+            current, stored = await kind.states_and_fragments(s.graph, doc_id, list(pending))
+        rebuilt = self._rebuild(kind, pending, current, stored)
+        already = rebuilt.already
+        kind.due(due).update(k for k in already if self._is_due(kind, current[k]))
+        if not rebuilt.rows:
             return already
-        descriptions = await self.describe_all("relation", [f"{r.src} - {r.tgt}" for r in merged], fragments)
-        for row, description in zip(merged, descriptions, strict=True):
-            row.description = description
-        new_entities = self._describe_endpoints(merged, endpoints)
-        count_context_tokens([*merged, *new_entities], self.tokenizer)
-        texts = self.vector_texts([relation_vector_text(r) for r in merged])
-        end_texts = self.entity_texts(new_entities)
-        old_texts = [current[r.pair].vector_content for r in merged] + [None] * len(new_entities)
+        merged = await self._summarized(kind, rebuilt.rows, rebuilt.fragments)
+        new_entities = self._described_endpoints(kind, merged, rebuilt.endpoints)
+        merged = with_context_tokens(merged, self.tokenizer)
+        new_entities = with_context_tokens(new_entities, self.tokenizer)
+        texts = self.texts(kind, merged)
+        end_texts = self.texts(self.entity, new_entities)
+        old_texts = [current[kind.key(r)].vector_content for r in merged] + [None] * len(new_entities)
         changed, vectors = await self.changed_vectors(texts + end_texts, old_texts, stats)
         n = len(merged)
-        rel = [k for k, i in enumerate(changed) if i < n]
-        ent = [k for k, i in enumerate(changed) if i >= n]
+        own = [k for k, i in enumerate(changed) if i < n]
+        ends = [k for k, i in enumerate(changed) if i >= n]
         async with session(self.pool) as s:  # one statement, one transaction
-            written, _ = await s.graph.merge_relations(
+            written, _ = await kind.write(
+                s.graph,
                 merged,
-                by_key([r.pair for r in merged], texts, [changed[k] for k in rel], vectors[rel]),
-                [f for r in merged for f in pending[r.pair]],
+                by_key([kind.key(r) for r in merged], texts, [changed[k] for k in own], vectors[own]),
+                [f for r in merged for f in pending[kind.key(r)]],
                 doc_id,
                 new_entities,
                 by_key(
-                    [e.name for e in new_entities], end_texts, [changed[k] - n for k in ent], vectors[ent]
+                    [e.name for e in new_entities], end_texts, [changed[k] - n for k in ends], vectors[ends]
                 ),
             )
         return written | already
 
-    async def _locked_relation_round(
-        self, doc_id: str, pending: dict[Pair, list[RelationFragmentRow]], due: Due, stats: MergeStats
-    ) -> set[Pair]:
-        # Missing endpoints are created before the relations are locked: every writer
+    async def _locked_round(
+        self, kind: AnyKind, doc_id: str, pending: dict[Any, list[Any]], due: Due, stats: MergeStats
+    ) -> set[Any]:
+        # Missing endpoints are created before the rows are locked: every writer
         # takes entity rows before relation rows, so lockers cannot deadlock.
-        async with session(self.pool) as s:
-            before = await s.graph.relations_for_merge(doc_id, list(pending))
-        _, merged, fragments, endpoints = self._merge_relations(pending, before, {})
-        for row, frags in zip(merged, fragments, strict=True):
-            row.description = self.summarizer.join(frags)
-        new_entities = self._describe_endpoints(merged, endpoints)
-        count_context_tokens(new_entities, self.tokenizer)
-        async with unit_of_work(self.pool) as uow:
-            _, created = await uow.graph.merge_relations([], doc_id=doc_id, endpoints=new_entities)
-            await uow.graph.lock_relations(sorted(pending))
-            current, stored = await uow.graph.relations_to_merge(doc_id, list(pending))
-            already, merged, fragments, _ = self._merge_relations(pending, current, stored)
-            for row, frags in zip(merged, fragments, strict=True):
-                row.description = self.summarizer.join(frags)
-            count_context_tokens(merged, self.tokenizer)
-            written, _ = await uow.graph.merge_relations(
-                merged, None, [f for r in merged for f in pending[r.pair]], doc_id
+        new_entities: list[EntityRow] = []
+        if kind.name == "relation":
+            async with session(self.pool) as s:
+                before = await kind.states(s.graph, doc_id, list(pending))
+            rebuilt = self._rebuild(kind, pending, before, {})
+            merged = self._joined(rebuilt.rows, rebuilt.fragments)
+            new_entities = with_context_tokens(
+                self._described_endpoints(kind, merged, rebuilt.endpoints), self.tokenizer
             )
+        async with unit_of_work(self.pool) as uow:
+            _, created = await kind.write(uow.graph, [], None, (), doc_id, new_entities)
+            await kind.lock(uow.graph, sorted(pending))
+            current, stored = await kind.states_and_fragments(uow.graph, doc_id, list(pending))
+            rebuilt = self._rebuild(kind, pending, current, stored)
+            merged = with_context_tokens(self._joined(rebuilt.rows, rebuilt.fragments), self.tokenizer)
+            written, _ = await kind.write(
+                uow.graph, merged, None, [f for r in merged for f in pending[kind.key(r)]], doc_id
+            )
+        already = rebuilt.already
         due.entities |= created
-        due.relations |= written | {p for p in already if self._relation_due(current[p])}
+        kind.due(due).update(written | {k for k in already if self._is_due(kind, current[k])})
         return written | already
-
-    # ------------------------------------------------------------------- refresh
 
     async def refresh(self, doc_id: str, due: Due, stats: MergeStats | None = None) -> None:
         """Summaries and vectors for the due rows, in one optimistic round per batch
         (``doc_id`` only tells which document's links the reads report; the texts
         embedded are counted in ``stats``)."""
-        names = sorted(due.entities)
-        for i in range(0, len(names), BATCH):
-            await self._refresh_entities(doc_id, names[i : i + BATCH], stats)
-        pairs = sorted(due.relations)
-        for i in range(0, len(pairs), BATCH):
-            await self._refresh_relations(doc_id, pairs[i : i + BATCH], stats)
+        kinds: tuple[AnyKind, ...] = (self.entity, self.relation)
+        for kind in kinds:
+            keys = sorted(kind.due(due))
+            for i in range(0, len(keys), BATCH):
+                await self._refresh(kind, doc_id, keys[i : i + BATCH], stats)
 
-    async def _refresh_entities(self, doc_id: str, names: list[str], stats: MergeStats | None) -> None:
+    async def _refresh(self, kind: AnyKind, doc_id: str, keys: list[Any], stats: MergeStats | None) -> None:
         async with session(self.pool) as s:
-            current = await s.graph.entities_for_merge(doc_id, names)
-        rows = [state.row for state in current.values() if state.row is not None and self._entity_due(state)]
-        if not rows:
-            return
-        descriptions = await self.describe_all(
-            "entity", [r.name for r in rows], [split_description(r.description) for r in rows]
-        )
-        for row, description in zip(rows, descriptions, strict=True):
-            row.description = description
-        texts = self.entity_texts(rows)
-        stored_texts = [current[r.name].vector_content for r in rows]
-        changed, vectors = await self.changed_vectors(texts, stored_texts, stats)
-        count_context_tokens(rows, self.tokenizer)
-        async with session(self.pool) as s:
-            await s.graph.merge_entities(rows, by_key([r.name for r in rows], texts, changed, vectors))
-
-    async def _refresh_relations(self, doc_id: str, pairs: list[Pair], stats: MergeStats | None) -> None:
-        async with session(self.pool) as s:
-            current = await s.graph.relations_for_merge(doc_id, pairs)
+            current = await kind.states(s.graph, doc_id, keys)
         rows = [
-            state.row for state in current.values() if state.row is not None and self._relation_due(state)
+            state.row for state in current.values() if state.row is not None and self._is_due(kind, state)
         ]
         if not rows:
             return
-        descriptions = await self.describe_all(
-            "relation", [f"{r.src} - {r.tgt}" for r in rows], [split_description(r.description) for r in rows]
-        )
-        for row, description in zip(rows, descriptions, strict=True):
-            row.description = description
-        texts = self.vector_texts([relation_vector_text(r) for r in rows])
-        stored_texts = [current[r.pair].vector_content for r in rows]
+        rows = await self._summarized(kind, rows, [split_description(r.description) for r in rows])
+        texts = self.texts(kind, rows)
+        stored_texts = [current[kind.key(r)].vector_content for r in rows]
         changed, vectors = await self.changed_vectors(texts, stored_texts, stats)
-        count_context_tokens(rows, self.tokenizer)
+        rows = with_context_tokens(rows, self.tokenizer)
         async with session(self.pool) as s:
-            await s.graph.merge_relations(rows, by_key([r.pair for r in rows], texts, changed, vectors))
+            await kind.write(s.graph, rows, by_key([kind.key(r) for r in rows], texts, changed, vectors))
 
 
 def by_key(

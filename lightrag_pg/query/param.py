@@ -1,13 +1,20 @@
-"""Query parameters, with upstream LightRAG's names and defaults."""
+"""Query parameters, with upstream LightRAG's names and defaults.
+
+:class:`QueryParam` is declared once, as a pydantic model: its field types and
+bounds are the checks, and the server's request body is derived from it.
+"""
 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
-from typing import Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic.dataclasses import dataclass
+from typing_extensions import TypedDict
 
 from ..config import Settings, check_cosine_threshold
-from ..errors import InvalidInput
+from ..errors import InvalidInput, LightRAGError
 from ..textclean import scrub_text
 
 QueryMode = Literal["local", "global", "hybrid", "naive", "mix", "bypass"]
@@ -30,46 +37,65 @@ BOUNDS: dict[str, int] = {
     "max_total_tokens": MAX_TOKENS,
 }
 """The positive integer fields and their largest values."""
-_BOOLS = (
-    "only_need_context",
-    "only_need_prompt",
-    "stream",
-    "enable_rerank",
-    "include_references",
-    "lexical",
-    "pagerank",
-)
 
 
-@dataclass
-class QueryParam:
-    """How one query is answered.
+class HistoryMessage(TypedDict):
+    """One earlier turn of the conversation."""
 
-    ``cosine_threshold``, ``kg_chunk_pick_method`` and ``related_chunk_number``
-    default to ``None``, meaning "use the workspace setting"; call
-    :meth:`resolved` to fill them in. Invalid values raise
-    :class:`~lightrag_pg.errors.InvalidInput` at construction time.
-    """
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+def _listed(value: object) -> object:
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _keyword_list(value: object) -> object:
+    return [] if value is None else _listed(value)
+
+
+def _keywords(value: list[str]) -> list[str]:
+    return [item.strip() for item in value if item.strip()]
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise InvalidInput("response_type must be a non-empty string")
+    return value
+
+
+def _cosine(value: object) -> object:
+    return value if value is None else check_cosine_threshold(value, InvalidInput)
+
+
+Positive = Annotated[int, Field(gt=0)]
+Keywords = Annotated[list[str], BeforeValidator(_keyword_list), AfterValidator(_keywords)]
+History = Annotated[list[HistoryMessage], BeforeValidator(_listed)]
+
+
+@dataclass(config=ConfigDict(strict=True, extra="forbid", use_attribute_docstrings=True))
+class _Fields:
+    """The fields of :class:`QueryParam`, their types and bounds (pydantic checks them)."""
 
     mode: QueryMode = "mix"
     only_need_context: bool = False
     only_need_prompt: bool = False
-    response_type: str = "Multiple Paragraphs"
+    response_type: Annotated[str, AfterValidator(_not_blank)] = "Multiple Paragraphs"
     stream: bool = False
-    top_k: int = 40
-    chunk_top_k: int = 20
-    max_entity_tokens: int = 6000
-    max_relation_tokens: int = 8000
-    max_total_tokens: int = 30000
-    hl_keywords: list[str] = field(default_factory=list)
-    ll_keywords: list[str] = field(default_factory=list)
-    conversation_history: list[dict[str, str]] = field(default_factory=list)
+    top_k: Annotated[Positive, Field(le=BOUNDS["top_k"])] = 40
+    chunk_top_k: Annotated[Positive, Field(le=BOUNDS["chunk_top_k"])] = 20
+    max_entity_tokens: Annotated[Positive, Field(le=BOUNDS["max_entity_tokens"])] = 6000
+    max_relation_tokens: Annotated[Positive, Field(le=BOUNDS["max_relation_tokens"])] = 8000
+    max_total_tokens: Annotated[Positive, Field(le=BOUNDS["max_total_tokens"])] = 30000
+    hl_keywords: Keywords = Field(default_factory=list)
+    ll_keywords: Keywords = Field(default_factory=list)
+    conversation_history: History = Field(default_factory=list)
     user_prompt: str | None = None
     enable_rerank: bool = True
     include_references: bool = True
-    cosine_threshold: float | None = None
+    cosine_threshold: Annotated[float | None, BeforeValidator(_cosine)] = None
     kg_chunk_pick_method: Literal["VECTOR", "WEIGHT"] | None = None
-    related_chunk_number: int | None = None
+    related_chunk_number: Annotated[Positive, Field(le=MAX_RELATED_CHUNKS)] | None = None
     lexical: bool = True
     """Fuse lexical search (BM25 or full text) with the vector searches: chunks in naive
     and mix, entities in the graph modes, and the entities the question names. Mix then
@@ -80,47 +106,53 @@ class QueryParam:
     seeded from the question's entities and its best chunks, in place of the chunks
     picked behind the kept entities and relations (local, hybrid and mix)."""
 
-    def __post_init__(self) -> None:
-        self.validate()
 
-    def validate(self) -> None:
-        """Raise :class:`InvalidInput` if any field is out of range or mistyped."""
-        if self.mode not in QUERY_MODES:
-            raise InvalidInput(f"mode must be one of {', '.join(QUERY_MODES)}; got {self.mode!r}")
-        for name, high in BOUNDS.items():
-            _check_positive_int(name, getattr(self, name), high)
-        if self.related_chunk_number is not None:
-            _check_positive_int("related_chunk_number", self.related_chunk_number, MAX_RELATED_CHUNKS)
-        for name in _BOOLS:
-            if not isinstance(getattr(self, name), bool):
-                raise InvalidInput(f"{name} must be a bool, got {getattr(self, name)!r}")
-        if not isinstance(self.response_type, str) or not self.response_type.strip():
-            raise InvalidInput("response_type must be a non-empty string")
-        if self.user_prompt is not None and not isinstance(self.user_prompt, str):
-            raise InvalidInput("user_prompt must be a string or None")
-        if self.cosine_threshold is not None:
-            check_cosine_threshold(self.cosine_threshold, InvalidInput)
-        if self.kg_chunk_pick_method not in (None, *CHUNK_PICK_METHODS):
-            raise InvalidInput(
-                f"kg_chunk_pick_method must be 'VECTOR', 'WEIGHT' or None; got {self.kg_chunk_pick_method!r}"
-            )
-        self.hl_keywords = _check_keywords("hl_keywords", self.hl_keywords)
-        self.ll_keywords = _check_keywords("ll_keywords", self.ll_keywords)
-        _check_history(self.conversation_history)
+class QueryParam(_Fields):
+    """How one query is answered (a dataclass: ``dataclasses.replace`` works and checks again).
+
+    ``cosine_threshold``, ``kg_chunk_pick_method`` and ``related_chunk_number``
+    default to ``None``, meaning "use the workspace setting"; call
+    :meth:`resolved` to fill them in. Invalid values raise
+    :class:`~lightrag_pg.errors.InvalidInput` at construction time.
+    """
+
+    def __init__(self, *args: Any, **fields: Any) -> None:
+        try:
+            super().__init__(*args, **fields)
+        except ValidationError as exc:
+            raise InvalidInput(_first_problem(exc)) from None
 
     def resolved(self, settings: Settings) -> QueryParam:
         """Return a copy with every "workspace default" (``None``) field filled in."""
         return dataclasses.replace(
             self,
             cosine_threshold=(
-                settings.cosine_threshold if self.cosine_threshold is None else float(self.cosine_threshold)
+                settings.cosine_threshold if self.cosine_threshold is None else self.cosine_threshold
             ),
             kg_chunk_pick_method=self.kg_chunk_pick_method or settings.kg_chunk_pick_method,
             related_chunk_number=self.related_chunk_number or settings.related_chunk_number,
             hl_keywords=list(self.hl_keywords),
             ll_keywords=list(self.ll_keywords),
-            conversation_history=[dict(m) for m in self.conversation_history],
+            conversation_history=[m.copy() for m in self.conversation_history],
         )
+
+
+def _first_problem(exc: ValidationError) -> str:
+    """The first of pydantic's errors, said the way the project says them."""
+    error = exc.errors(include_url=False)[0]
+    cause = error.get("ctx", {}).get("error")
+    if isinstance(cause, LightRAGError):
+        return str(cause)
+    name, *inner = error["loc"]
+    where = f"{name}" + "".join(f"[{p!r}]" if isinstance(p, str) else f"[{p}]" for p in inner)
+    value = error["input"]
+    if error["type"] == "literal_error":
+        return f"{where} must be one of {error['ctx']['expected']}; got {value!r}"
+    if error["type"] == "less_than_equal":
+        return f"{where} must be at most {error['ctx']['le']:,}, got {value:,}"
+    if error["type"] in ("greater_than", "int_type", "int_from_float"):
+        return f"{where} must be a positive integer, got {value!r}"
+    return f"{where}: {error['msg']}, got {value!r}"
 
 
 def clean_query(query: object) -> str:
@@ -137,39 +169,3 @@ def clean_query(query: object) -> str:
     if not cleaned:
         raise InvalidInput("the query is empty or whitespace only")
     return cleaned
-
-
-def _check_positive_int(name: str, value: object, high: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise InvalidInput(f"{name} must be a positive integer, got {value!r}")
-    if value > high:
-        raise InvalidInput(f"{name} must be at most {high:,}, got {value:,}")
-
-
-def _check_keywords(name: str, value: object) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, str) or not isinstance(value, (list, tuple)):
-        raise InvalidInput(f"{name} must be a list of strings, got {type(value).__name__}")
-    for item in value:
-        if not isinstance(item, str):
-            raise InvalidInput(f"{name} must contain only strings, got {item!r}")
-    return [item.strip() for item in value if item.strip()]
-
-
-def _check_history(history: object) -> None:
-    if not isinstance(history, (list, tuple)):
-        raise InvalidInput("conversation_history must be a list of {'role', 'content'} dicts")
-    for index, message in enumerate(history):
-        if not isinstance(message, dict) or not {"role", "content"} <= set(message):
-            raise InvalidInput(
-                f"conversation_history[{index}] must be a dict with the keys "
-                f"'role' and 'content', got {message!r}"
-            )
-        if message["role"] not in HISTORY_ROLES:
-            raise InvalidInput(
-                f"conversation_history[{index}]['role'] must be one of "
-                f"{', '.join(HISTORY_ROLES)}, got {message['role']!r}"
-            )
-        if not isinstance(message["content"], str):
-            raise InvalidInput(f"conversation_history[{index}]['content'] must be a string")

@@ -36,12 +36,12 @@ def round_robin(*lists: Sequence[T], key: Callable[[T], Hashable]) -> list[T]:
     return merged
 
 
-def merge_entities(local: Sequence[EntityRow], global_: Sequence[EntityRow]) -> list[EntityRow]:
+def interleave_entities(local: Sequence[EntityRow], global_: Sequence[EntityRow]) -> list[EntityRow]:
     """Round-robin local (entity-search) and global (via relations) entities by name."""
     return round_robin(local, global_, key=lambda e: e.name)
 
 
-def merge_relations(local: Sequence[RelationRow], global_: Sequence[RelationRow]) -> list[RelationRow]:
+def interleave_relations(local: Sequence[RelationRow], global_: Sequence[RelationRow]) -> list[RelationRow]:
     """Round-robin local and global relations, identified by their sorted endpoints."""
     return round_robin(local, global_, key=lambda r: r.pair)
 

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import time
 from collections.abc import AsyncIterator
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, get_type_hints
 
 from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, StringConstraints, create_model, field_validator
 
 from ..query.engine import QueryStream
 from ..query.param import BOUNDS, QueryParam
@@ -25,50 +26,15 @@ router = APIRouter(tags=["query"])
 NO_CONTEXT = "No relevant context found for the query."
 NDJSON_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
-_PARAM_FIELDS = (
-    "mode",
-    "only_need_context",
-    "only_need_prompt",
-    "response_type",
-    "top_k",
-    "chunk_top_k",
-    "max_entity_tokens",
-    "max_relation_tokens",
-    "max_total_tokens",
-    "hl_keywords",
-    "ll_keywords",
-    "conversation_history",
-    "user_prompt",
-    "enable_rerank",
-    "include_references",
-    "lexical",
-)
 
-
-class QueryRequest(BaseModel):
-    """Upstream's query body; unset fields take the library's defaults."""
+class _QueryBody(BaseModel):
+    """The fields of a query body that are not :class:`QueryParam`'s."""
 
     query: Query = Field(min_length=1)
-    mode: Literal["local", "global", "hybrid", "naive", "mix", "bypass"] = "mix"
-    only_need_context: bool | None = None
-    only_need_prompt: bool | None = None
-    response_type: Text | None = Field(default=None, min_length=1, max_length=200)
-    top_k: Annotated[int, Bounded(1, BOUNDS["top_k"])] | None = None
-    chunk_top_k: Annotated[int, Bounded(1, BOUNDS["chunk_top_k"])] | None = None
-    max_entity_tokens: Annotated[int, Bounded(1, BOUNDS["max_entity_tokens"])] | None = None
-    max_relation_tokens: Annotated[int, Bounded(1, BOUNDS["max_relation_tokens"])] | None = None
-    max_total_tokens: Annotated[int, Bounded(1, BOUNDS["max_total_tokens"])] | None = None
-    hl_keywords: list[Key] = Field(default_factory=list, max_length=MAX_LIST_ITEMS)
-    ll_keywords: list[Key] = Field(default_factory=list, max_length=MAX_LIST_ITEMS)
-    conversation_history: list[Data] | None = Field(default=None, max_length=MAX_LIST_ITEMS)
-    user_prompt: Query | None = None
-    enable_rerank: bool | None = None
-    include_references: bool | None = True
     include_chunk_content: bool | None = False
     include_progress: bool | None = False
     stream: bool | None = None
-    lexical: bool | None = None
-    """lightrag_pg's own field: fuse lexical search with the vector searches (QueryParam.lexical)."""
+    """``/query/stream`` only: ``false`` sends the whole answer in one line."""
 
     @field_validator("query")
     @classmethod
@@ -78,9 +44,42 @@ class QueryRequest(BaseModel):
         return query.strip()
 
     def param(self) -> QueryParam:
-        """The library's :class:`QueryParam` (which validates the values further: a 400 if wrong)."""
-        given = {name: getattr(self, name) for name in _PARAM_FIELDS if getattr(self, name) is not None}
-        return QueryParam(**given)
+        """The library's :class:`QueryParam` from the fields given (it checks the values
+        further: a 400 if wrong); unset fields take the library's defaults."""
+        given = {name: getattr(self, name) for name in PARAM_FIELDS}
+        return QueryParam(**{name: value for name, value in given.items() if value is not None})
+
+
+_CARRIED: dict[str, Any] = {
+    "response_type": Annotated[Text, StringConstraints(min_length=1, max_length=200)],
+    "hl_keywords": Annotated[list[Key], Field(max_length=MAX_LIST_ITEMS)],
+    "ll_keywords": Annotated[list[Key], Field(max_length=MAX_LIST_ITEMS)],
+    "conversation_history": Annotated[list[Data], Field(max_length=MAX_LIST_ITEMS)],
+    "user_prompt": Query,
+    **{name: Annotated[int, Bounded(1, high)] for name, high in BOUNDS.items()},
+}
+"""How the body carries the fields whose text or size the server bounds first (NUL or
+lone surrogate: 400, past a bound: 422); the others take :class:`QueryParam`'s types.
+The messages of ``conversation_history`` are checked by :class:`QueryParam` (a 400)."""
+
+PARAM_FIELDS = tuple(f.name for f in dataclasses.fields(QueryParam) if f.name not in _QueryBody.model_fields)
+"""The :class:`QueryParam` fields a query body may set."""
+
+_DECLARED = get_type_hints(QueryParam, include_extras=True)
+
+_PARAM_BODY: dict[str, Any] = {
+    name: (_CARRIED.get(name, _DECLARED[name]) | None, None) for name in PARAM_FIELDS
+}
+
+if TYPE_CHECKING:
+    QueryRequest = _QueryBody
+else:
+    QueryRequest = create_model(
+        "QueryRequest",
+        __base__=_QueryBody,
+        __doc__="Upstream's query body with every QueryParam field; unset ones take the library's defaults.",
+        **_PARAM_BODY,
+    )
 
 
 def llm_generated(rag: LightRAG, stream: QueryStream) -> bool:
@@ -109,13 +108,14 @@ def references_of(stream: QueryStream, with_content: bool) -> list[dict[str, Any
 async def query(request: QueryRequest, runtime: Workspace) -> dict[str, Any]:
     """Answer a question from the workspace's knowledge."""
     started = time.perf_counter()
-    stream = await runtime.rag.aquery_stream(request.query, request.param())
+    param = request.param()
+    stream = await runtime.rag.aquery_stream(request.query, param)
     text = "".join([piece async for piece in stream])
     generated = llm_generated(runtime.rag, stream) and bool(text)
     return {
         "response": text or NO_CONTEXT,
         "references": references_of(stream, bool(request.include_chunk_content))
-        if request.include_references
+        if param.include_references
         else None,
         "response_time": round(time.perf_counter() - started, 3),
         "llm_generated": generated,
@@ -130,7 +130,8 @@ def _line(payload: dict[str, Any]) -> str:
 async def query_stream(request: QueryRequest, runtime: Workspace) -> StreamingResponse:
     """The answer as NDJSON lines: ``{"references": [...]}`` first, then ``{"response": piece}``."""
     started = time.perf_counter()
-    stream = await runtime.rag.aquery_stream(request.query, request.param())
+    param = request.param()
+    stream = await runtime.rag.aquery_stream(request.query, param)
     references = references_of(stream, bool(request.include_chunk_content))
     whole = request.stream is False
 
@@ -141,11 +142,11 @@ async def query_stream(request: QueryRequest, runtime: Workspace) -> StreamingRe
                 "response": text or NO_CONTEXT,
                 "llm_generated": llm_generated(runtime.rag, stream) and bool(text),
             }
-            if request.include_references:
+            if param.include_references:
                 complete["references"] = references
             yield _line(complete)
         else:
-            if request.include_references:
+            if param.include_references:
                 yield _line({"references": references})
             try:
                 async for piece in stream:

@@ -26,9 +26,9 @@ from .rows import (
 
 SQL = load_queries(__package__, "graph.sql")
 
-EntitiesToMerge = tuple[dict[str, MergeState[EntityRow]], dict[str, list[EntityFragmentRow]]]
+EntityStatesAndFragments = tuple[dict[str, MergeState[EntityRow]], dict[str, list[EntityFragmentRow]]]
 """The merge states of entities, and the stored fragments of those a merge rebuilds."""
-RelationsToMerge = tuple[
+RelationStatesAndFragments = tuple[
     dict[tuple[str, str], MergeState[RelationRow]], dict[tuple[str, str], list[RelationFragmentRow]]
 ]
 """The merge states of relations, and the stored fragments of those a merge rebuilds."""
@@ -53,9 +53,9 @@ class GraphStore:
     async def upsert_entities_if_unchanged(self, rows: Sequence[EntityRow]) -> set[str]:
         """Write entities whose stored version still equals ``row.version`` (0: not stored yet);
         return the names written."""
-        return await self.merge_entities(rows)
+        return await self.write_entities(rows)
 
-    async def merge_entities(
+    async def write_entities(
         self,
         rows: Sequence[EntityRow],
         vectors: Mapping[str, tuple[str, np.ndarray]] | None = None,
@@ -70,7 +70,7 @@ class GraphStore:
             return set()
         texts, values = vector_columns([r.name for r in rows], vectors or {})
         written = await self.conn.fetch(
-            SQL["merge_entities"],
+            SQL["write_entities"],
             *columns((r.values() for r in rows), 7),
             texts,
             values,
@@ -82,10 +82,10 @@ class GraphStore:
     async def upsert_relations_if_unchanged(self, rows: Sequence[RelationRow]) -> set[tuple[str, str]]:
         """Write relations whose stored version still equals ``row.version`` (0: not stored yet);
         both endpoints must exist. Return the pairs written."""
-        written, _ = await self.merge_relations(rows)
+        written, _ = await self.write_relations(rows)
         return written
 
-    async def merge_relations(
+    async def write_relations(
         self,
         rows: Sequence[RelationRow],
         vectors: Mapping[tuple[str, str], tuple[str, np.ndarray]] | None = None,
@@ -96,7 +96,7 @@ class GraphStore:
     ) -> tuple[set[tuple[str, str]], set[str]]:
         """Create the ``endpoints`` that do not exist yet (existing ones are untouched),
         with their ``endpoint_vectors``, then write ``rows`` like
-        :meth:`merge_entities` (both endpoints must exist by then); ``doc_id`` is
+        :meth:`write_entities` (both endpoints must exist by then); ``doc_id`` is
         linked to the relations written and the endpoints created. One statement;
         return the pairs written and the endpoints created."""
         if not rows and not endpoints:
@@ -104,7 +104,7 @@ class GraphStore:
         texts, values = vector_columns([r.pair for r in rows], vectors or {})
         end_texts, end_values = vector_columns([e.name for e in endpoints], endpoint_vectors or {})
         result = await self.conn.fetch(
-            SQL["merge_relations"],
+            SQL["write_relations"],
             *columns((r.values() for r in rows), 9),
             texts,
             values,
@@ -126,21 +126,23 @@ class GraphStore:
         """Lock the existing rows among ``pairs`` until the transaction ends, in pair order."""
         await self.conn.execute(SQL["lock_relations"], *pair_columns(pairs))
 
-    async def entities_for_merge(self, doc_id: str, names: Sequence[str]) -> dict[str, MergeState[EntityRow]]:
+    async def entity_states(self, doc_id: str, names: Sequence[str]) -> dict[str, MergeState[EntityRow]]:
         """What a merge of ``doc_id`` into each name needs to know, in one statement."""
-        states, _ = await self._entities_for_merge(doc_id, names, False)
+        states, _ = await self._entity_states(doc_id, names, False)
         return states
 
-    async def entities_to_merge(self, doc_id: str, names: Sequence[str]) -> EntitiesToMerge:
-        """:meth:`entities_for_merge`, and the stored fragments of every row a merge
+    async def entity_states_and_fragments(
+        self, doc_id: str, names: Sequence[str]
+    ) -> EntityStatesAndFragments:
+        """:meth:`entity_states`, and the stored fragments of every row a merge
         rebuilds from them (stored, not linked to ``doc_id``, without contributions
         merged before fragments were recorded), read in the same statement."""
-        return await self._entities_for_merge(doc_id, names, True)
+        return await self._entity_states(doc_id, names, True)
 
-    async def _entities_for_merge(
+    async def _entity_states(
         self, doc_id: str, names: Sequence[str], with_fragments: bool
-    ) -> EntitiesToMerge:
-        rows = await self.conn.fetch(SQL["entities_for_merge"], list(names), doc_id, with_fragments)
+    ) -> EntityStatesAndFragments:
+        rows = await self.conn.fetch(SQL["entity_states"], list(names), doc_id, with_fragments)
         states = {
             r["name"]: MergeState(
                 EntityRow.from_record(r) if r["present"] else None,
@@ -157,27 +159,23 @@ class GraphStore:
         }
         return states, stored
 
-    async def relations_for_merge(
+    async def relation_states(
         self, doc_id: str, pairs: Sequence[tuple[str, str]]
     ) -> dict[tuple[str, str], MergeState[RelationRow]]:
         """What a merge of ``doc_id`` into each canonical pair needs to know, in one statement."""
-        states, _ = await self._relations_for_merge(doc_id, pairs, False)
+        states, _ = await self._relation_states(doc_id, pairs, False)
         return states
 
-    async def relations_to_merge(
+    async def relation_states_and_fragments(
         self, doc_id: str, pairs: Sequence[tuple[str, str]]
-    ) -> tuple[
-        dict[tuple[str, str], MergeState[RelationRow]], dict[tuple[str, str], list[RelationFragmentRow]]
-    ]:
-        """:meth:`relations_for_merge` and stored fragments; see :meth:`entities_to_merge`."""
-        return await self._relations_for_merge(doc_id, pairs, True)
+    ) -> RelationStatesAndFragments:
+        """:meth:`relation_states` and stored fragments; see :meth:`entity_states_and_fragments`."""
+        return await self._relation_states(doc_id, pairs, True)
 
-    async def _relations_for_merge(
+    async def _relation_states(
         self, doc_id: str, pairs: Sequence[tuple[str, str]], with_fragments: bool
-    ) -> tuple[
-        dict[tuple[str, str], MergeState[RelationRow]], dict[tuple[str, str], list[RelationFragmentRow]]
-    ]:
-        rows = await self.conn.fetch(SQL["relations_for_merge"], *pair_columns(pairs), doc_id, with_fragments)
+    ) -> RelationStatesAndFragments:
+        rows = await self.conn.fetch(SQL["relation_states"], *pair_columns(pairs), doc_id, with_fragments)
         states = {
             (r["src"], r["tgt"]): MergeState(
                 RelationRow.from_record(r) if r["present"] else None,

@@ -27,7 +27,7 @@ JOIN entities es ON es.name = r.src
 JOIN entities et ON et.name = r.tgt
 ORDER BY r.src, r.tgt;
 
--- name: merge_entities
+-- name: write_entities
 -- Optimistic merge write of entities, in one statement. Each row ($1-$7) carries the
 -- version it was computed from; a row is written only if nobody changed it since (0
 -- means "did not exist"); a row read at version > 0 that was deleted since is not
@@ -83,8 +83,8 @@ WITH rows AS (
 )
 SELECT name FROM written;
 
--- name: merge_relations
--- Optimistic merge write of relations, in one statement; see merge_entities. First
+-- name: write_relations
+-- Optimistic merge write of relations, in one statement; see write_entities. First
 -- the missing endpoints ($21-$27, with their vectors $28, $29) are created (existing
 -- ones are untouched), then the relations ($1-$9) are written under the version check
 -- (both endpoints must exist), with, for the relations written, their new vectors
@@ -189,7 +189,7 @@ JOIN unnest($1::text[], $2::text[]) AS p(src, tgt) ON r.src = p.src AND r.tgt = 
 ORDER BY r.src COLLATE "C", r.tgt COLLATE "C"
 FOR NO KEY UPDATE OF r;
 
--- name: entities_for_merge
+-- name: entity_states
 -- Current state of each name before a merge: the row, whether document $2 already
 -- merged into it, the text its stored vector was computed from, and whether it holds
 -- contributions merged before fragments were recorded (a link without fragments).
@@ -217,11 +217,11 @@ CROSS JOIN LATERAL (
     ) AS unrecorded
 ) u;
 
--- name: relations_for_merge
+-- name: relation_states
 -- Current state of each pair before a merge: the row, whether document $3 already merged
 -- into it, the text its stored vector was computed from, whether it holds contributions
 -- merged before fragments were recorded, and whether each endpoint exists. When $4,
--- also the stored fragments of the rows a merge rebuilds; see entities_for_merge.
+-- also the stored fragments of the rows a merge rebuilds; see entity_states.
 SELECT p.src, p.tgt, r.keywords, r.description, r.weight, r.source_ids, r.file_paths,
        r.version, r.created_at, r.updated_at, 0::bigint AS degree,
        r.src IS NOT NULL AS present, d.doc_id IS NOT NULL AS linked,

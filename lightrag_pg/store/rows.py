@@ -87,7 +87,7 @@ def _similarity(record: Mapping[str, Any]) -> float | None:
     return None if value is None else float(value)
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class EntityRow:
     """One row of ``entities``.
 
@@ -144,7 +144,7 @@ class EntityRow:
         )
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class RelationRow:
     """One row of ``relations`` (``src < tgt``); ``degree`` is the edge degree
     (sum of the endpoint degrees), ``similarity`` and ``context_tokens`` as for
@@ -167,7 +167,9 @@ class RelationRow:
     def __post_init__(self) -> None:
         if self.src == self.tgt:
             raise ValueError(f"a relation needs two distinct entities, got {self.src!r} twice")
-        self.src, self.tgt = canonical_pair(self.src, self.tgt)
+        src, tgt = canonical_pair(self.src, self.tgt)
+        object.__setattr__(self, "src", src)  # frozen: put the pair in canonical order once
+        object.__setattr__(self, "tgt", tgt)
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> RelationRow:

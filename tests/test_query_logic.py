@@ -52,13 +52,14 @@ from lightrag_pg.query.ranking import (
     merge_chunks,
     merge_entities,
     merge_relations,
-    rank_local_relations,
     round_robin,
     truncate_by_tokens,
     truncate_kg,
 )
 from lightrag_pg.store.rows import ChunkRow, EntityRow, RelationRow
 from lightrag_pg.testing import query_from_keywords_prompt
+
+from .oracles import rank_local_relations
 
 
 class WhitespaceTokenizer:

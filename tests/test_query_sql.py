@@ -31,7 +31,6 @@ from lightrag_pg.query.ranking import (
     endpoint_names,
     merge_entities,
     merge_relations,
-    rank_local_relations,
     truncate_kg,
 )
 from lightrag_pg.query.retrieve import graph_chunks, retrieve_all
@@ -39,6 +38,8 @@ from lightrag_pg.store import retrieval
 from lightrag_pg.store.retrieval import RetrievalStore
 from lightrag_pg.store.rows import ChunkRow, DocumentRow, EntityRow, RelationRow
 from lightrag_pg.store.uow import Stores
+
+from .oracles import rank_local_relations
 
 ROOT = Path(__file__).resolve().parents[1]
 WORDS = [

@@ -129,6 +129,7 @@ async def test_clear_documents_empties_the_workspace_and_its_folder(
 
 
 async def test_clear_documents_keeps_the_cache_when_asked(indexed: Served, conn: asyncpg.Connection) -> None:  # noqa: F811
+    await idle(indexed)  # the pipeline stays busy a moment after its last document is processed
     cached = await cache_rows(conn, indexed.workspace)
     cleared = (await indexed.client.delete("/documents", params={"keep_llm_cache": "true"})).json()
     assert cleared["status"] == "success" and "LLM cache" not in cleared["message"]

@@ -174,20 +174,3 @@ class ProgressBar:
 
     def close(self) -> None:
         self.bar.close()
-
-
-def print_knowledge(data: dict[str, Any], limit: int = 8) -> None:
-    """The entities, relations and sources behind an answer."""
-    if data.get("status") != "success":
-        print(f"(no knowledge retrieved: {data.get('message')})")
-        return
-    d = data["data"]
-    print(f"\nEntities used ({len(d['entities'])}):")
-    for e in d["entities"][:limit]:
-        print(f"  - {e['entity_name']} ({e['entity_type']})")
-    print(f"Relations used ({len(d['relationships'])}):")
-    for r in d["relationships"][:limit]:
-        print(f"  - {r['src_id']} <-> {r['tgt_id']}")
-    print("Sources:")
-    for ref in d["references"]:
-        print(f"  [{ref['reference_id']}] {ref['file_path']}")

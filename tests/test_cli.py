@@ -38,7 +38,7 @@ def test_insert_query_and_admin_commands(
     assert "entities" in capsys.readouterr().out
     assert main([*base, "migrate", "--all"]) == 0
     assert f"{workspace_name}: revision {head_revision()}" in capsys.readouterr().out
-    assert main(["--dsn", dsn, "drop-workspace", workspace_name]) == 0
+    assert main(["--dsn", dsn, "drop-workspace", workspace_name, "--yes"]) == 0
 
 
 def test_bad_workspace_name_is_one_clear_line(dsn: str, capsys: pytest.CaptureFixture[str]) -> None:

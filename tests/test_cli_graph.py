@@ -72,4 +72,4 @@ def test_graph_management_commands(
     assert json.loads(run("docs", "--counts", "--json"))["all"] == 1
     # the manual edit outlived the delete of b.txt
     assert json.loads(run("entity", "show", "Alicia", "--json"))["graph_data"]["description"] == "A chemist."
-    assert main(["--dsn", dsn, "drop-workspace", workspace_name]) == 0
+    assert main(["--dsn", dsn, "drop-workspace", workspace_name, "--yes"]) == 0

@@ -97,7 +97,7 @@ def test_alembic_takes_the_dimension_of_the_configured_embedding(
     assert done.returncode == 0, done.stderr
     expected = f"created workspace {workspace_name!r} at revision {HEAD}: 64 dimensions, embeddings e5\n"
     assert done.stdout == expected
-    assert main(["--dsn", dsn, "drop-workspace", workspace_name]) == 0
+    assert main(["--dsn", dsn, "drop-workspace", workspace_name, "--yes"]) == 0
 
 
 def test_alembic_refuses_an_embedding_of_unknown_dimension(

@@ -52,6 +52,14 @@ async def test_alembic_command_line_creates_the_whole_schema(
         )
         == 1
     )
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "alembic", "-x", f"workspace={workspace_name}", "-x", "embedding_dim=16",
+        "upgrade", "head", cwd=ROOT, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await proc.communicate()
+    said = (out + err).decode()
+    assert proc.returncode != 0, "another dimension for an existing workspace is refused, not 'nothing to do'"
+    assert "stores 12-dimensional embeddings, not 16" in said and "Traceback" not in said
     await drop_workspace(conn, workspace_name)
 
 

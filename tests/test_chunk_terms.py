@@ -41,7 +41,6 @@ async def ws(dsn: str, workspace_name: str, conn: asyncpg.Connection) -> AsyncIt
     await conn.execute(f"SET search_path = {workspace_name}, public")
     yield workspace_name
     await conn.execute("RESET search_path")
-    await drop_workspace(conn, workspace_name)
 
 
 def random_text(rng: random.Random) -> str:

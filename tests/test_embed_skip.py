@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import asyncpg
 import numpy as np
-import pytest_asyncio
+import pytest
 
 from lightrag_pg import EmbeddingFunc, LightRAG
-from lightrag_pg.db.workspace import drop_workspace, workspace_exists
 from lightrag_pg.index.writer import MergeStats
-from lightrag_pg.testing import hashed_vectors, scripted_llm
+from lightrag_pg.testing import hashed_vectors
+
+from .conftest import RagFactory
 
 READS = 40
 """Characters the counting model reads of a text."""
@@ -53,27 +53,10 @@ class CountingModel:
 Build = Callable[[CountingModel], Awaitable[LightRAG]]
 
 
-@pytest_asyncio.fixture
-async def build(dsn: str, conn: asyncpg.Connection) -> AsyncIterator[Build]:
+@pytest.fixture
+def build(rag_factory: RagFactory) -> Build:
     """LightRAGs with the scripted LLM and a counting model, each on a fresh workspace."""
-    made: list[LightRAG] = []
-
-    async def factory(model: CountingModel) -> LightRAG:
-        rag = LightRAG(
-            dsn=dsn,
-            workspace=f"skip_{uuid.uuid4().hex[:10]}",
-            llm_model_func=scripted_llm,
-            embedding_func=model.func(),
-        )
-        await rag.initialize()
-        made.append(rag)
-        return rag
-
-    yield factory
-    for rag in made:
-        await rag.finalize()
-        if await workspace_exists(conn, rag.workspace):
-            await drop_workspace(conn, rag.workspace)
+    return lambda model: rag_factory(embedding_func=model.func())
 
 
 async def test_an_unchanged_row_is_not_embedded_again(build: Build) -> None:

@@ -99,7 +99,6 @@ async def test_role_that_may_not_install_age_runs_without_the_mirror(
             info = await create_workspace(conn, role_dsn, workspace_name, 8)
         assert not info.graph_enabled
         assert await conn.fetchval("SELECT count(*) FROM pg_extension WHERE extname = 'age'") == 0
-        await drop_workspace(conn, workspace_name)
     finally:
         await conn.close()
 

@@ -58,7 +58,6 @@ async def lexical_rag(
     await rag.initialize()
     yield rag
     await rag.finalize()
-    await drop_workspace(conn, workspace_name)
 
 
 async def store_chunks(rag: LightRAG, texts: dict[str, str], doc_id: str = "doc-1") -> None:

@@ -60,7 +60,6 @@ async def test_alembic_command_line_creates_the_whole_schema(
     said = (out + err).decode()
     assert proc.returncode != 0, "another dimension for an existing workspace is refused, not 'nothing to do'"
     assert "stores 12-dimensional embeddings, not 16" in said and "Traceback" not in said
-    await drop_workspace(conn, workspace_name)
 
 
 async def test_metadata_and_migrations_do_not_drift(rag: LightRAG) -> None:

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import asyncpg
 import pytest
-import pytest_asyncio
 
 from lightrag_pg.db.workspace import create_workspace, drop_workspace, workspace_exists
 from lightrag_pg.server import ServerSettings
@@ -17,17 +16,6 @@ from lightrag_pg.server.query import QueryRequest
 
 from .server_files import SAMPLES
 from .server_support import TEXT, Served, counted, serving
-
-
-@pytest_asyncio.fixture
-async def served(
-    dsn: str, workspace_name: str, tmp_path: Path, conn: asyncpg.Connection
-) -> AsyncIterator[Served]:
-    settings = ServerSettings(dsn=dsn, default_workspace=workspace_name, input_dir=tmp_path / "inputs")
-    async with serving(settings) as server:
-        yield server
-    if await workspace_exists(conn, workspace_name):
-        await drop_workspace(conn, workspace_name)
 
 
 async def query_json(server: Served, body: dict[str, object]) -> dict[str, object]:
@@ -231,7 +219,7 @@ async def test_upload_refuses_unsupported_types_and_same_names(served: Served) -
 
 
 async def test_oversize_upload_is_413_and_saves_nothing(
-    dsn: str, workspace_name: str, tmp_path: Path, conn: asyncpg.Connection
+    dsn: str, workspace_name: str, tmp_path: Path
 ) -> None:
     settings = ServerSettings(
         dsn=dsn, default_workspace=workspace_name, input_dir=tmp_path / "in", max_upload_bytes=1000
@@ -255,7 +243,6 @@ async def test_oversize_upload_is_413_and_saves_nothing(
         await server.track(small.json()["track_id"])
         assert [p.name for p in (tmp_path / "in" / workspace_name).iterdir()] == ["s.txt"]
         assert (await counts(server)) == counted(processed=1)
-    await drop_workspace(conn, workspace_name)
 
 
 async def test_ten_concurrent_uploads_lose_nothing(served: Served) -> None:

@@ -17,7 +17,6 @@ import httpx
 import pytest
 import uvicorn
 
-from lightrag_pg.db.workspace import drop_workspace, workspace_exists
 from lightrag_pg.server import ServerSettings, create_app
 from lightrag_pg.server.registry import RagFactory
 from lightrag_pg.testing import scripted_llm
@@ -110,10 +109,8 @@ def settings(dsn: str, workspace_name: str, tmp_path: Path) -> ServerSettings:
 
 
 @pytest.fixture
-async def dropped(conn: asyncpg.Connection, workspace_name: str) -> AsyncIterator[None]:
+async def dropped(workspace_name: str) -> AsyncIterator[None]:
     yield
-    if await workspace_exists(conn, workspace_name):
-        await drop_workspace(conn, workspace_name)
 
 
 @pytest.fixture

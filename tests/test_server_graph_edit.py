@@ -10,7 +10,6 @@ import asyncpg
 import pytest
 import pytest_asyncio
 
-from lightrag_pg.db.workspace import drop_workspace, workspace_exists
 from lightrag_pg.server import ServerSettings
 
 from .server_support import TEXT, Served, serving
@@ -19,17 +18,13 @@ DELETED_KEYS = {"status", "doc_id", "message", "status_code", "file_path"}
 
 
 @pytest_asyncio.fixture
-async def indexed(
-    dsn: str, workspace_name: str, tmp_path: Path, conn: asyncpg.Connection
-) -> AsyncIterator[Served]:
+async def indexed(dsn: str, workspace_name: str, tmp_path: Path) -> AsyncIterator[Served]:
     """A server whose default workspace holds :data:`TEXT` (Alice, Bob, Acme, ...), indexed."""
     settings = ServerSettings(dsn=dsn, default_workspace=workspace_name, input_dir=tmp_path)
     async with serving(settings) as server:
         inserted = await server.client.post("/documents/text", json={"text": TEXT, "file_source": "t.txt"})
         await server.track(inserted.json()["track_id"])
         yield server
-    if await workspace_exists(conn, workspace_name):
-        await drop_workspace(conn, workspace_name)
 
 
 async def _graph(served: Served) -> dict[str, Any]:

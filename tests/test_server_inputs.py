@@ -8,10 +8,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import asyncpg
 import pytest_asyncio
 
-from lightrag_pg.db.workspace import drop_workspace, workspace_exists
 from lightrag_pg.query.param import MAX_TOKENS, MAX_TOP_K
 from lightrag_pg.server import ServerSettings
 from lightrag_pg.server.documents import MAX_PAGE
@@ -24,17 +22,13 @@ JSON = {"content-type": "application/json"}
 
 
 @pytest_asyncio.fixture
-async def indexed(
-    dsn: str, workspace_name: str, tmp_path: Path, conn: asyncpg.Connection
-) -> AsyncIterator[Served]:
+async def indexed(dsn: str, workspace_name: str, tmp_path: Path) -> AsyncIterator[Served]:
     """A server whose default workspace holds :data:`TEXT` (file ``t.txt``), indexed."""
     settings = ServerSettings(dsn=dsn, default_workspace=workspace_name, input_dir=tmp_path / "inputs")
     async with serving(settings) as server:
         inserted = await server.client.post("/documents/text", json={"text": TEXT, "file_source": "t.txt"})
         await server.track(inserted.json()["track_id"])
         yield server
-    if await workspace_exists(conn, workspace_name):
-        await drop_workspace(conn, workspace_name)
 
 
 async def unchanged(served: Served) -> None:

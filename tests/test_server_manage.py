@@ -4,32 +4,18 @@ subgraphs, paging by status, deleting documents, clearing the cache, retrying fa
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
-from pathlib import Path
+from collections.abc import Awaitable, Callable
 
 import asyncpg
 import pytest
 import pytest_asyncio
 
 from lightrag_pg.db.identifiers import quote_ident
-from lightrag_pg.db.workspace import drop_workspace, workspace_exists
-from lightrag_pg.server import ServerSettings
 from lightrag_pg.server.runtime import WorkspaceRuntime
 
-from .server_support import TEXT, Served, counted, serving
+from .server_support import TEXT, Served, counted
 
 BROKEN_PDF = {"file": ("broken.pdf", b"%PDF-1.4\nthis is not a pdf", "application/pdf")}
-
-
-@pytest_asyncio.fixture
-async def served(
-    dsn: str, workspace_name: str, tmp_path: Path, conn: asyncpg.Connection
-) -> AsyncIterator[Served]:
-    settings = ServerSettings(dsn=dsn, default_workspace=workspace_name, input_dir=tmp_path / "inputs")
-    async with serving(settings) as server:
-        yield server
-    if await workspace_exists(conn, workspace_name):
-        await drop_workspace(conn, workspace_name)
 
 
 @pytest_asyncio.fixture

@@ -166,13 +166,10 @@ def test_pool_sizes_come_from_the_environment_and_leave_room_for_other_workspace
         ServerSettings.from_env({"LIGHTRAG_PG_POOL_SIZE": "many"})
 
 
-async def test_a_factory_that_ignores_the_shared_pool_is_refused(
-    dsn: str, workspace_name: str, conn: asyncpg.Connection
-) -> None:
+async def test_a_factory_that_ignores_the_shared_pool_is_refused(dsn: str, workspace_name: str) -> None:
     def own_pool(workspace: str, pool: SharedPool) -> LightRAG:
         return LightRAG(dsn=dsn, workspace=workspace, embedding_func=hashed_embedding_func())
 
     with pytest.raises(ConfigurationError, match="pool=pool"):
         async with serving(ServerSettings(dsn=dsn, default_workspace=workspace_name), own_pool):
             pass
-    await drop_workspace(conn, workspace_name)

@@ -9,14 +9,14 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from .fake_openai import FakeOpenAI
-from .served_process import Server, serving_process
+from .served_process import Server
 
 CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -46,10 +46,10 @@ if not Path(CHROMIUM).exists() and not os.environ.get("CI"):
 
 
 @pytest.fixture(scope="module")
-def server(dsn: str, llm_server: FakeOpenAI, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def server(serve_process: Callable[..., Any], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """``lightrag-pg serve`` with an API key, the scripted LLM and one seeded document."""
     workspace = f"webui_{uuid.uuid4().hex[:8]}"
-    with serving_process(dsn, llm_server, tmp_path_factory.mktemp("webui"), workspace, KEY) as served:
+    with serve_process(workspace, tmp_path_factory.mktemp("webui"), KEY) as served:
         served.insert(SEED, "seed.md")
         yield served
 

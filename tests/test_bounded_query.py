@@ -45,6 +45,7 @@ async def filled(llm_rag: LightRAG) -> LightRAG:
     return llm_rag
 
 
+@pytest.mark.slow
 async def test_a_long_question_is_bounded(filled: LightRAG) -> None:
     question = long_question(99_000)
     started = time.perf_counter()

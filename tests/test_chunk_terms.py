@@ -180,6 +180,7 @@ async def test_the_table_follows_inserts_updates_and_deletes(
         await rag.finalize()
 
 
+@pytest.mark.slow
 async def test_an_upgrade_from_0011_back_fills_and_the_downgrade_restores_0009(
     dsn: str, workspace_name: str, conn: asyncpg.Connection
 ) -> None:

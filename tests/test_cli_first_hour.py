@@ -104,6 +104,7 @@ def test_reembed_with_nothing_to_do_shows_no_bar(
     assert main([*base, "drop-workspace", workspace_name, "--yes"]) == 0
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_insert_says_at_once_that_it_stops(
     dsn: str, workspace_name: str, tmp_path: Path, llm_server: FakeOpenAI
 ) -> None:

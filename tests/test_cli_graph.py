@@ -12,6 +12,7 @@ from lightrag_pg.cli import main
 from tests.test_graph_edit import CUSTOM_KG
 
 
+@pytest.mark.slow
 def test_graph_management_commands(
     cli_env: None, dsn: str, workspace_name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -13,6 +13,8 @@ from lightrag_pg.cli import main
 from lightrag_pg.db.embedded import stop_server
 from lightrag_pg.db.workspace import head_revision
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 _CONFIG_VARS = ("LIGHTRAG_PG_DSN", "XDG_RUNTIME_DIR", "OPENAI_API_KEY", "OPENAI_BASE_URL")
 

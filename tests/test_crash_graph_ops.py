@@ -19,6 +19,8 @@ from .conftest import RagFactory
 from .crash_support import Worker, assert_consistent, wait_doc_locks_released, wait_until
 from .test_deletion import DOCS, NO_SUMMARY, insert, snapshot
 
+pytestmark = pytest.mark.slow
+
 DELETED = ["d0", "d2"]
 SOURCES, TARGET = ["Alice", "Carol"], "Bob"
 

@@ -18,6 +18,8 @@ from lightrag_pg.db.workspace import GraphMirrorOff, create_workspace, drop_work
 from lightrag_pg.errors import MissingPrivilege
 from lightrag_pg.testing import hashed_embedding_func as embedding_func
 
+pytestmark = pytest.mark.slow
+
 
 def _dsn_for(dsn: str, user: str, database: str | None = None) -> str:
     parts = urlsplit(dsn)

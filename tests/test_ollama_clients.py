@@ -19,6 +19,8 @@ import pytest
 
 from .served_process import Server
 
+pytestmark = pytest.mark.slow
+
 KEY = "ollama-key"
 SEED = "Alice founded Acme in Paris. Bob joined Acme in Berlin."
 MODEL = "lightrag:latest"

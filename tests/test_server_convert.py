@@ -26,6 +26,8 @@ from lightrag_pg.server.settings import ConversionLimits
 from .server_files import docx, docx_amplifier, docx_bomb
 from .server_support import Served, counted, serving
 
+pytestmark = pytest.mark.slow
+
 LOOSE_ZIP: dict[str, Any] = {"max_zip_ratio": 1e6, "max_unzipped_bytes": 1 << 34}
 """Zip checks that let a bomb through to its parser, to exercise the process limits."""
 

@@ -21,6 +21,8 @@ from lightrag_pg.testing import scripted_llm
 from .served_process import free_port, server_env, start_server, wait_until_up
 from .server_support import TEXT, scripted_factory, serving
 
+pytestmark = pytest.mark.slow
+
 
 def test_lightrag_pg_serve_in_a_real_process(
     workspace_name: str, tmp_path: Path, serve_process: Callable[..., Any]

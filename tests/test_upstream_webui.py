@@ -20,6 +20,8 @@ from .served_process import Server
 from .test_webui import browser  # noqa: F401 (fixture; skips this module where test_webui is skipped)
 from .upstream_webui import upstream_webui, webui_file
 
+pytestmark = pytest.mark.slow
+
 SEED = "Alice founded Acme in Paris. Bob joined Acme in Berlin. Carol met Alice in Paris. Globex hired Bob."
 SECOND = "Quantum Lab is run by Carol in Berlin. Globex funds Quantum Lab."
 THIRD = "Dave repairs bicycles in Lyon."

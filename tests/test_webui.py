@@ -18,6 +18,8 @@ import pytest
 from .fake_openai import FakeOpenAI
 from .served_process import Server
 
+pytestmark = pytest.mark.slow
+
 CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--headless",

@@ -318,6 +318,7 @@ async def test_custom_kg_dangling_references(graphs: Callable[..., Any], change:
     assert await snapshot(rag.dsn, rag.workspace) == before
 
 
+@pytest.mark.slow
 async def test_concurrent_edits_from_two_processes_lose_nothing(graphs: Callable[..., Any]) -> None:
     rag = await graphs()
     await insert(rag, ["d0"])

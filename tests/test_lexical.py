@@ -296,6 +296,7 @@ async def test_lexical_fusion_adds_no_statement(lexical_rag: LightRAG, lexical: 
         assert counter.total == 1, (mode, counter.by_method)
 
 
+@pytest.mark.slow
 async def test_a_workspace_from_before_lexical_search_upgrades_and_is_searchable(
     dsn: str, workspace_name: str, conn: asyncpg.Connection
 ) -> None:
@@ -342,6 +343,7 @@ async def test_a_workspace_from_before_lexical_search_upgrades_and_is_searchable
         await drop_workspace(conn, ws)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_a_workspace_from_before_term_counts_upgrades_and_counts_terms(
     dsn: str, workspace_name: str, conn: asyncpg.Connection, backend: str

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import asyncpg
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy.ext.asyncio import create_async_engine
@@ -18,6 +19,8 @@ from lightrag_pg.db.embedded import sqlalchemy_url
 from lightrag_pg.db.migrate import MigrationTarget, configure_context, prepare_workspace, upgrade
 from lightrag_pg.db.workspace import drop_workspace, head_revision, read_info
 from tests.test_lexical import alembic
+
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 

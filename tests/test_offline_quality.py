@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("spacy")
 
 from bench.extractor import LABELS, evaluate, load_labels, match_key, score_paragraph, spacy_extract, total

@@ -325,6 +325,7 @@ def test_parse_keywords_never_raises(text: str) -> None:
             keyword.encode("utf-8")
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(
     st.recursive(

@@ -218,6 +218,7 @@ async def test_stored_token_counts_are_those_of_the_context_lines(
         assert r["context_tokens"] == rag.tokenizer.count(line + "\n")
 
 
+@pytest.mark.slow
 async def test_migrate_all_backfills_the_token_counts_of_older_workspaces(
     conn: asyncpg.Connection, dsn: str, workspace_name: str
 ) -> None:

@@ -342,6 +342,7 @@ async def test_discarding_a_staged_reembed_leaves_the_old_model_in_place(
     assert result.embedding_dim == 64 and not result.resumed
 
 
+@pytest.mark.slow
 async def test_a_reembed_killed_mid_staging_is_finished_by_a_rerun_that_embeds_nothing_twice(
     old_rag: LightRAG, dsn: str, conn: asyncpg.Connection, workspaces: Callable[[str], str], tmp_path: Path
 ) -> None:

@@ -165,6 +165,7 @@ async def test_query_on_an_empty_workspace_says_so(served: Served) -> None:
     assert data["status"] == "failure"
 
 
+@pytest.mark.slow
 async def test_upload_one_file_of_each_supported_type(served: Served) -> None:
     tracks = {}
     samples = {ext: make(f"Alice wrote this {ext[1:]} file at Acme.") for ext, make in SAMPLES.items()}

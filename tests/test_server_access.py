@@ -321,6 +321,7 @@ async def _spray(url: str, source: str, prefix: str) -> list[int]:
         return statuses
 
 
+@pytest.mark.slow
 async def test_forwarded_for_is_ignored_from_untrusted_addresses(
     workspace_name: str, tmp_path: Path, serve_process: Callable[..., Any]
 ) -> None:

@@ -106,6 +106,7 @@ async def test_a_saturated_workspace_does_not_block_another(
         assert (await waiting).status_code == 200  # a is served once its connections come back
 
 
+@pytest.mark.slow
 async def test_a_dropped_workspace_does_not_break_another(
     dsn: str, workspace_name: str, tmp_path: Path, conn: asyncpg.Connection
 ) -> None:

@@ -165,6 +165,7 @@ async def _busy(server: Served) -> bool:
     return bool((await server.client.get("/documents/pipeline_status")).json()["busy"])
 
 
+@pytest.mark.slow
 async def test_a_running_delete_reads_busy_so_clients_refresh_after_it(indexed: Served, dsn: str) -> None:  # noqa: F811
     # upstream's WebUI refreshes its table when the pipeline goes from busy to idle; a delete
     # that never read busy left the deleted document listed

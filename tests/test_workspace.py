@@ -138,6 +138,7 @@ asyncio.run(main())
 """
 
 
+@pytest.mark.slow
 async def test_creation_is_idempotent_and_safe_across_processes(
     dsn: str, workspace_name: str, conn: asyncpg.Connection
 ) -> None:

@@ -57,6 +57,7 @@ async def test_a_long_question_is_bounded(filled: LightRAG) -> None:
     assert len(data["metadata"]["keywords"]["low_level"]) <= 20
 
 
+@pytest.mark.slow
 async def test_a_question_over_the_cap_is_refused_naming_it(filled: LightRAG) -> None:
     with StatementCounter() as counter:
         async with asyncio.timeout(60):

@@ -11,6 +11,7 @@ from lightrag_pg.cli import main
 from lightrag_pg.db.workspace import head_revision
 
 
+@pytest.mark.slow
 def test_insert_query_and_admin_commands(
     cli_env: None, dsn: str, workspace_name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

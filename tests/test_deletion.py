@@ -98,6 +98,7 @@ async def insert(rag: LightRAG, ids: list[str], docs: dict[str, str] = DOCS) -> 
     assert result.progress.docs_failed == 0, result.progress.failures
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "settings",
     [
@@ -138,6 +139,7 @@ async def test_deleting_everything_leaves_an_empty_workspace(workspaces: Any, ds
     assert all(rows == [] for rows in (await snapshot(dsn, rag.workspace)).values())
 
 
+@pytest.mark.slow
 async def test_statements_per_delete_do_not_grow_with_the_documents(workspaces: Any) -> None:
     counts = []
     for gone in (["d1"], ["d1", "d3", "d4"], ["d0", "d1", "d2", "d3", "d4"]):

@@ -78,6 +78,7 @@ async def test_an_unchanged_row_is_not_embedded_again(build: Build) -> None:
     assert len(model.sent_for("Alice")) == 1, "a change the model reads is embedded"
 
 
+@pytest.mark.slow
 async def test_skipped_embeddings_do_not_make_vectors_depend_on_order(
     build: Build, conn: asyncpg.Connection
 ) -> None:

@@ -295,6 +295,7 @@ async def test_custom_kg_insert_and_delete(graphs: Callable[..., Any]) -> None:
     assert await snapshot(rag.dsn, rag.workspace) == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("change", "message"),
     [

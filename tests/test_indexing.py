@@ -107,6 +107,7 @@ async def test_extraction_is_cached_across_workspace_reprocessing(
     assert weight == 1.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("texts", "kwargs", "match"),
     [

@@ -77,6 +77,7 @@ async def test_insert_statements_per_chunk_and_batched_cache(
         await rag.finalize()
 
 
+@pytest.mark.slow
 async def test_bench_documents_stay_within_the_bound_per_chunk(
     dsn: str, workspace_name: str, conn: asyncpg.Connection
 ) -> None:

@@ -8,6 +8,7 @@ import asyncio
 import random
 
 import asyncpg
+import pytest
 
 from lightrag_pg import LightRAG
 from lightrag_pg.db.identifiers import search_path
@@ -106,6 +107,7 @@ async def flushed_changes(dsn: str, workspace: str, statement: str) -> None:
         await writer.close()
 
 
+@pytest.mark.slow
 async def test_only_tables_changed_by_more_than_a_tenth_are_analyzed_again(
     dsn: str, workspace_name: str, conn: asyncpg.Connection
 ) -> None:

@@ -313,6 +313,7 @@ _JSONISH = st.sampled_from(
 _ANY_TEXT = st.text(st.characters(exclude_categories=()))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.one_of(_ANY_TEXT, _JSONISH), max_size=30).map("".join))
 def test_parse_keywords_never_raises(text: str) -> None:

@@ -125,6 +125,7 @@ async def reference(
     return kept_e, kept_r, len(entities), len(relations), chunks[: param.chunk_top_k], len(chunks)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2, 3])
 async def test_sql_ranking_and_budget_cut_match_the_python_reference(rag: LightRAG, seed: int) -> None:
     rng = random.Random(seed)

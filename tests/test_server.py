@@ -86,6 +86,7 @@ async def test_texts_insert_reports_partial_success_and_duplicates(served: Serve
     assert (await counts(served))["all"] == 3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("path", "body", "status"),
     [
@@ -113,6 +114,7 @@ async def test_bad_bodies_are_4xx_with_a_message_and_write_nothing(
     assert (await counts(served)) == counted()
 
 
+@pytest.mark.slow
 async def test_bad_track_and_delete_requests(served: Served) -> None:
     assert (await served.client.get("/documents/track_status/%20")).status_code == 400
     unknown = (await served.client.get("/documents/track_status/nope")).json()
@@ -261,6 +263,7 @@ async def test_ten_concurrent_uploads_lose_nothing(served: Served) -> None:
     assert (await counts(served)) == counted(processed=10)
 
 
+@pytest.mark.slow
 async def test_scan_indexes_new_files_of_the_input_folder(served: Served) -> None:
     folder = Path(served.app.state.server.settings.input_dir) / served.workspace
     folder.mkdir(parents=True, exist_ok=True)

@@ -169,6 +169,7 @@ def test_unsafe_file_names_are_refused(name: str) -> None:
         safe_name(name)
 
 
+@pytest.mark.slow
 async def test_the_workspace_header_picks_the_schema(
     dsn: str, workspace_name: str, conn: asyncpg.Connection
 ) -> None:
@@ -207,6 +208,7 @@ async def test_the_workspace_header_picks_the_schema(
         await drop_workspace(conn, name)
 
 
+@pytest.mark.slow
 async def test_a_broken_workspace_does_not_block_another(
     dsn: str, workspace_name: str, conn: asyncpg.Connection
 ) -> None:
@@ -237,6 +239,7 @@ async def test_a_broken_workspace_does_not_block_another(
         await drop_workspace(conn, name)
 
 
+@pytest.mark.slow
 async def test_open_workspaces_are_bounded(dsn: str, workspace_name: str, conn: asyncpg.Connection) -> None:
     names = [f"{workspace_name}_{i}" for i in range(3)]
     settings = ServerSettings(dsn=dsn, default_workspace=workspace_name, allow_create=True, max_workspaces=2)

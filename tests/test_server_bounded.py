@@ -214,6 +214,7 @@ async def test_a_long_question_is_answered_in_bounded_time(served: Served) -> No
     assert time.perf_counter() - started < 10
 
 
+@pytest.mark.slow
 async def test_a_question_over_the_cap_is_refused_naming_it(served: Served) -> None:
     too_long = long_question(150_000)
     async with asyncio.timeout(60):

@@ -137,6 +137,7 @@ async def test_entity_exists(indexed: Served) -> None:
     assert (await indexed.client.get("/graph/entity/exists")).status_code == 422
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("method", "path", "params", "body"),
     [

@@ -110,6 +110,7 @@ async def test_rename_onto_an_existing_entity_merges_only_when_allowed(indexed: 
     assert not await _exists(indexed, "Bob")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("body", "status"),
     [
@@ -140,6 +141,7 @@ async def test_edit_relation(indexed: Served) -> None:
     assert float(body["data"]["graph_data"]["weight"]) == 5.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("body", "status"),
     [
@@ -201,6 +203,7 @@ async def test_create_relation(indexed: Served) -> None:
     assert ["Alice", "Bob"] in (await _graph(indexed))["edges"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("body", "status"),
     [
@@ -229,6 +232,7 @@ async def test_merge_entities(indexed: Served) -> None:
     assert not await _exists(indexed, "Bob") and await _exists(indexed, "Alice")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("body", "status"),
     [
@@ -246,6 +250,7 @@ async def test_merge_entities_refusals_write_nothing(
     assert await _graph(indexed) == before
 
 
+@pytest.mark.slow
 async def test_delete_entity(indexed: Served) -> None:
     response = await indexed.client.request("DELETE", "/graph/entity/delete", json={"entity_name": "Bob"})
     body = _success(response)
@@ -253,6 +258,7 @@ async def test_delete_entity(indexed: Served) -> None:
     assert not await _exists(indexed, "Bob")
 
 
+@pytest.mark.slow
 async def test_delete_relation(indexed: Served) -> None:
     response = await indexed.client.request(
         "DELETE", "/graph/relation/delete", json={"source_entity": "Acme", "target_entity": "Alice"}
@@ -263,6 +269,7 @@ async def test_delete_relation(indexed: Served) -> None:
     assert await _exists(indexed, "Alice")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("path", "body", "status"),
     [

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 import pytest_asyncio
 
 from lightrag_pg.query.param import MAX_TOKENS, MAX_TOP_K
@@ -94,6 +95,7 @@ SURROGATE_BODIES = [
 ]
 
 
+@pytest.mark.slow
 async def test_lone_surrogates_are_a_400(indexed: Served) -> None:
     for path, raw in SURROGATE_BODIES:
         response = await indexed.client.post(path, content=raw, headers=JSON)
@@ -116,6 +118,7 @@ BOUNDED_REQUESTS: list[tuple[str, str, dict[str, str] | None, bytes | None, int]
 ]
 
 
+@pytest.mark.slow
 async def test_top_k_too_large_is_a_422_naming_the_bound(indexed: Served) -> None:
     for method, path, params, body, bound in BOUNDED_REQUESTS:
         response = await indexed.client.request(method, path, params=params, content=body, headers=JSON)
@@ -125,6 +128,7 @@ async def test_top_k_too_large_is_a_422_naming_the_bound(indexed: Served) -> Non
     await unchanged(indexed)
 
 
+@pytest.mark.slow
 async def test_api_chat_is_capped_like_query(indexed: Served) -> None:
     long = "Who is Alice? " * (MAX_QUERY_CHARS // 14 + 1)
     assert len(long) > MAX_QUERY_CHARS

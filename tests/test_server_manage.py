@@ -71,6 +71,7 @@ async def test_label_routes_list_rank_and_search_the_entities(indexed: Served) -
     assert (await indexed.client.get("/graph/label/search", params={"q": "  "})).json() == []
 
 
+@pytest.mark.slow
 async def test_graphs_returns_upstreams_nodes_and_edges(indexed: Served) -> None:
     response = await indexed.client.get("/graphs", params={"label": "Alice", "max_depth": 1})
     assert response.status_code == 200
@@ -91,6 +92,7 @@ async def test_graphs_returns_upstreams_nodes_and_edges(indexed: Served) -> None
     assert unknown == {"nodes": [], "edges": [], "is_truncated": False}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("path", "params", "status"),
     [
@@ -241,6 +243,7 @@ async def test_a_file_that_could_not_be_converted_is_never_retried(served: Serve
     assert after["updated_at"] == doc["updated_at"]
 
 
+@pytest.mark.slow
 async def test_reprocess_failed_retries_documents_that_have_text(
     served: Served, conn: asyncpg.Connection
 ) -> None:

@@ -61,6 +61,7 @@ async def answer(server: Served, headers: dict[str, str] | None = None) -> dict[
     return body
 
 
+@pytest.mark.slow
 async def test_every_workspace_is_served_from_the_one_pool(
     dsn: str, workspace_name: str, tmp_path: Path, conn: asyncpg.Connection
 ) -> None:
@@ -83,6 +84,7 @@ async def test_every_workspace_is_served_from_the_one_pool(
         assert health["pool_size"] == 3 and health["workspace_pool_size"] == 2
 
 
+@pytest.mark.slow
 async def test_a_saturated_workspace_does_not_block_another(
     dsn: str, workspace_name: str, tmp_path: Path, conn: asyncpg.Connection
 ) -> None:
@@ -130,6 +132,7 @@ async def test_a_dropped_workspace_does_not_break_another(
         assert server.app.state.server.registry.pool.pool.get_size() <= 2
 
 
+@pytest.mark.slow
 async def test_no_statement_is_added_in_the_steady_state(
     dsn: str, workspace_name: str, tmp_path: Path, conn: asyncpg.Connection
 ) -> None:

@@ -95,6 +95,7 @@ async def test_health_fills_upstreams_configuration_with_real_values(served: Ser
     assert body["input_directory"] and body["server_mode"] == "uvicorn"
 
 
+@pytest.mark.slow
 async def test_clear_documents_empties_the_workspace_and_its_folder(
     served: Served,
     conn: asyncpg.Connection,
@@ -127,6 +128,7 @@ async def test_clear_documents_empties_the_workspace_and_its_folder(
     assert doc["status"] == "processed"
 
 
+@pytest.mark.slow
 async def test_clear_documents_keeps_the_cache_when_asked(indexed: Served, conn: asyncpg.Connection) -> None:  # noqa: F811
     await idle(indexed)  # the pipeline stays busy a moment after its last document is processed
     cached = await cache_rows(conn, indexed.workspace)
@@ -136,6 +138,7 @@ async def test_clear_documents_keeps_the_cache_when_asked(indexed: Served, conn:
     assert await cache_rows(conn, indexed.workspace) == cached
 
 
+@pytest.mark.slow
 async def test_clear_documents_is_refused_while_the_pipeline_is_busy(
     dsn: str, workspace_name: str, tmp_path: Path
 ) -> None:
@@ -261,6 +264,7 @@ async def test_ui_customization_has_upstreams_shape_and_the_branding(
             await drop_workspace(conn, workspace_name)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", ["/docs", "/redoc"])
 async def test_api_docs_load_no_asset_from_another_host(served: Served, page: str) -> None:
     html = (await served.client.get(page)).text

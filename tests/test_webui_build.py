@@ -6,6 +6,8 @@ import hashlib
 import re
 from pathlib import Path
 
+import pytest
+
 from lightrag_pg.server import ServerSettings
 from lightrag_pg.server.app import WEBUI
 
@@ -43,6 +45,7 @@ def test_the_build_loads_nothing_from_elsewhere() -> None:
     assert not re.search(r'(?:src|href)="https?://', index)
 
 
+@pytest.mark.slow
 async def test_the_server_redirects_to_the_ui_and_serves_it(
     dsn: str, workspace_name: str, tmp_path: Path
 ) -> None:

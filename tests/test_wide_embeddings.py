@@ -43,6 +43,7 @@ async def wide_rag(dsn: str, workspace_name: str) -> AsyncIterator[LightRAG]:
     await rag.finalize()
 
 
+@pytest.mark.slow
 async def test_wide_vectors_stay_vector_columns_with_halfvec_hnsw_indexes(
     wide_rag: LightRAG, conn: asyncpg.Connection
 ) -> None:

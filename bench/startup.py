@@ -129,7 +129,7 @@ def main() -> None:
                     for name, (command, env) in commands.items():
                         results[name].append(timed(filled(command, f"{name} {run}"), env))
             finally:
-                drop = cli("drop-workspace", workspace, "--dsn", dsn)
+                drop = cli("drop-workspace", workspace, "--yes", "--dsn", dsn)
                 subprocess.run(drop, env=envs[""], capture_output=True)
     baseline = statistics.median(wall for wall, _ in results["python -c pass"])
     bytecode = "compiled first (--bytecode)" if args.bytecode else _bytecode_as_is()

@@ -16,6 +16,7 @@ import os
 import warnings
 
 from alembic import context
+from alembic.util import CommandError
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
@@ -30,12 +31,14 @@ from lightrag_pg.db.migrate import (
     recorded_dim,
     target_from_cli,
 )
-from lightrag_pg.errors import ConfigurationError
+from lightrag_pg.errors import ConfigurationError, LightRAGError
 from lightrag_pg.llm.openai_client import OpenAIEmbedding, embedding_configured
 
 warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
 
 config = context.config
+DIM_GIVEN_KEY = "lightrag_dim_given"
+"""Whether the command line named the dimension (``-x embedding_dim`` or the environment)."""
 
 
 def configured_embedding() -> tuple[int, str]:
@@ -55,7 +58,8 @@ def configured_embedding() -> tuple[int, str]:
 
 def target_from_command_line() -> MigrationTarget:
     x_args = dict(context.get_x_argument(as_dictionary=True))
-    if not x_args.get("embedding_dim") and not os.environ.get(DIM_ENV):
+    config.attributes[DIM_GIVEN_KEY] = bool(x_args.get("embedding_dim") or os.environ.get(DIM_ENV))
+    if not config.attributes[DIM_GIVEN_KEY]:
         dim, model = configured_embedding()
         x_args["embedding_dim"] = str(dim)
         x_args.setdefault("embedding_model", model)
@@ -65,7 +69,14 @@ def target_from_command_line() -> MigrationTarget:
 def run_on(connection, report: bool = False) -> None:
     target = config.attributes[TARGET_KEY]
     prepare_workspace(connection, target)
-    created = recorded_dim(connection, target.workspace) is None
+    recorded = recorded_dim(connection, target.workspace)
+    created = recorded is None
+    if not created and config.attributes.get(DIM_GIVEN_KEY) and recorded != target.embedding_dim:
+        raise ConfigurationError(
+            f"workspace {target.workspace!r} stores {recorded}-dimensional embeddings, not "
+            f"{target.embedding_dim}: the dimension of an existing workspace does not change on "
+            "upgrade (to move it to another model, re-embed it: `lightrag-pg reembed`)"
+        )
     configure_context(context, connection, target)
     before = context.get_context().get_current_revision()
     with context.begin_transaction():
@@ -101,11 +112,15 @@ async def run_standalone() -> None:
 if context.is_offline_mode():
     raise SystemExit("lightrag_pg migrations need a live database (offline SQL mode is not supported)")
 
-if TARGET_KEY not in config.attributes:
-    config.attributes[TARGET_KEY] = target_from_command_line()
-
 connection = config.attributes.get("connection")
 if connection is None:
-    asyncio.run(run_standalone())
+    try:  # the alembic command line: its FAILED line instead of a traceback
+        if TARGET_KEY not in config.attributes:
+            config.attributes[TARGET_KEY] = target_from_command_line()
+        asyncio.run(run_standalone())
+    except LightRAGError as exc:
+        raise CommandError(str(exc)) from None
 else:
+    if TARGET_KEY not in config.attributes:
+        config.attributes[TARGET_KEY] = target_from_command_line()
     run_on(connection)

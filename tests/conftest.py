@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import os
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import asyncpg
 import pytest
@@ -15,10 +20,14 @@ from lightrag_pg import LightRAG
 from lightrag_pg.db.workspace import drop_workspace, workspace_exists
 from lightrag_pg.llm.openai_client import OpenAIChat
 from lightrag_pg.testing import hashed_embedding_func as embedding_func
-from lightrag_pg.testing import hashed_vectors, responder
+from lightrag_pg.testing import hashed_vectors, responder, scripted_llm
 
 from .citus_cluster import citus  # noqa: F401  (the Citus cluster fixture)
 from .fake_openai import FakeOpenAI
+from .served_process import Server, serving_process
+
+if TYPE_CHECKING:
+    from .server_support import Served
 
 _counter = itertools.count()
 
@@ -35,10 +44,28 @@ def dsn(tmp_path_factory: pytest.TempPathFactory) -> str:
     return server.get_uri()
 
 
-@pytest.fixture
-def workspace_name() -> str:
-    """A fresh, unique workspace name."""
+def fresh_name() -> str:
+    """A unique workspace name."""
     return f"t{next(_counter)}_{uuid.uuid4().hex[:8]}"
+
+
+@pytest_asyncio.fixture
+async def workspace_name(dsn: str) -> AsyncIterator[str]:
+    """A fresh, unique workspace name; the workspace is dropped afterwards if the test made it."""
+    name = fresh_name()
+    yield name
+    await drop_if_exists(dsn, name)
+
+
+async def drop_if_exists(dsn: str, *names: str) -> None:
+    """Drop each of ``names`` that is a workspace."""
+    connection = await asyncpg.connect(dsn)
+    try:
+        for name in names:
+            if await workspace_exists(connection, name):
+                await drop_workspace(connection, name)
+    finally:
+        await connection.close()
 
 
 @pytest_asyncio.fixture
@@ -50,14 +77,37 @@ async def conn(dsn: str) -> AsyncIterator[asyncpg.Connection]:
 
 
 @pytest_asyncio.fixture
-async def rag(dsn: str, workspace_name: str, conn: asyncpg.Connection) -> AsyncIterator[LightRAG]:
+async def rag(dsn: str, workspace_name: str) -> AsyncIterator[LightRAG]:
     """An initialized LightRAG on its own workspace, dropped afterwards."""
     instance = LightRAG(dsn=dsn, workspace=workspace_name, embedding_func=embedding_func())
     await instance.initialize()
     yield instance
     await instance.finalize()
-    if await workspace_exists(conn, workspace_name):
-        await drop_workspace(conn, workspace_name)
+
+
+RagFactory = Callable[..., Awaitable[LightRAG]]
+
+
+@pytest_asyncio.fixture
+async def rag_factory(dsn: str) -> AsyncIterator[RagFactory]:
+    """``await rag_factory(workspace=None, **settings)``: an initialized LightRAG with the
+    scripted LLM and hashed embeddings (``llm_model_func=``, ``embedding_func=`` and any
+    setting override them) on a fresh workspace, or on ``workspace``; each is finalized and
+    its workspace dropped afterwards."""
+    made: list[LightRAG] = []
+
+    async def factory(workspace: str | None = None, **settings: Any) -> LightRAG:
+        settings.setdefault("llm_model_func", scripted_llm)
+        settings.setdefault("embedding_func", embedding_func())
+        instance = LightRAG(dsn=dsn, workspace=workspace or fresh_name(), **settings)
+        await instance.initialize()
+        made.append(instance)
+        return instance
+
+    yield factory
+    for instance in made:
+        await instance.finalize()
+    await drop_if_exists(dsn, *dict.fromkeys(instance.workspace for instance in made))
 
 
 @pytest.fixture(scope="session")
@@ -101,14 +151,43 @@ def make_rag(dsn: str, workspace_name: str, llm_server: FakeOpenAI) -> Iterator[
 
 
 @pytest_asyncio.fixture
-async def llm_rag(make_rag: Callable[..., LightRAG], conn: asyncpg.Connection) -> AsyncIterator[LightRAG]:
+async def llm_rag(make_rag: Callable[..., LightRAG]) -> AsyncIterator[LightRAG]:
     """An initialized LightRAG with the scripted LLM, on its own workspace."""
     instance = make_rag()
     await instance.initialize()
     yield instance
     await instance.finalize()
-    if await workspace_exists(conn, instance.workspace):
-        await drop_workspace(conn, instance.workspace)
+
+
+@pytest.fixture(scope="session")
+def serve_process(dsn: str, llm_server: FakeOpenAI) -> Callable[..., AbstractContextManager[Server]]:
+    """``with serve_process(workspace, folder, key=None, args=(), **env) as server:``
+    ``lightrag-pg serve`` as a real process (see :func:`tests.served_process.serving_process`)
+    with the scripted LLM; its workspace is dropped afterwards."""
+
+    @contextmanager
+    def serve(workspace: str, folder: Path, key: str | None = None, **options: Any) -> Iterator[Server]:
+        try:
+            with serving_process(dsn, llm_server, workspace, folder, key, **options) as server:
+                yield server
+        finally:
+            with ThreadPoolExecutor(1) as thread:  # callers may be inside a running event loop
+                thread.submit(asyncio.run, drop_if_exists(dsn, workspace)).result()
+
+    return serve
+
+
+@pytest_asyncio.fixture
+async def served(dsn: str, workspace_name: str, tmp_path: Path) -> AsyncIterator[Served]:
+    """The server's app, in this event loop with the scripted LLM, serving this test's workspace
+    (input folder ``tmp_path / "inputs"``), and an httpx client for it."""
+    from lightrag_pg.server import ServerSettings  # the server's extra, only for the tests that need it
+
+    from .server_support import serving
+
+    settings = ServerSettings(dsn=dsn, default_workspace=workspace_name, input_dir=tmp_path / "inputs")
+    async with serving(settings) as server:
+        yield server
 
 
 @pytest.fixture

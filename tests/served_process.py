@@ -1,27 +1,76 @@
-"""``lightrag-pg serve`` as a real process for the client tests (browser, ``ollama``), with the
-scripted OpenAI-compatible server as its LLM and embeddings."""
+"""``lightrag-pg serve`` as a real process, with the scripted OpenAI-compatible server as its LLM
+and embeddings: the one way the tests start it (the ``serve_process`` fixture binds it)."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import asyncpg
 import httpx
 
-from lightrag_pg.db.workspace import drop_workspace
-
 from .fake_openai import FakeOpenAI
-from .test_server_process import ROOT, free_port, wait_until_up
+
+ROOT = Path(__file__).resolve().parents[1]
+CLEARED = ("LIGHTRAG_API_KEY", "WHITELIST_PATHS", "AUTH_ACCOUNTS", "TOKEN_SECRET", "FORWARDED_ALLOW_IPS")
+"""Server settings taken from this environment only when a test names them."""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_until_up(url: str, process: subprocess.Popen[str], timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"the server exited: {process.communicate()}")
+        try:
+            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+    raise AssertionError("the server did not come up")
+
+
+def server_env(llm_server: FakeOpenAI | None, **env: str) -> dict[str, str]:
+    """This environment with this checkout first on the path, the scripted endpoint for chat and
+    embeddings (none: the offline defaults, spaCy and MiniLM) and ``env`` on top."""
+    if llm_server is None:
+        base = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "LLM_", "EMBEDDING_"))}
+    else:
+        base = {
+            **os.environ,
+            "OPENAI_BASE_URL": llm_server.base_url,
+            "OPENAI_API_KEY": "test",
+            "LLM_MODEL": "fake-model",
+            "EMBEDDING_MODEL": "fake-embedding",
+            "EMBEDDING_DIM": "64",
+        }
+    for name in CLEARED:
+        base.pop(name, None)
+    base["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    return {**base, **env}
+
+
+def start_server(
+    dsn: str, workspace: str, folder: Path, port: int, env: dict[str, str], args: Sequence[str] = ()
+) -> subprocess.Popen[str]:
+    """``lightrag-pg serve`` on ``port`` for ``workspace``, its input folder and working directory
+    ``folder``; stderr is piped."""
+    command = [sys.executable, "-m", "lightrag_pg", "serve", "--dsn", dsn, "--workspace", workspace]
+    command += ["--port", str(port), "--input-dir", str(folder), *args]
+    return subprocess.Popen(command, env=env, cwd=folder, stderr=subprocess.PIPE, text=True)
 
 
 @dataclass
@@ -29,6 +78,9 @@ class Server:
     url: str
     workspace: str
     client: httpx.Client
+    process: subprocess.Popen[str]
+    stderr: str = ""
+    """What the process wrote on stderr, once it has stopped."""
 
     def wait_processed(self, track_id: str) -> None:
         for _ in range(600):
@@ -45,53 +97,32 @@ class Server:
         self.wait_processed(answer.json()["track_id"])
 
 
-def drop(dsn: str, workspace: str) -> None:
-    """Drop ``workspace`` (from synchronous code)."""
-
-    async def dropping() -> None:
-        conn = await asyncpg.connect(dsn)
-        try:
-            await drop_workspace(conn, workspace)
-        finally:
-            await conn.close()
-
-    with ThreadPoolExecutor(1) as pool:
-        pool.submit(asyncio.run, dropping()).result()
-
-
 @contextmanager
 def serving_process(
-    dsn: str, llm_server: FakeOpenAI, folder: Path, workspace: str, key: str | None = None, **env: str
+    dsn: str,
+    llm_server: FakeOpenAI,
+    workspace: str,
+    folder: Path,
+    key: str | None = None,
+    *,
+    args: Sequence[str] = (),
+    **env: str,
 ) -> Iterator[Server]:
-    """``lightrag-pg serve`` on a free port for ``workspace`` (dropped afterwards), with API key
-    ``key`` (none: no credentials) and ``env`` on top of this environment; its client sends
-    ``key``. Stopped with SIGTERM."""
-    environment = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-        "OPENAI_BASE_URL": llm_server.base_url,
-        "OPENAI_API_KEY": "test",
-        "LLM_MODEL": "fake-model",
-        "EMBEDDING_MODEL": "fake-embedding",
-        "EMBEDDING_DIM": "64",
-        **env,
-    }
-    for name in ("LIGHTRAG_API_KEY", "WHITELIST_PATHS", "AUTH_ACCOUNTS"):
-        if name not in env:
-            environment.pop(name, None)
+    """``lightrag-pg serve`` on a free port for ``workspace`` with API key ``key`` (none: no
+    credentials), extra flags ``args`` and ``env`` on top of this environment; its client sends
+    ``key``. Stopped with SIGTERM; the workspace is left to the caller to drop."""
     if key:
-        environment["LIGHTRAG_API_KEY"] = key
+        env["LIGHTRAG_API_KEY"] = key
     port = free_port()
-    command = [sys.executable, "-m", "lightrag_pg", "serve", "--dsn", dsn, "--workspace", workspace]
-    command += ["--port", str(port), "--input-dir", str(folder)]
-    process = subprocess.Popen(command, env=environment, cwd=folder, stderr=subprocess.PIPE, text=True)
+    process = start_server(dsn, workspace, folder, port, server_env(llm_server, **env), args)
     url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_up(url, process)
-        headers = {"X-API-Key": key} if key else {}
-        with httpx.Client(base_url=url, headers=headers, timeout=30) as client:
-            yield Server(url, workspace, client)
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.communicate(timeout=60)
-        drop(dsn, workspace)
+    headers = {"X-API-Key": key} if key else {}
+    with httpx.Client(base_url=url, headers=headers, timeout=30) as client:
+        server = Server(url, workspace, client, process)
+        try:
+            wait_until_up(url, process)
+            yield server
+        finally:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+            server.stderr = process.communicate(timeout=60)[1] or ""

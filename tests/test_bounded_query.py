@@ -45,6 +45,7 @@ async def filled(llm_rag: LightRAG) -> LightRAG:
     return llm_rag
 
 
+@pytest.mark.slow
 async def test_a_long_question_is_bounded(filled: LightRAG) -> None:
     question = long_question(99_000)
     started = time.perf_counter()
@@ -56,6 +57,7 @@ async def test_a_long_question_is_bounded(filled: LightRAG) -> None:
     assert len(data["metadata"]["keywords"]["low_level"]) <= 20
 
 
+@pytest.mark.slow
 async def test_a_question_over_the_cap_is_refused_naming_it(filled: LightRAG) -> None:
     with StatementCounter() as counter:
         async with asyncio.timeout(60):

@@ -41,7 +41,6 @@ async def ws(dsn: str, workspace_name: str, conn: asyncpg.Connection) -> AsyncIt
     await conn.execute(f"SET search_path = {workspace_name}, public")
     yield workspace_name
     await conn.execute("RESET search_path")
-    await drop_workspace(conn, workspace_name)
 
 
 def random_text(rng: random.Random) -> str:
@@ -181,6 +180,7 @@ async def test_the_table_follows_inserts_updates_and_deletes(
         await rag.finalize()
 
 
+@pytest.mark.slow
 async def test_an_upgrade_from_0011_back_fills_and_the_downgrade_restores_0009(
     dsn: str, workspace_name: str, conn: asyncpg.Connection
 ) -> None:

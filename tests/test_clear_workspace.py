@@ -21,6 +21,7 @@ async def cache_rows(conn: asyncpg.Connection, ws: str) -> int:
     return int(await conn.fetchval(f'SELECT count(*) FROM "{ws}".llm_cache'))
 
 
+@pytest.mark.slow
 async def test_clearing_leaves_no_row_and_the_workspace_indexes_as_a_fresh_one(
     workspaces: Any,  # noqa: F811
     dsn: str,

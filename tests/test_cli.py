@@ -11,6 +11,7 @@ from lightrag_pg.cli import main
 from lightrag_pg.db.workspace import head_revision
 
 
+@pytest.mark.slow
 def test_insert_query_and_admin_commands(
     cli_env: None, dsn: str, workspace_name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -38,7 +39,7 @@ def test_insert_query_and_admin_commands(
     assert "entities" in capsys.readouterr().out
     assert main([*base, "migrate", "--all"]) == 0
     assert f"{workspace_name}: revision {head_revision()}" in capsys.readouterr().out
-    assert main(["--dsn", dsn, "drop-workspace", workspace_name]) == 0
+    assert main(["--dsn", dsn, "drop-workspace", workspace_name, "--yes"]) == 0
 
 
 def test_bad_workspace_name_is_one_clear_line(dsn: str, capsys: pytest.CaptureFixture[str]) -> None:

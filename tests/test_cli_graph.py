@@ -12,6 +12,7 @@ from lightrag_pg.cli import main
 from tests.test_graph_edit import CUSTOM_KG
 
 
+@pytest.mark.slow
 def test_graph_management_commands(
     cli_env: None, dsn: str, workspace_name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -72,4 +73,4 @@ def test_graph_management_commands(
     assert json.loads(run("docs", "--counts", "--json"))["all"] == 1
     # the manual edit outlived the delete of b.txt
     assert json.loads(run("entity", "show", "Alicia", "--json"))["graph_data"]["description"] == "A chemist."
-    assert main(["--dsn", dsn, "drop-workspace", workspace_name]) == 0
+    assert main(["--dsn", dsn, "drop-workspace", workspace_name, "--yes"]) == 0

@@ -13,6 +13,8 @@ from lightrag_pg.cli import main
 from lightrag_pg.db.embedded import stop_server
 from lightrag_pg.db.workspace import head_revision
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 _CONFIG_VARS = ("LIGHTRAG_PG_DSN", "XDG_RUNTIME_DIR", "OPENAI_API_KEY", "OPENAI_BASE_URL")
 
@@ -97,7 +99,7 @@ def test_alembic_takes_the_dimension_of_the_configured_embedding(
     assert done.returncode == 0, done.stderr
     expected = f"created workspace {workspace_name!r} at revision {HEAD}: 64 dimensions, embeddings e5\n"
     assert done.stdout == expected
-    assert main(["--dsn", dsn, "drop-workspace", workspace_name]) == 0
+    assert main(["--dsn", dsn, "drop-workspace", workspace_name, "--yes"]) == 0
 
 
 def test_alembic_refuses_an_embedding_of_unknown_dimension(

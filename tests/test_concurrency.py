@@ -28,6 +28,8 @@ from .crash_support import (
 )
 from .fake_openai import FakeOpenAI
 
+pytestmark = pytest.mark.slow
+
 
 async def test_two_processes_inserting_overlapping_documents_merge_each_exactly_once(
     dsn: str,

@@ -19,6 +19,8 @@ from .crash_support import Worker, assert_consistent, drop_if_exists, snapshot, 
 from .fake_openai import FakeOpenAI
 from .insert_worker import build_rag
 
+pytestmark = pytest.mark.slow
+
 POPULAR = ["Alice", "Bob", "Carol", "Acme", "Globex"]
 CONTENDED_DOCS = [
     f"Alice met Bob in meeting {i}. Carol joined Acme and Globex on day {i}." for i in range(32)

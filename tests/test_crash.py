@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import asyncpg
+import pytest
 
 from lightrag_pg import LightRAG
 from lightrag_pg.index.writer import BATCH
@@ -32,6 +33,8 @@ from .crash_support import (
 )
 from .fake_openai import FakeOpenAI
 from .insert_worker import server_embedding
+
+pytestmark = pytest.mark.slow
 
 
 async def test_sigkill_mid_insert_leaves_a_consistent_graph_and_a_rerun_adds_nothing_twice(

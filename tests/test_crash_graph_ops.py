@@ -6,48 +6,29 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
-import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import asyncpg
 import pytest
-import pytest_asyncio
 
 from lightrag_pg import LightRAG
-from lightrag_pg.db.workspace import drop_workspace, workspace_exists
-from lightrag_pg.testing import hashed_embedding_func, scripted_llm
 
+from .conftest import RagFactory
 from .crash_support import Worker, assert_consistent, wait_doc_locks_released, wait_until
 from .test_deletion import DOCS, NO_SUMMARY, insert, snapshot
+
+pytestmark = pytest.mark.slow
 
 DELETED = ["d0", "d2"]
 SOURCES, TARGET = ["Alice", "Carol"], "Bob"
 
 
-@pytest_asyncio.fixture
-async def graphs(dsn: str, conn: asyncpg.Connection) -> AsyncIterator[Callable[[], Awaitable[LightRAG]]]:
+@pytest.fixture
+def graphs(rag_factory: RagFactory) -> Callable[[], Awaitable[LightRAG]]:
     """Initialized LightRAGs (scripted LLM, descriptions joined) on fresh workspaces, dropped afterwards."""
-    made: list[LightRAG] = []
-
-    async def factory() -> LightRAG:
-        rag = LightRAG(
-            dsn=dsn,
-            workspace=f"crop_{uuid.uuid4().hex[:10]}",
-            llm_model_func=scripted_llm,
-            embedding_func=hashed_embedding_func(),
-            **NO_SUMMARY,
-        )
-        await rag.initialize()
-        made.append(rag)
-        return rag
-
-    yield factory
-    for rag in made:
-        await rag.finalize()
-        if await workspace_exists(conn, rag.workspace):
-            await drop_workspace(conn, rag.workspace)
+    return lambda: rag_factory(**NO_SUMMARY)
 
 
 async def backends_in_transaction(conn: asyncpg.Connection) -> int:

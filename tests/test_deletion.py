@@ -3,19 +3,18 @@ inserted (or had been inserted in their new version), every table and the AGE gr
 
 from __future__ import annotations
 
-import uuid
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import asyncpg
 import pytest
-import pytest_asyncio
 
 from lightrag_pg import DocumentBusy, DocumentNotFound, InvalidInput, LightRAG, ProvenanceMissing
 from lightrag_pg.db.advisory import TRY_LOCK, UNLOCK, lock_key
-from lightrag_pg.db.workspace import drop_workspace, workspace_exists
-from lightrag_pg.testing import StatementCounter, classify_prompt, hashed_embedding_func, respond
+from lightrag_pg.testing import StatementCounter, classify_prompt, respond
+
+from .conftest import RagFactory
 
 DOCS = {
     "d0": "Alice met Bob in Paris. Alice works at Acme.",
@@ -84,29 +83,14 @@ class CountingLLM:
         return respond(prompt, system_prompt)
 
 
-@pytest_asyncio.fixture
-async def workspaces(dsn: str, conn: asyncpg.Connection) -> AsyncIterator[Callable[..., Any]]:
-    """Build initialized LightRAGs on fresh workspaces (scripted LLM), dropped afterwards."""
-    made: list[LightRAG] = []
+@pytest.fixture
+def workspaces(rag_factory: RagFactory) -> Callable[..., Any]:
+    """Build initialized LightRAGs on fresh workspaces (a counting scripted LLM unless ``llm``)."""
 
-    async def factory(**settings: Any) -> LightRAG:
-        llm = settings.pop("llm", None) or CountingLLM()
-        rag = LightRAG(
-            dsn=dsn,
-            workspace=f"del_{uuid.uuid4().hex[:10]}",
-            llm_model_func=llm,
-            embedding_func=hashed_embedding_func(),
-            **settings,
-        )
-        await rag.initialize()
-        made.append(rag)
-        return rag
+    def factory(**settings: Any) -> Any:
+        return rag_factory(llm_model_func=settings.pop("llm", None) or CountingLLM(), **settings)
 
-    yield factory
-    for rag in made:
-        await rag.finalize()
-        if await workspace_exists(conn, rag.workspace):
-            await drop_workspace(conn, rag.workspace)
+    return factory
 
 
 async def insert(rag: LightRAG, ids: list[str], docs: dict[str, str] = DOCS) -> None:
@@ -114,6 +98,7 @@ async def insert(rag: LightRAG, ids: list[str], docs: dict[str, str] = DOCS) -> 
     assert result.progress.docs_failed == 0, result.progress.failures
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "settings",
     [
@@ -154,6 +139,7 @@ async def test_deleting_everything_leaves_an_empty_workspace(workspaces: Any, ds
     assert all(rows == [] for rows in (await snapshot(dsn, rag.workspace)).values())
 
 
+@pytest.mark.slow
 async def test_statements_per_delete_do_not_grow_with_the_documents(workspaces: Any) -> None:
     counts = []
     for gone in (["d1"], ["d1", "d3", "d4"], ["d0", "d1", "d2", "d3", "d4"]):

@@ -203,6 +203,7 @@ def test_the_bar_moves_with_every_chunk_extracted_and_shows_the_documents(
 SUBSET = ("05-documents.md", "10-crash-safety.md", "15-deleting.md", "18-http-server.md")
 
 
+@pytest.mark.slow
 def test_the_offline_demo_shows_the_answer_in_whole_sentences(
     dsn: str, workspace_name: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -119,6 +119,7 @@ async def test_a_processing_document_whose_lock_is_held_is_not_stuck(
         await holder.close()
 
 
+@pytest.mark.slow
 async def test_doctor_command_reports_and_repairs(
     llm_rag: LightRAG, conn: asyncpg.Connection, dsn: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import asyncpg
 import numpy as np
 import pytest
-import pytest_asyncio
 
 from lightrag_pg import EmbeddingFunc, LightRAG
-from lightrag_pg.db.workspace import drop_workspace, workspace_exists
 from lightrag_pg.index.writer import MergeStats
-from lightrag_pg.testing import hashed_vectors, scripted_llm
+from lightrag_pg.testing import hashed_vectors
+
+from .conftest import RagFactory
 
 READS = 40
 """Characters the counting model reads of a text."""
@@ -54,27 +53,10 @@ class CountingModel:
 Build = Callable[[CountingModel], Awaitable[LightRAG]]
 
 
-@pytest_asyncio.fixture
-async def build(dsn: str, conn: asyncpg.Connection) -> AsyncIterator[Build]:
+@pytest.fixture
+def build(rag_factory: RagFactory) -> Build:
     """LightRAGs with the scripted LLM and a counting model, each on a fresh workspace."""
-    made: list[LightRAG] = []
-
-    async def factory(model: CountingModel) -> LightRAG:
-        rag = LightRAG(
-            dsn=dsn,
-            workspace=f"skip_{uuid.uuid4().hex[:10]}",
-            llm_model_func=scripted_llm,
-            embedding_func=model.func(),
-        )
-        await rag.initialize()
-        made.append(rag)
-        return rag
-
-    yield factory
-    for rag in made:
-        await rag.finalize()
-        if await workspace_exists(conn, rag.workspace):
-            await drop_workspace(conn, rag.workspace)
+    return lambda model: rag_factory(embedding_func=model.func())
 
 
 async def test_an_unchanged_row_is_not_embedded_again(build: Build) -> None:
@@ -96,6 +78,7 @@ async def test_an_unchanged_row_is_not_embedded_again(build: Build) -> None:
     assert len(model.sent_for("Alice")) == 1, "a change the model reads is embedded"
 
 
+@pytest.mark.slow
 async def test_skipped_embeddings_do_not_make_vectors_depend_on_order(
     build: Build, conn: asyncpg.Connection
 ) -> None:
@@ -153,25 +136,18 @@ async def test_the_merge_counts_the_texts_it_embeds(build: Build) -> None:
     assert stats[1].reembedded == len(again) == 3, "the entities and the relation sorted first now"
 
 
-async def test_offline_entities_are_embedded_by_their_name_once(dsn: str, conn: asyncpg.Connection) -> None:
+async def test_offline_entities_are_embedded_by_their_name_once(rag_factory: RagFactory) -> None:
     """The offline extractor's entity descriptions are sentences of the chunks: embedding
     them again with every name of a sentence cost most of an offline insert's time, and
     every new mention re-embedded the entity."""
     pytest.importorskip("spacy")
     model = CountingModel()
-    rag = LightRAG(
-        dsn=dsn, workspace=f"skip_{uuid.uuid4().hex[:10]}", embedding_func=model.func(), extractor="nlp"
-    )
-    await rag.initialize()
-    try:
-        await rag.ainsert(["Marie Curie worked in Paris with Pierre Curie."], file_paths=["a.txt"])
-        assert {"Marie Curie", "Paris"} <= set(model.sent), "an entity's vector text is its name"
-        model.sent.clear()
-        await rag.ainsert(["Marie Curie discovered polonium in Paris."], file_paths=["b.txt"])
-        assert "Marie Curie" not in model.sent and "Paris" not in model.sent, "names already embedded"
-        async with rag.pool.acquire() as c:
-            content = await c.fetchval("SELECT content FROM entity_vectors WHERE name = 'Marie Curie'")
-        assert content == "Marie Curie"
-    finally:
-        await rag.finalize()
-        await drop_workspace(conn, rag.workspace)
+    rag = await rag_factory(embedding_func=model.func(), extractor="nlp")
+    await rag.ainsert(["Marie Curie worked in Paris with Pierre Curie."], file_paths=["a.txt"])
+    assert {"Marie Curie", "Paris"} <= set(model.sent), "an entity's vector text is its name"
+    model.sent.clear()
+    await rag.ainsert(["Marie Curie discovered polonium in Paris."], file_paths=["b.txt"])
+    assert "Marie Curie" not in model.sent and "Paris" not in model.sent, "names already embedded"
+    async with rag.pool.acquire() as c:
+        content = await c.fetchval("SELECT content FROM entity_vectors WHERE name = 'Marie Curie'")
+    assert content == "Marie Curie"

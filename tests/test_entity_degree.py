@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
+import pytest
 
 from lightrag_pg import LightRAG
 from lightrag_pg.db.doctor import check, repair
@@ -155,6 +156,7 @@ async def _mirror_trigger(conn: asyncpg.Connection, ws: str) -> str | None:
     )
 
 
+@pytest.mark.slow
 async def test_the_migration_backfills_degrees_and_downgrades(
     dsn: str, conn: asyncpg.Connection, workspace_name: str
 ) -> None:

@@ -16,6 +16,8 @@ from lightrag_pg.index.merge import with_context_tokens
 from lightrag_pg.store.retrieval import with_limits
 from lightrag_pg.store.rows import ChunkRow, DocumentRow, EntityRow, RelationRow
 
+pytestmark = pytest.mark.slow
+
 
 async def seed(rag: LightRAG, rows: int = 12_000) -> None:
     """A workspace large enough that a custom plan would use every HNSW index (``rows``

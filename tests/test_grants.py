@@ -18,6 +18,8 @@ from lightrag_pg.db.workspace import GraphMirrorOff, create_workspace, drop_work
 from lightrag_pg.errors import MissingPrivilege
 from lightrag_pg.testing import hashed_embedding_func as embedding_func
 
+pytestmark = pytest.mark.slow
+
 
 def _dsn_for(dsn: str, user: str, database: str | None = None) -> str:
     parts = urlsplit(dsn)
@@ -99,7 +101,6 @@ async def test_role_that_may_not_install_age_runs_without_the_mirror(
             info = await create_workspace(conn, role_dsn, workspace_name, 8)
         assert not info.graph_enabled
         assert await conn.fetchval("SELECT count(*) FROM pg_extension WHERE extname = 'age'") == 0
-        await drop_workspace(conn, workspace_name)
     finally:
         await conn.close()
 

@@ -7,44 +7,28 @@ import asyncio
 import json
 import os
 import sys
-import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import asyncpg
 import pytest
-import pytest_asyncio
 
 from lightrag_pg import GraphItemExists, GraphItemNotFound, InvalidInput, LightRAG
 from lightrag_pg.db.doctor import check
-from lightrag_pg.db.workspace import drop_workspace, workspace_exists
-from lightrag_pg.testing import StatementCounter, hashed_embedding_func, scripted_llm
+from lightrag_pg.testing import StatementCounter, scripted_llm
+from tests.conftest import RagFactory
 from tests.test_deletion import NO_SUMMARY, SUMMARIES, CountingLLM, insert, snapshot
 
 
-@pytest_asyncio.fixture
-async def graphs(dsn: str, conn: asyncpg.Connection) -> AsyncIterator[Callable[..., Any]]:
+@pytest.fixture
+def graphs(rag_factory: RagFactory) -> Callable[..., Any]:
     """Initialized LightRAGs (scripted LLM); the same workspace when ``workspace`` is given."""
-    made: list[LightRAG] = []
 
-    async def factory(workspace: str | None = None, llm: Any = scripted_llm, **settings: Any) -> LightRAG:
-        rag = LightRAG(
-            dsn=dsn,
-            workspace=workspace or f"edit_{uuid.uuid4().hex[:10]}",
-            llm_model_func=llm,
-            embedding_func=hashed_embedding_func(),
-            **{**NO_SUMMARY, **settings},
-        )
-        await rag.initialize()
-        made.append(rag)
-        return rag
+    def factory(workspace: str | None = None, llm: Any = scripted_llm, **settings: Any) -> Any:
+        return rag_factory(workspace, llm_model_func=llm, **{**NO_SUMMARY, **settings})
 
-    yield factory
-    for rag in made:
-        await rag.finalize()
-        if await workspace_exists(conn, rag.workspace):
-            await drop_workspace(conn, rag.workspace)
+    return factory
 
 
 async def mirror_matches(rag: LightRAG) -> None:
@@ -311,6 +295,7 @@ async def test_custom_kg_insert_and_delete(graphs: Callable[..., Any]) -> None:
     assert await snapshot(rag.dsn, rag.workspace) == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("change", "message"),
     [
@@ -334,6 +319,7 @@ async def test_custom_kg_dangling_references(graphs: Callable[..., Any], change:
     assert await snapshot(rag.dsn, rag.workspace) == before
 
 
+@pytest.mark.slow
 async def test_concurrent_edits_from_two_processes_lose_nothing(graphs: Callable[..., Any]) -> None:
     rag = await graphs()
     await insert(rag, ["d0"])

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import asyncpg
+import pytest
 
 from lightrag_pg.db.workspace import create_workspace, drop_workspace, head_revision, migrate_all, read_info
 
@@ -48,6 +49,7 @@ async def test_weights_are_floats_in_cypher(dsn: str, conn: asyncpg.Connection, 
         await drop_workspace(conn, ws)
 
 
+@pytest.mark.slow
 async def test_migrate_all_rewrites_integer_weights_of_older_workspaces(
     dsn: str, conn: asyncpg.Connection, workspace_name: str
 ) -> None:

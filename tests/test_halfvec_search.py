@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-import asyncpg
 import numpy as np
 import pytest
 import pytest_asyncio
@@ -12,7 +11,6 @@ import pytest_asyncio
 from lightrag_pg import LightRAG
 from lightrag_pg.db.dimensions import HalfvecCast
 from lightrag_pg.db.sqlfile import load_queries, load_vector_queries, render
-from lightrag_pg.db.workspace import drop_workspace, workspace_exists
 from lightrag_pg.store.retrieval import with_limits
 from lightrag_pg.store.uow import Stores
 from lightrag_pg.testing import hashed_embedding_func, hashed_vectors, scripted_llm
@@ -27,7 +25,7 @@ SEARCH_FILES = ("vectors.sql", "chunks.sql", "retrieval.sql")
 
 
 @pytest_asyncio.fixture
-async def wide_rag(dsn: str, workspace_name: str, conn: asyncpg.Connection) -> AsyncIterator[LightRAG]:
+async def wide_rag(dsn: str, workspace_name: str) -> AsyncIterator[LightRAG]:
     rag = LightRAG(
         dsn=dsn,
         workspace=workspace_name,
@@ -38,8 +36,6 @@ async def wide_rag(dsn: str, workspace_name: str, conn: asyncpg.Connection) -> A
     await rag.ainsert(DOCS)
     yield rag
     await rag.finalize()
-    if await workspace_exists(conn, workspace_name):
-        await drop_workspace(conn, workspace_name)
 
 
 def _query(text: str) -> np.ndarray:

@@ -107,6 +107,7 @@ async def test_extraction_is_cached_across_workspace_reprocessing(
     assert weight == 1.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("texts", "kwargs", "match"),
     [
@@ -248,6 +249,7 @@ async def test_many_fragments_are_summarised_by_the_llm(
         await rag.drop_workspace()
 
 
+@pytest.mark.slow
 async def test_a_10_mb_document_is_processed(make_rag, conn: asyncpg.Connection) -> None:  # type: ignore[no-untyped-def]
     rag = make_rag(chunk_token_size=60_000, chunk_overlap_token_size=0, entity_extract_max_gleaning=0)
     await rag.initialize()

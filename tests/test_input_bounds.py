@@ -96,6 +96,7 @@ async def test_longest_id_and_names_fit_postgresql_indexes(
         await rag.drop_workspace()
 
 
+@pytest.mark.slow
 async def test_lone_surrogate_and_nul_do_not_reject_the_batch(
     llm_rag: LightRAG, conn: asyncpg.Connection
 ) -> None:

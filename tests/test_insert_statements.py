@@ -12,7 +12,6 @@ import pytest
 
 from bench.corpus import CorpusLLM, documents, vocabulary
 from lightrag_pg import LightRAG
-from lightrag_pg.db.workspace import drop_workspace, workspace_exists
 from lightrag_pg.testing import KNOWN, StatementCounter, hashed_embedding_func, scripted_llm
 
 CACHE_STATEMENTS = ("Cached answer", "Store an answer")
@@ -76,10 +75,9 @@ async def test_insert_statements_per_chunk_and_batched_cache(
             assert counter.total / chunks <= PER_CHUNK_BOUND, (counter.by_method, chunks)
     finally:
         await rag.finalize()
-        if await workspace_exists(conn, workspace_name):
-            await drop_workspace(conn, workspace_name)
 
 
+@pytest.mark.slow
 async def test_bench_documents_stay_within_the_bound_per_chunk(
     dsn: str, workspace_name: str, conn: asyncpg.Connection
 ) -> None:
@@ -105,5 +103,3 @@ async def test_bench_documents_stay_within_the_bound_per_chunk(
             assert counter.total / chunks <= PER_CHUNK_BOUND, (counter.by_method, chunks)
     finally:
         await rag.finalize()
-        if await workspace_exists(conn, workspace_name):
-            await drop_workspace(conn, workspace_name)

@@ -58,7 +58,6 @@ async def lexical_rag(
     await rag.initialize()
     yield rag
     await rag.finalize()
-    await drop_workspace(conn, workspace_name)
 
 
 async def store_chunks(rag: LightRAG, texts: dict[str, str], doc_id: str = "doc-1") -> None:
@@ -92,6 +91,7 @@ async def test_a_new_workspace_gets_full_text_search_by_default(
     assert info is not None and info.lexical_backend == "tsvector"
 
 
+@pytest.mark.slow
 async def test_a_bm25_workspace_cannot_be_written_by_two_transactions_at_once(lexical_rag: LightRAG) -> None:
     """Why bm25 is opt-in: pg_textsearch 1.0.0 holds a per-index lock to the end of a
     writing transaction; a second writer waits on it, and a cancel does not reach it."""
@@ -197,6 +197,7 @@ async def seed_code_entity(rag: LightRAG) -> None:
         await uow.vectors.upsert_entities(["XK7Q"], ["XK7Q"], hashed_vectors([CODE], DIM))
 
 
+@pytest.mark.slow
 async def test_mix_ranks_first_a_chunk_that_lexical_and_graph_evidence_both_support(
     lexical_rag: LightRAG,
 ) -> None:
@@ -272,6 +273,7 @@ async def test_entity_lexical_search_ranks_the_shorter_description_first(lexical
     assert [r["name"] for r in rows] == ["Beta Yard", "Alpha Yard"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text", [None, "", "   ", "the of and", "?!", "東京 naïve", "x" * 3000])
 async def test_lexical_functions_take_any_query_text(lexical_rag: LightRAG, text: str | None) -> None:
     await store_chunks(lexical_rag, corpus())
@@ -297,6 +299,7 @@ async def test_lexical_fusion_adds_no_statement(lexical_rag: LightRAG, lexical: 
         assert counter.total == 1, (mode, counter.by_method)
 
 
+@pytest.mark.slow
 async def test_a_workspace_from_before_lexical_search_upgrades_and_is_searchable(
     dsn: str, workspace_name: str, conn: asyncpg.Connection
 ) -> None:
@@ -343,6 +346,7 @@ async def test_a_workspace_from_before_lexical_search_upgrades_and_is_searchable
         await drop_workspace(conn, ws)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_a_workspace_from_before_term_counts_upgrades_and_counts_terms(
     dsn: str, workspace_name: str, conn: asyncpg.Connection, backend: str

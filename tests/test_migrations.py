@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import asyncpg
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy.ext.asyncio import create_async_engine
@@ -18,6 +19,8 @@ from lightrag_pg.db.embedded import sqlalchemy_url
 from lightrag_pg.db.migrate import MigrationTarget, configure_context, prepare_workspace, upgrade
 from lightrag_pg.db.workspace import drop_workspace, head_revision, read_info
 from tests.test_lexical import alembic
+
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -52,7 +55,14 @@ async def test_alembic_command_line_creates_the_whole_schema(
         )
         == 1
     )
-    await drop_workspace(conn, workspace_name)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "alembic", "-x", f"workspace={workspace_name}", "-x", "embedding_dim=16",
+        "upgrade", "head", cwd=ROOT, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await proc.communicate()
+    said = (out + err).decode()
+    assert proc.returncode != 0, "another dimension for an existing workspace is refused, not 'nothing to do'"
+    assert "stores 12-dimensional embeddings, not 16" in said and "Traceback" not in said
 
 
 async def test_metadata_and_migrations_do_not_drift(rag: LightRAG) -> None:

@@ -86,12 +86,10 @@ def test_cooccurrence_relations() -> None:
     assert "discover" in pair.keywords.split(", ")
 
 
-def test_extraction_is_deterministic_and_batchable(extractor: SpacyExtractor) -> None:
+def test_extraction_is_deterministic(extractor: SpacyExtractor) -> None:
     first = extractor.extract(CURIE, chunk_id="c", file_path="f")
     assert extractor.extract(CURIE, chunk_id="c", file_path="f") == first
-    many = extractor.extract_many([CURIE, "", CURIE], chunk_ids=["c", "e", "c"], file_paths=["f", "f", "f"])
-    assert many[0] == first and many[2] == first
-    assert many[1] == Extraction(entities=(), relations=())
+    assert extractor.extract("", chunk_id="e", file_path="f") == Extraction(entities=(), relations=())
 
 
 def test_bad_input(extractor: SpacyExtractor) -> None:
@@ -99,8 +97,6 @@ def test_bad_input(extractor: SpacyExtractor) -> None:
     assert {e.name for e in result.entities} == {"Marie Curie", "Warsaw"}
     with pytest.raises(ExtractionError):
         extractor.extract(b"bytes", chunk_id="c", file_path="f")  # type: ignore[arg-type]
-    with pytest.raises(ExtractionError):
-        extractor.extract_many(["a", "b"], chunk_ids=["c"])
     with pytest.raises(ConfigurationError):
         SpacyExtractor(())
 

@@ -13,6 +13,8 @@ pytest.importorskip("spacy")
 
 from bench.extractor import LABELS, evaluate, load_labels, match_key, score_paragraph, spacy_extract, total
 
+pytestmark = pytest.mark.slow
+
 FLOOR_NAME_PRECISION = 0.87
 FLOOR_NAME_RECALL = 0.85
 FLOOR_TYPED_PRECISION = 0.72

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 import ollama
 import pytest
 
-from .fake_openai import FakeOpenAI
-from .served_process import Server, serving_process
+from .served_process import Server
+
+pytestmark = pytest.mark.slow
 
 KEY = "ollama-key"
 SEED = "Alice founded Acme in Paris. Bob joined Acme in Berlin."
@@ -41,13 +43,15 @@ class Served:
 
 @pytest.fixture(scope="module", params=["default-whitelist", "whitelist-health-only"])
 def served(
-    request: pytest.FixtureRequest, dsn: str, llm_server: FakeOpenAI, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest,
+    serve_process: Callable[..., Any],
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Served]:
     """``lightrag-pg serve`` with an API key and one indexed document."""
     narrowed = request.param == "whitelist-health-only"
     env = {"WHITELIST_PATHS": "/health"} if narrowed else {}
     workspace = f"ollama_{uuid.uuid4().hex[:8]}"
-    with serving_process(dsn, llm_server, tmp_path_factory.mktemp("ollama"), workspace, KEY, **env) as server:
+    with serve_process(workspace, tmp_path_factory.mktemp("ollama"), KEY, **env) as server:
         server.insert(SEED, "seed.md")
         yield Served(server, narrowed)
 

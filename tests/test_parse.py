@@ -454,6 +454,7 @@ _RECORD_PIECES = st.sampled_from(
 _ANY_TEXT = st.text(st.characters(exclude_categories=()))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.one_of(_ANY_TEXT, _RECORD_PIECES, st.floats().map(str)), max_size=30).map("".join))
 def test_parse_extraction_never_raises(output: str) -> None:

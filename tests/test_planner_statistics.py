@@ -8,10 +8,10 @@ import asyncio
 import random
 
 import asyncpg
+import pytest
 
 from lightrag_pg import LightRAG
 from lightrag_pg.db.identifiers import search_path
-from lightrag_pg.db.workspace import drop_workspace, workspace_exists
 from lightrag_pg.testing import KNOWN, StatementCounter, hashed_embedding_func, scripted_llm
 
 RETRIEVAL_TABLES = (
@@ -84,8 +84,6 @@ async def test_a_first_insert_analyzes_the_retrieval_tables_and_empties_the_gin_
         assert len(pending) == 1 and all(p["pages"] == 0 for p in pending), pending
     finally:
         await rag.finalize()
-        if await workspace_exists(conn, workspace_name):
-            await drop_workspace(conn, workspace_name)
 
 
 async def flushed_changes(dsn: str, workspace: str, statement: str) -> None:
@@ -109,6 +107,7 @@ async def flushed_changes(dsn: str, workspace: str, statement: str) -> None:
         await writer.close()
 
 
+@pytest.mark.slow
 async def test_only_tables_changed_by_more_than_a_tenth_are_analyzed_again(
     dsn: str, workspace_name: str, conn: asyncpg.Connection
 ) -> None:
@@ -143,5 +142,3 @@ async def test_only_tables_changed_by_more_than_a_tenth_are_analyzed_again(
         assert await analyses(conn, workspace_name) == second
     finally:
         await rag.finalize()
-        if await workspace_exists(conn, workspace_name):
-            await drop_workspace(conn, workspace_name)

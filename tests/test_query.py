@@ -157,6 +157,7 @@ def test_invalid_params_are_refused() -> None:
         QueryParam(cosine_threshold=2.0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lexical", [False, True], ids=["vector", "lexical"])
 @pytest.mark.parametrize("mode", ["local", "global", "hybrid", "mix", "naive"])
 async def test_round_trips_stay_small_and_do_not_grow_with_top_k(

@@ -53,13 +53,14 @@ from lightrag_pg.query.ranking import (
     interleave_entities,
     interleave_relations,
     merge_chunks,
-    rank_local_relations,
     round_robin,
     truncate_by_tokens,
     truncate_kg,
 )
 from lightrag_pg.store.rows import ChunkRow, EntityRow, RelationRow
 from lightrag_pg.testing import query_from_keywords_prompt
+
+from .oracles import rank_local_relations
 
 
 class WhitespaceTokenizer:
@@ -313,6 +314,7 @@ _JSONISH = st.sampled_from(
 _ANY_TEXT = st.text(st.characters(exclude_categories=()))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.one_of(_ANY_TEXT, _JSONISH), max_size=30).map("".join))
 def test_parse_keywords_never_raises(text: str) -> None:
@@ -325,6 +327,7 @@ def test_parse_keywords_never_raises(text: str) -> None:
             keyword.encode("utf-8")
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(
     st.recursive(

@@ -31,7 +31,6 @@ from lightrag_pg.query.ranking import (
     endpoint_names,
     interleave_entities,
     interleave_relations,
-    rank_local_relations,
     truncate_kg,
 )
 from lightrag_pg.query.retrieve import graph_chunks, retrieve_all
@@ -39,6 +38,8 @@ from lightrag_pg.store import retrieval
 from lightrag_pg.store.retrieval import RetrievalStore
 from lightrag_pg.store.rows import ChunkRow, DocumentRow, EntityRow, RelationRow
 from lightrag_pg.store.uow import Stores
+
+from .oracles import rank_local_relations
 
 ROOT = Path(__file__).resolve().parents[1]
 WORDS = [
@@ -125,6 +126,7 @@ async def reference(
     return kept_e, kept_r, len(entities), len(relations), chunks[: param.chunk_top_k], len(chunks)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2, 3])
 async def test_sql_ranking_and_budget_cut_match_the_python_reference(rag: LightRAG, seed: int) -> None:
     rng = random.Random(seed)
@@ -218,6 +220,7 @@ async def test_stored_token_counts_are_those_of_the_context_lines(
         assert r["context_tokens"] == rag.tokenizer.count(line + "\n")
 
 
+@pytest.mark.slow
 async def test_migrate_all_backfills_the_token_counts_of_older_workspaces(
     conn: asyncpg.Connection, dsn: str, workspace_name: str
 ) -> None:

@@ -210,6 +210,7 @@ def schema_drift(dsn: str, ws: str, dim: int) -> Callable[[Any], list[Any]]:
     return diff
 
 
+@pytest.mark.slow
 async def test_reembed_gives_the_workspace_a_fresh_build_with_the_new_model_would_have(
     old_rag: LightRAG, dsn: str, conn: asyncpg.Connection, workspaces: Callable[[str], str]
 ) -> None:
@@ -249,6 +250,7 @@ async def test_reembed_gives_the_workspace_a_fresh_build_with_the_new_model_woul
     assert not (await old_rag.areembed(again.func())).changed and again.calls == []
 
 
+@pytest.mark.slow
 async def test_queries_and_inserts_go_on_with_the_old_model_while_vectors_are_staged(
     old_rag: LightRAG, dsn: str, conn: asyncpg.Connection, workspaces: Callable[[str], str]
 ) -> None:
@@ -275,6 +277,7 @@ async def test_queries_and_inserts_go_on_with_the_old_model_while_vectors_are_st
         await control.finalize()
 
 
+@pytest.mark.slow
 async def test_another_model_midway_is_refused_and_a_resume_embeds_only_what_is_not_current(
     old_rag: LightRAG, dsn: str, conn: asyncpg.Connection, workspaces: Callable[[str], str]
 ) -> None:
@@ -342,6 +345,7 @@ async def test_discarding_a_staged_reembed_leaves_the_old_model_in_place(
     assert result.embedding_dim == 64 and not result.resumed
 
 
+@pytest.mark.slow
 async def test_a_reembed_killed_mid_staging_is_finished_by_a_rerun_that_embeds_nothing_twice(
     old_rag: LightRAG, dsn: str, conn: asyncpg.Connection, workspaces: Callable[[str], str], tmp_path: Path
 ) -> None:
@@ -396,6 +400,7 @@ async def test_a_reembed_killed_mid_staging_is_finished_by_a_rerun_that_embeds_n
         await control.finalize()
 
 
+@pytest.mark.slow
 async def test_the_reembed_command_moves_a_workspace_to_the_model_of_the_environment(
     old_rag: LightRAG,
     dsn: str,

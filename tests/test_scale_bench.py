@@ -14,6 +14,8 @@ from lightrag_pg.db.workspace import create_workspace, drop_workspace
 from lightrag_pg.llm.tokenizer import get_tokenizer
 from lightrag_pg.store.rows import entity_context_line, relation_context_line
 
+pytestmark = pytest.mark.slow
+
 
 def _schema_shape(rows: list[asyncpg.Record], workspace: str) -> list[tuple[str, str, str]]:
     return [(r["kind"], r["name"], r["create_ddl"].replace(workspace, "<ws>")) for r in rows]

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import asyncpg
 import pytest
-import pytest_asyncio
 
 from lightrag_pg.db.workspace import create_workspace, drop_workspace, workspace_exists
 from lightrag_pg.server import ServerSettings
@@ -17,17 +16,6 @@ from lightrag_pg.server.query import QueryRequest
 
 from .server_files import SAMPLES
 from .server_support import TEXT, Served, counted, serving
-
-
-@pytest_asyncio.fixture
-async def served(
-    dsn: str, workspace_name: str, tmp_path: Path, conn: asyncpg.Connection
-) -> AsyncIterator[Served]:
-    settings = ServerSettings(dsn=dsn, default_workspace=workspace_name, input_dir=tmp_path / "inputs")
-    async with serving(settings) as server:
-        yield server
-    if await workspace_exists(conn, workspace_name):
-        await drop_workspace(conn, workspace_name)
 
 
 async def query_json(server: Served, body: dict[str, object]) -> dict[str, object]:
@@ -98,6 +86,7 @@ async def test_texts_insert_reports_partial_success_and_duplicates(served: Serve
     assert (await counts(served))["all"] == 3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("path", "body", "status"),
     [
@@ -125,6 +114,7 @@ async def test_bad_bodies_are_4xx_with_a_message_and_write_nothing(
     assert (await counts(served)) == counted()
 
 
+@pytest.mark.slow
 async def test_bad_track_and_delete_requests(served: Served) -> None:
     assert (await served.client.get("/documents/track_status/%20")).status_code == 400
     unknown = (await served.client.get("/documents/track_status/nope")).json()
@@ -177,6 +167,7 @@ async def test_query_on_an_empty_workspace_says_so(served: Served) -> None:
     assert data["status"] == "failure"
 
 
+@pytest.mark.slow
 async def test_upload_one_file_of_each_supported_type(served: Served) -> None:
     tracks = {}
     samples = {ext: make(f"Alice wrote this {ext[1:]} file at Acme.") for ext, make in SAMPLES.items()}
@@ -231,7 +222,7 @@ async def test_upload_refuses_unsupported_types_and_same_names(served: Served) -
 
 
 async def test_oversize_upload_is_413_and_saves_nothing(
-    dsn: str, workspace_name: str, tmp_path: Path, conn: asyncpg.Connection
+    dsn: str, workspace_name: str, tmp_path: Path
 ) -> None:
     settings = ServerSettings(
         dsn=dsn, default_workspace=workspace_name, input_dir=tmp_path / "in", max_upload_bytes=1000
@@ -255,7 +246,6 @@ async def test_oversize_upload_is_413_and_saves_nothing(
         await server.track(small.json()["track_id"])
         assert [p.name for p in (tmp_path / "in" / workspace_name).iterdir()] == ["s.txt"]
         assert (await counts(server)) == counted(processed=1)
-    await drop_workspace(conn, workspace_name)
 
 
 async def test_ten_concurrent_uploads_lose_nothing(served: Served) -> None:
@@ -273,6 +263,7 @@ async def test_ten_concurrent_uploads_lose_nothing(served: Served) -> None:
     assert (await counts(served)) == counted(processed=10)
 
 
+@pytest.mark.slow
 async def test_scan_indexes_new_files_of_the_input_folder(served: Served) -> None:
     folder = Path(served.app.state.server.settings.input_dir) / served.workspace
     folder.mkdir(parents=True, exist_ok=True)

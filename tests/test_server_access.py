@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import signal
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import httpx
@@ -21,9 +19,7 @@ from lightrag_pg.server import ServerSettings
 from lightrag_pg.server.files import safe_name
 from lightrag_pg.server.settings import Accounts, whitelisted
 
-from .fake_openai import FakeOpenAI
 from .server_support import TEXT, counted, serving
-from .test_server_process import ROOT, free_port, wait_until_up
 
 KEY = "s3cret-key"
 
@@ -32,9 +28,7 @@ def ws(name: str) -> dict[str, str]:
     return {"LIGHTRAG-WORKSPACE": name}
 
 
-async def test_api_key_is_required_and_checked(
-    dsn: str, workspace_name: str, conn: asyncpg.Connection
-) -> None:
+async def test_api_key_is_required_and_checked(dsn: str, workspace_name: str) -> None:
     settings = ServerSettings(dsn=dsn, default_workspace=workspace_name, api_key=KEY)
     async with serving(settings) as server:
         client = server.client
@@ -56,12 +50,9 @@ async def test_api_key_is_required_and_checked(
         as_guest = await client.get("/documents/status_counts", headers={"Authorization": f"Bearer {guest}"})
         assert as_guest.status_code == 403  # a guest token does not replace a configured key
         assert (await client.get("/auth/verify", headers={"X-API-Key": KEY})).json() == {"status": "ok"}
-    await drop_workspace(conn, workspace_name)
 
 
-async def test_without_credentials_configured_everything_is_open(
-    dsn: str, workspace_name: str, conn: asyncpg.Connection
-) -> None:
+async def test_without_credentials_configured_everything_is_open(dsn: str, workspace_name: str) -> None:
     async with serving(ServerSettings(dsn=dsn, default_workspace=workspace_name)) as server:
         status = (await server.client.get("/auth-status")).json()
         assert status["auth_configured"] is False and status["auth_mode"] == "disabled"
@@ -72,12 +63,9 @@ async def test_without_credentials_configured_everything_is_open(
         assert login["auth_mode"] == "disabled" and login["access_token"]
         forged = {"Authorization": "Bearer not.a.token"}
         assert (await server.client.get("/documents/status_counts", headers=forged)).status_code == 401
-    await drop_workspace(conn, workspace_name)
 
 
-async def test_accounts_log_in_with_jwt_and_failures_are_rate_limited(
-    dsn: str, workspace_name: str, conn: asyncpg.Connection
-) -> None:
+async def test_accounts_log_in_with_jwt_and_failures_are_rate_limited(dsn: str, workspace_name: str) -> None:
     settings = ServerSettings(
         dsn=dsn,
         default_workspace=workspace_name,
@@ -110,7 +98,6 @@ async def test_accounts_log_in_with_jwt_and_failures_are_rate_limited(
         assert other.status_code == 200  # another user's lockout does not lock alice out
         missing_field = await client.post("/login", data={"username": "alice"})
         assert missing_field.status_code == 422
-    await drop_workspace(conn, workspace_name)
 
 
 def test_accounts_and_secret_are_validated() -> None:
@@ -157,7 +144,7 @@ def test_whitelist_entries_match_as_upstreams(path: str, patterns: tuple[str, ..
 
 
 async def test_with_the_api_narrowed_the_key_is_accepted_as_a_bearer_token(
-    dsn: str, workspace_name: str, conn: asyncpg.Connection
+    dsn: str, workspace_name: str
 ) -> None:
     # Open WebUI sends an Ollama connection's key as "Authorization: Bearer <key>"
     settings = ServerSettings(
@@ -172,7 +159,6 @@ async def test_with_the_api_narrowed_the_key_is_accepted_as_a_bearer_token(
         assert wrong.status_code == 401
         health = (await client.get("/health", headers={"Authorization": f"Bearer {KEY}"})).json()
         assert health["configuration"]["workspace"] == workspace_name
-    await drop_workspace(conn, workspace_name)
 
 
 @pytest.mark.parametrize(
@@ -183,6 +169,7 @@ def test_unsafe_file_names_are_refused(name: str) -> None:
         safe_name(name)
 
 
+@pytest.mark.slow
 async def test_the_workspace_header_picks_the_schema(
     dsn: str, workspace_name: str, conn: asyncpg.Connection
 ) -> None:
@@ -221,6 +208,7 @@ async def test_the_workspace_header_picks_the_schema(
         await drop_workspace(conn, name)
 
 
+@pytest.mark.slow
 async def test_a_broken_workspace_does_not_block_another(
     dsn: str, workspace_name: str, conn: asyncpg.Connection
 ) -> None:
@@ -251,6 +239,7 @@ async def test_a_broken_workspace_does_not_block_another(
         await drop_workspace(conn, name)
 
 
+@pytest.mark.slow
 async def test_open_workspaces_are_bounded(dsn: str, workspace_name: str, conn: asyncpg.Connection) -> None:
     names = [f"{workspace_name}_{i}" for i in range(3)]
     settings = ServerSettings(dsn=dsn, default_workspace=workspace_name, allow_create=True, max_workspaces=2)
@@ -285,7 +274,7 @@ SECRET = "a-test-secret-of-at-least-32-bytes!"
 
 
 async def test_login_spraying_one_password_over_many_users_is_throttled(
-    dsn: str, workspace_name: str, conn: asyncpg.Connection
+    dsn: str, workspace_name: str
 ) -> None:
     accounts = Accounts.parse("alice:wonderland")
     settings = ServerSettings(
@@ -300,12 +289,9 @@ async def test_login_spraying_one_password_over_many_users_is_throttled(
         assert statuses == [401] * limit + [429] * (40 - limit)
         locked = await server.client.post("/login", data={"username": "alice", "password": "wonderland"})
         assert locked.status_code == 429 and int(locked.headers["Retry-After"]) > 0
-    await drop_workspace(conn, workspace_name)
 
 
-async def test_a_token_of_a_removed_user_is_refused(
-    dsn: str, workspace_name: str, conn: asyncpg.Connection
-) -> None:
+async def test_a_token_of_a_removed_user_is_refused(dsn: str, workspace_name: str) -> None:
     both = Accounts.parse("alice:wonderland,bob:builder")
     settings = ServerSettings(dsn=dsn, default_workspace=workspace_name, accounts=both, token_secret=SECRET)
     tokens = {}
@@ -323,7 +309,6 @@ async def test_a_token_of_a_removed_user_is_refused(
         assert (await server.client.get("/auth/verify", headers=tokens["bob"])).status_code == 401
         kept = await server.client.get("/documents/status_counts", headers=tokens["alice"])
         assert kept.status_code == 200
-    await drop_workspace(conn, workspace_name)
 
 
 async def _spray(url: str, source: str, prefix: str) -> list[int]:
@@ -339,36 +324,19 @@ async def _spray(url: str, source: str, prefix: str) -> list[int]:
         return statuses
 
 
+@pytest.mark.slow
 async def test_forwarded_for_is_ignored_from_untrusted_addresses(
-    dsn: str, workspace_name: str, tmp_path: Path, llm_server: FakeOpenAI, conn: asyncpg.Connection
+    workspace_name: str, tmp_path: Path, serve_process: Callable[..., Any]
 ) -> None:
-    port = free_port()
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-        "OPENAI_BASE_URL": llm_server.base_url,
-        "OPENAI_API_KEY": "test",
-        "EMBEDDING_MODEL": "fake-embedding",
-        "EMBEDDING_DIM": "64",
-        "AUTH_ACCOUNTS": "alice:wonderland",
-        "TOKEN_SECRET": SECRET,
-    }
-    env.pop("FORWARDED_ALLOW_IPS", None)
-    command = [sys.executable, "-m", "lightrag_pg", "serve", "--dsn", dsn, "--workspace", workspace_name]
-    command += ["--port", str(port), "--input-dir", str(tmp_path), "--forwarded-allow-ips", "127.0.0.2"]
-    process = subprocess.Popen(command, env=env, cwd=tmp_path, stderr=subprocess.PIPE, text=True)
-    url = f"http://127.0.0.1:{port}"
     limit = ServerSettings().login_client_max_failures
-    try:
-        await asyncio.to_thread(wait_until_up, url, process)
+    accounts = {"AUTH_ACCOUNTS": "alice:wonderland", "TOKEN_SECRET": SECRET}
+    with serve_process(
+        workspace_name, tmp_path, args=["--forwarded-allow-ips", "127.0.0.2"], **accounts
+    ) as server:
         # 127.0.0.1 is not listed: its X-Forwarded-For is ignored and every attempt counts against it
-        assert await _spray(url, "127.0.0.1", "direct") == [401] * limit + [429]
+        assert await _spray(server.url, "127.0.0.1", "direct") == [401] * limit + [429]
         # 127.0.0.2 is a listed proxy: each forwarded client is counted apart
-        assert await _spray(url, "127.0.0.2", "proxied") == [401] * (limit + 1)
-    finally:
-        process.send_signal(signal.SIGTERM)
-        await asyncio.to_thread(process.communicate, timeout=60)
-    await drop_workspace(conn, workspace_name)
+        assert await _spray(server.url, "127.0.0.2", "proxied") == [401] * (limit + 1)
 
 
 def test_forwarded_allow_ips_flag_and_environment() -> None:

@@ -17,7 +17,6 @@ import httpx
 import pytest
 import uvicorn
 
-from lightrag_pg.db.workspace import drop_workspace, workspace_exists
 from lightrag_pg.server import ServerSettings, create_app
 from lightrag_pg.server.registry import RagFactory
 from lightrag_pg.testing import scripted_llm
@@ -110,10 +109,8 @@ def settings(dsn: str, workspace_name: str, tmp_path: Path) -> ServerSettings:
 
 
 @pytest.fixture
-async def dropped(conn: asyncpg.Connection, workspace_name: str) -> AsyncIterator[None]:
+async def dropped(workspace_name: str) -> AsyncIterator[None]:
     yield
-    if await workspace_exists(conn, workspace_name):
-        await drop_workspace(conn, workspace_name)
 
 
 @pytest.fixture
@@ -217,6 +214,7 @@ async def test_a_long_question_is_answered_in_bounded_time(served: Served) -> No
     assert time.perf_counter() - started < 10
 
 
+@pytest.mark.slow
 async def test_a_question_over_the_cap_is_refused_naming_it(served: Served) -> None:
     too_long = long_question(150_000)
     async with asyncio.timeout(60):

@@ -6,13 +6,11 @@ import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import asyncpg
 import httpx
 import ollama
 import pytest
 import pytest_asyncio
 
-from lightrag_pg.db.workspace import drop_workspace, workspace_exists
 from lightrag_pg.server import ServerSettings
 from lightrag_pg.server.ollama import parse_prefix
 
@@ -20,9 +18,7 @@ from .server_support import TEXT, Served, serving
 
 
 @pytest_asyncio.fixture
-async def indexed(
-    dsn: str, workspace_name: str, tmp_path: Path, conn: asyncpg.Connection
-) -> AsyncIterator[Served]:
+async def indexed(dsn: str, workspace_name: str, tmp_path: Path) -> AsyncIterator[Served]:
     """A server whose default workspace holds :data:`TEXT`, indexed."""
     settings = ServerSettings(dsn=dsn, default_workspace=workspace_name, input_dir=tmp_path)
     async with serving(settings) as server:
@@ -30,8 +26,6 @@ async def indexed(
         track = inserted.json()
         await server.track(track["track_id"])
         yield server
-    if await workspace_exists(conn, workspace_name):
-        await drop_workspace(conn, workspace_name)
 
 
 @pytest.mark.parametrize(
@@ -143,6 +137,7 @@ async def test_entity_exists(indexed: Served) -> None:
     assert (await indexed.client.get("/graph/entity/exists")).status_code == 422
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("method", "path", "params", "body"),
     [

@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
-import subprocess
-import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +23,10 @@ from lightrag_pg.server.fair import FairSlots
 from lightrag_pg.server.files import InputFolder
 from lightrag_pg.server.settings import ConversionLimits
 
-from .fake_openai import FakeOpenAI
 from .server_files import docx, docx_amplifier, docx_bomb
 from .server_support import Served, counted, serving
-from .test_server_process import ROOT, free_port, wait_until_up
+
+pytestmark = pytest.mark.slow
 
 LOOSE_ZIP: dict[str, Any] = {"max_zip_ratio": 1e6, "max_unzipped_bytes": 1 << 34}
 """Zip checks that let a bomb through to its parser, to exercise the process limits."""
@@ -92,43 +89,24 @@ async def one_document(server: Served, track: str, workspace: str | None = None)
 
 
 async def test_a_docx_bomb_fails_within_its_limits(
-    dsn: str, workspace_name: str, tmp_path: Path, llm_server: FakeOpenAI, cleanup: list[str]
+    workspace_name: str, tmp_path: Path, serve_process: Callable[..., Any]
 ) -> None:
     """A ~130 KB .docx of 24 MB of XML used to take the server's memory by hundreds of MB
     and tens of seconds (minutes on a busy machine), holding the one conversion lock."""
-    cleanup.append(workspace_name)
     bomb, amplifier = docx_bomb(), docx_amplifier()
-    port = free_port()
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-        "OPENAI_BASE_URL": llm_server.base_url,
-        "OPENAI_API_KEY": "test",
-        "LLM_MODEL": "fake-model",
-        "EMBEDDING_MODEL": "fake-embedding",
-        "EMBEDDING_DIM": "64",
-        "CONVERT_MEMORY": str(256 << 20),
-    }
-    command = [sys.executable, "-m", "lightrag_pg", "serve", "--dsn", dsn, "--workspace", workspace_name]
-    command += ["--port", str(port), "--input-dir", str(tmp_path)]
-    process = subprocess.Popen(command, env=env, cwd=tmp_path, stderr=subprocess.DEVNULL, text=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        await asyncio.to_thread(wait_until_up, url, process)
-        async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+    with serve_process(workspace_name, tmp_path, CONVERT_MEMORY=str(256 << 20)) as server:
+        pid = server.process.pid
+        async with httpx.AsyncClient(base_url=server.url, timeout=30) as client:
             served = Served(None, client, workspace_name)
             warm = await one_document(served, await upload(served, "warm.md", b"Alice lives in Paris."))
             assert warm["status"] == "processed"
-            Path(f"/proc/{process.pid}/clear_refs").write_text("5")  # restart the peak (VmHWM)
-            before = memory_kib(process.pid, "VmRSS")
+            Path(f"/proc/{pid}/clear_refs").write_text("5")  # restart the peak (VmHWM)
+            before = memory_kib(pid, "VmRSS")
             started = time.monotonic()
             tracks = [await upload(served, "bomb.docx", bomb), await upload(served, "big.docx", amplifier)]
             refused, stopped = [await one_document(served, t) for t in tracks]
             elapsed = time.monotonic() - started
-            growth_mib = (memory_kib(process.pid, "VmHWM") - before) / 1024
-    finally:
-        process.send_signal(signal.SIGTERM)
-        await asyncio.to_thread(process.wait, 60)
+            growth_mib = (memory_kib(pid, "VmHWM") - before) / 1024
     assert refused["status"] == "failed" and "MAX_ZIP_RATIO=100" in refused["error_msg"], refused
     assert "word/document.xml expands" in refused["error_msg"]
     assert stopped["status"] == "failed" and "CONVERT_MEMORY=268,435,456" in stopped["error_msg"], stopped

@@ -24,6 +24,8 @@ from lightrag_pg.testing import classify_prompt, hashed_embedding_func, hashed_v
 
 from .server_support import TEXT, scripted_factory, serving
 
+pytestmark = pytest.mark.slow
+
 SENTENCE = "Alice met Bob in Paris while Acme watched on day {}."
 
 

@@ -10,7 +10,6 @@ import asyncpg
 import pytest
 import pytest_asyncio
 
-from lightrag_pg.db.workspace import drop_workspace, workspace_exists
 from lightrag_pg.server import ServerSettings
 
 from .server_support import TEXT, Served, serving
@@ -19,17 +18,13 @@ DELETED_KEYS = {"status", "doc_id", "message", "status_code", "file_path"}
 
 
 @pytest_asyncio.fixture
-async def indexed(
-    dsn: str, workspace_name: str, tmp_path: Path, conn: asyncpg.Connection
-) -> AsyncIterator[Served]:
+async def indexed(dsn: str, workspace_name: str, tmp_path: Path) -> AsyncIterator[Served]:
     """A server whose default workspace holds :data:`TEXT` (Alice, Bob, Acme, ...), indexed."""
     settings = ServerSettings(dsn=dsn, default_workspace=workspace_name, input_dir=tmp_path)
     async with serving(settings) as server:
         inserted = await server.client.post("/documents/text", json={"text": TEXT, "file_source": "t.txt"})
         await server.track(inserted.json()["track_id"])
         yield server
-    if await workspace_exists(conn, workspace_name):
-        await drop_workspace(conn, workspace_name)
 
 
 async def _graph(served: Served) -> dict[str, Any]:
@@ -115,6 +110,7 @@ async def test_rename_onto_an_existing_entity_merges_only_when_allowed(indexed: 
     assert not await _exists(indexed, "Bob")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("body", "status"),
     [
@@ -145,6 +141,7 @@ async def test_edit_relation(indexed: Served) -> None:
     assert float(body["data"]["graph_data"]["weight"]) == 5.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("body", "status"),
     [
@@ -206,6 +203,7 @@ async def test_create_relation(indexed: Served) -> None:
     assert ["Alice", "Bob"] in (await _graph(indexed))["edges"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("body", "status"),
     [
@@ -234,6 +232,7 @@ async def test_merge_entities(indexed: Served) -> None:
     assert not await _exists(indexed, "Bob") and await _exists(indexed, "Alice")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("body", "status"),
     [
@@ -251,6 +250,7 @@ async def test_merge_entities_refusals_write_nothing(
     assert await _graph(indexed) == before
 
 
+@pytest.mark.slow
 async def test_delete_entity(indexed: Served) -> None:
     response = await indexed.client.request("DELETE", "/graph/entity/delete", json={"entity_name": "Bob"})
     body = _success(response)
@@ -258,6 +258,7 @@ async def test_delete_entity(indexed: Served) -> None:
     assert not await _exists(indexed, "Bob")
 
 
+@pytest.mark.slow
 async def test_delete_relation(indexed: Served) -> None:
     response = await indexed.client.request(
         "DELETE", "/graph/relation/delete", json={"source_entity": "Acme", "target_entity": "Alice"}
@@ -268,6 +269,7 @@ async def test_delete_relation(indexed: Served) -> None:
     assert await _exists(indexed, "Alice")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("path", "body", "status"),
     [

@@ -8,10 +8,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import asyncpg
+import pytest
 import pytest_asyncio
 
-from lightrag_pg.db.workspace import drop_workspace, workspace_exists
 from lightrag_pg.query.param import MAX_TOKENS, MAX_TOP_K
 from lightrag_pg.server import ServerSettings
 from lightrag_pg.server.documents import MAX_PAGE
@@ -24,17 +23,13 @@ JSON = {"content-type": "application/json"}
 
 
 @pytest_asyncio.fixture
-async def indexed(
-    dsn: str, workspace_name: str, tmp_path: Path, conn: asyncpg.Connection
-) -> AsyncIterator[Served]:
+async def indexed(dsn: str, workspace_name: str, tmp_path: Path) -> AsyncIterator[Served]:
     """A server whose default workspace holds :data:`TEXT` (file ``t.txt``), indexed."""
     settings = ServerSettings(dsn=dsn, default_workspace=workspace_name, input_dir=tmp_path / "inputs")
     async with serving(settings) as server:
         inserted = await server.client.post("/documents/text", json={"text": TEXT, "file_source": "t.txt"})
         await server.track(inserted.json()["track_id"])
         yield server
-    if await workspace_exists(conn, workspace_name):
-        await drop_workspace(conn, workspace_name)
 
 
 async def unchanged(served: Served) -> None:
@@ -100,6 +95,7 @@ SURROGATE_BODIES = [
 ]
 
 
+@pytest.mark.slow
 async def test_lone_surrogates_are_a_400(indexed: Served) -> None:
     for path, raw in SURROGATE_BODIES:
         response = await indexed.client.post(path, content=raw, headers=JSON)
@@ -122,6 +118,7 @@ BOUNDED_REQUESTS: list[tuple[str, str, dict[str, str] | None, bytes | None, int]
 ]
 
 
+@pytest.mark.slow
 async def test_top_k_too_large_is_a_422_naming_the_bound(indexed: Served) -> None:
     for method, path, params, body, bound in BOUNDED_REQUESTS:
         response = await indexed.client.request(method, path, params=params, content=body, headers=JSON)
@@ -131,6 +128,7 @@ async def test_top_k_too_large_is_a_422_naming_the_bound(indexed: Served) -> Non
     await unchanged(indexed)
 
 
+@pytest.mark.slow
 async def test_api_chat_is_capped_like_query(indexed: Served) -> None:
     long = "Who is Alice? " * (MAX_QUERY_CHARS // 14 + 1)
     assert len(long) > MAX_QUERY_CHARS

@@ -4,32 +4,18 @@ subgraphs, paging by status, deleting documents, clearing the cache, retrying fa
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
-from pathlib import Path
+from collections.abc import Awaitable, Callable
 
 import asyncpg
 import pytest
 import pytest_asyncio
 
 from lightrag_pg.db.identifiers import quote_ident
-from lightrag_pg.db.workspace import drop_workspace, workspace_exists
-from lightrag_pg.server import ServerSettings
 from lightrag_pg.server.runtime import WorkspaceRuntime
 
-from .server_support import TEXT, Served, counted, serving
+from .server_support import TEXT, Served, counted
 
 BROKEN_PDF = {"file": ("broken.pdf", b"%PDF-1.4\nthis is not a pdf", "application/pdf")}
-
-
-@pytest_asyncio.fixture
-async def served(
-    dsn: str, workspace_name: str, tmp_path: Path, conn: asyncpg.Connection
-) -> AsyncIterator[Served]:
-    settings = ServerSettings(dsn=dsn, default_workspace=workspace_name, input_dir=tmp_path / "inputs")
-    async with serving(settings) as server:
-        yield server
-    if await workspace_exists(conn, workspace_name):
-        await drop_workspace(conn, workspace_name)
 
 
 @pytest_asyncio.fixture
@@ -85,6 +71,7 @@ async def test_label_routes_list_rank_and_search_the_entities(indexed: Served) -
     assert (await indexed.client.get("/graph/label/search", params={"q": "  "})).json() == []
 
 
+@pytest.mark.slow
 async def test_graphs_returns_upstreams_nodes_and_edges(indexed: Served) -> None:
     response = await indexed.client.get("/graphs", params={"label": "Alice", "max_depth": 1})
     assert response.status_code == 200
@@ -105,6 +92,7 @@ async def test_graphs_returns_upstreams_nodes_and_edges(indexed: Served) -> None
     assert unknown == {"nodes": [], "edges": [], "is_truncated": False}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("path", "params", "status"),
     [
@@ -255,6 +243,7 @@ async def test_a_file_that_could_not_be_converted_is_never_retried(served: Serve
     assert after["updated_at"] == doc["updated_at"]
 
 
+@pytest.mark.slow
 async def test_reprocess_failed_retries_documents_that_have_text(
     served: Served, conn: asyncpg.Connection
 ) -> None:

@@ -61,6 +61,7 @@ async def answer(server: Served, headers: dict[str, str] | None = None) -> dict[
     return body
 
 
+@pytest.mark.slow
 async def test_every_workspace_is_served_from_the_one_pool(
     dsn: str, workspace_name: str, tmp_path: Path, conn: asyncpg.Connection
 ) -> None:
@@ -83,6 +84,7 @@ async def test_every_workspace_is_served_from_the_one_pool(
         assert health["pool_size"] == 3 and health["workspace_pool_size"] == 2
 
 
+@pytest.mark.slow
 async def test_a_saturated_workspace_does_not_block_another(
     dsn: str, workspace_name: str, tmp_path: Path, conn: asyncpg.Connection
 ) -> None:
@@ -106,6 +108,7 @@ async def test_a_saturated_workspace_does_not_block_another(
         assert (await waiting).status_code == 200  # a is served once its connections come back
 
 
+@pytest.mark.slow
 async def test_a_dropped_workspace_does_not_break_another(
     dsn: str, workspace_name: str, tmp_path: Path, conn: asyncpg.Connection
 ) -> None:
@@ -129,6 +132,7 @@ async def test_a_dropped_workspace_does_not_break_another(
         assert server.app.state.server.registry.pool.pool.get_size() <= 2
 
 
+@pytest.mark.slow
 async def test_no_statement_is_added_in_the_steady_state(
     dsn: str, workspace_name: str, tmp_path: Path, conn: asyncpg.Connection
 ) -> None:
@@ -166,13 +170,10 @@ def test_pool_sizes_come_from_the_environment_and_leave_room_for_other_workspace
         ServerSettings.from_env({"LIGHTRAG_PG_POOL_SIZE": "many"})
 
 
-async def test_a_factory_that_ignores_the_shared_pool_is_refused(
-    dsn: str, workspace_name: str, conn: asyncpg.Connection
-) -> None:
+async def test_a_factory_that_ignores_the_shared_pool_is_refused(dsn: str, workspace_name: str) -> None:
     def own_pool(workspace: str, pool: SharedPool) -> LightRAG:
         return LightRAG(dsn=dsn, workspace=workspace, embedding_func=hashed_embedding_func())
 
     with pytest.raises(ConfigurationError, match="pool=pool"):
         async with serving(ServerSettings(dsn=dsn, default_workspace=workspace_name), own_pool):
             pass
-    await drop_workspace(conn, workspace_name)

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import socket
 import subprocess
-import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,80 +15,30 @@ import asyncpg
 import httpx
 import pytest
 
-from lightrag_pg.db.workspace import drop_workspace
 from lightrag_pg.server import ServerSettings
 from lightrag_pg.testing import scripted_llm
 
-from .fake_openai import FakeOpenAI
+from .served_process import free_port, server_env, start_server, wait_until_up
 from .server_support import TEXT, scripted_factory, serving
 
-ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_until_up(url: str, process: subprocess.Popen[str], timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"the server exited: {process.communicate()}")
-        try:
-            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    raise AssertionError("the server did not come up")
-
-
-async def test_lightrag_pg_serve_in_a_real_process(
-    dsn: str, workspace_name: str, tmp_path: Path, llm_server: FakeOpenAI, conn: asyncpg.Connection
+def test_lightrag_pg_serve_in_a_real_process(
+    workspace_name: str, tmp_path: Path, serve_process: Callable[..., Any]
 ) -> None:
-    port = free_port()
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-        "OPENAI_BASE_URL": llm_server.base_url,
-        "OPENAI_API_KEY": "test",
-        "LLM_MODEL": "fake-model",
-        "EMBEDDING_MODEL": "fake-embedding",
-        "EMBEDDING_DIM": "64",
-        "LIGHTRAG_API_KEY": "process-key",
-    }
-    command = [sys.executable, "-m", "lightrag_pg", "serve", "--dsn", dsn, "--workspace", workspace_name]
-    command += ["--port", str(port), "--input-dir", str(tmp_path)]
-    process = subprocess.Popen(command, env=env, cwd=tmp_path, stderr=subprocess.PIPE, text=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        await asyncio.to_thread(wait_until_up, url, process)
-        key = {"X-API-Key": "process-key"}
-        async with httpx.AsyncClient(base_url=url, headers=key, timeout=30) as client:
-            wrong_key = await client.get("/documents/status_counts", headers={"X-API-Key": "x"})
-            assert wrong_key.status_code == 403
-            files = {"file": ("notes.md", TEXT.encode())}
-            track = (await client.post("/documents/upload", files=files)).json()["track_id"]
-            for _ in range(300):
-                docs = (await client.get(f"/documents/track_status/{track}")).json()["documents"]
-                if docs and docs[0]["status"] in ("processed", "failed"):
-                    break
-                await asyncio.sleep(0.1)
-            assert docs[0]["status"] == "processed", docs
-            answer = (await client.post("/query", json={"query": "Where did Alice found Acme?"})).json()
-            assert answer["response"].startswith("Scripted answer")
-            question = {"query": "Who founded Acme?"}
-            async with client.stream("POST", "/query/stream", json=question) as response:
-                lines = [line async for line in response.aiter_lines() if line]
-            assert lines[0].startswith('{"references"') and len(lines) > 1
-    finally:
-        process.send_signal(signal.SIGTERM)
-        _, stderr = await asyncio.to_thread(process.communicate, timeout=60)
-    assert process.returncode == 0, stderr
-    assert f"serving http://127.0.0.1:{port}" in stderr and "stopped;" in stderr
-    await drop_workspace(conn, workspace_name)
+    with serve_process(workspace_name, tmp_path, "process-key") as server:
+        client = server.client
+        assert client.get("/documents/status_counts", headers={"X-API-Key": "x"}).status_code == 403
+        files = {"file": ("notes.md", TEXT.encode())}
+        server.wait_processed(client.post("/documents/upload", files=files).json()["track_id"])
+        answer = client.post("/query", json={"query": "Where did Alice found Acme?"}).json()
+        assert answer["response"].startswith("Scripted answer")
+        with client.stream("POST", "/query/stream", json={"query": "Who founded Acme?"}) as response:
+            lines = [line for line in response.iter_lines() if line]
+        assert lines[0].startswith('{"references"') and len(lines) > 1
+    assert server.process.returncode == 0, server.stderr
+    assert f"serving {server.url}" in server.stderr and "stopped;" in server.stderr
 
 
 async def test_shutdown_leaves_work_pending_and_the_next_start_resumes_it(
@@ -119,11 +68,10 @@ async def test_shutdown_leaves_work_pending_and_the_next_start_resumes_it(
         (doc,) = (await server.track(track))["documents"]
         assert doc["status"] == "processed"
         assert "resuming" in (await server.client.get("/documents/pipeline_status")).json()["job_name"]
-    await drop_workspace(conn, workspace_name)
 
 
 async def test_cancel_pipeline_stops_indexing_and_reprocess_resumes_it(
-    dsn: str, workspace_name: str, tmp_path: Path, conn: asyncpg.Connection
+    dsn: str, workspace_name: str, tmp_path: Path
 ) -> None:
     release = asyncio.Event()
 
@@ -153,16 +101,11 @@ async def test_cancel_pipeline_stops_indexing_and_reprocess_resumes_it(
         assert retried.json()["status"] == "reprocessing_started"
         (doc,) = (await server.track(track))["documents"]
         assert doc["status"] == "processed"
-    await drop_workspace(conn, workspace_name)
 
 
 def offline_server(dsn: str, workspace: str, port: int, folder: Path) -> subprocess.Popen[str]:
     """``lightrag-pg serve`` with the defaults of a machine without an LLM: spaCy and MiniLM."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "LLM_", "EMBEDDING_"))}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    command = [sys.executable, "-m", "lightrag_pg", "serve", "--dsn", dsn, "--workspace", workspace]
-    command += ["--port", str(port), "--input-dir", str(folder)]
-    return subprocess.Popen(command, env=env, cwd=folder, stderr=subprocess.PIPE, text=True)
+    return start_server(dsn, workspace, folder, port, server_env(None))
 
 
 async def stop_timed(process: subprocess.Popen[str]) -> tuple[float, str]:
@@ -178,7 +121,7 @@ async def stop_timed(process: subprocess.Popen[str]) -> tuple[float, str]:
 
 
 async def test_sigterm_during_a_big_document_exits_within_ten_seconds(
-    dsn: str, workspace_name: str, tmp_path: Path, conn: asyncpg.Connection
+    dsn: str, workspace_name: str, tmp_path: Path
 ) -> None:
     """The fault: during a big document, SIGTERM printed "stopped" at once but the process
     lived on for 11.5 minutes, until a worker thread had embedded every chunk of the
@@ -224,4 +167,3 @@ async def test_sigterm_during_a_big_document_exits_within_ten_seconds(
         if process.poll() is None:
             process.kill()
             process.wait()
-    await drop_workspace(conn, workspace_name)

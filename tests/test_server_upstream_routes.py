@@ -25,7 +25,6 @@ from .test_server_manage import (  # noqa: F401 (fixtures)
     idle,
     indexed,
     runtime_of,
-    served,
     status_counts,
     until,
 )
@@ -76,7 +75,7 @@ UPSTREAM_CONFIGURATION = {
 STORAGE_ROLES = ("kv_storage", "doc_status_storage", "graph_storage", "vector_storage")
 
 
-async def test_health_fills_upstreams_configuration_with_real_values(served: Served) -> None:  # noqa: F811
+async def test_health_fills_upstreams_configuration_with_real_values(served: Served) -> None:
     # upstream's WebUI status card calls force_llm_summary_on_merge.toString(): a white page without it
     await idle(served)
     body = (await served.client.get("/health")).json()
@@ -96,8 +95,9 @@ async def test_health_fills_upstreams_configuration_with_real_values(served: Ser
     assert body["input_directory"] and body["server_mode"] == "uvicorn"
 
 
+@pytest.mark.slow
 async def test_clear_documents_empties_the_workspace_and_its_folder(
-    served: Served,  # noqa: F811
+    served: Served,
     conn: asyncpg.Connection,
 ) -> None:
     upload = await served.client.post(
@@ -128,7 +128,9 @@ async def test_clear_documents_empties_the_workspace_and_its_folder(
     assert doc["status"] == "processed"
 
 
+@pytest.mark.slow
 async def test_clear_documents_keeps_the_cache_when_asked(indexed: Served, conn: asyncpg.Connection) -> None:  # noqa: F811
+    await idle(indexed)  # the pipeline stays busy a moment after its last document is processed
     cached = await cache_rows(conn, indexed.workspace)
     cleared = (await indexed.client.delete("/documents", params={"keep_llm_cache": "true"})).json()
     assert cleared["status"] == "success" and "LLM cache" not in cleared["message"]
@@ -136,8 +138,9 @@ async def test_clear_documents_keeps_the_cache_when_asked(indexed: Served, conn:
     assert await cache_rows(conn, indexed.workspace) == cached
 
 
+@pytest.mark.slow
 async def test_clear_documents_is_refused_while_the_pipeline_is_busy(
-    dsn: str, workspace_name: str, tmp_path: Path, conn: asyncpg.Connection
+    dsn: str, workspace_name: str, tmp_path: Path
 ) -> None:
     release = asyncio.Event()
 
@@ -159,14 +162,13 @@ async def test_clear_documents_is_refused_while_the_pipeline_is_busy(
             assert (await server.client.delete("/documents")).json()["status"] == "success"
     finally:
         release.set()
-        if await workspace_exists(conn, workspace_name):
-            await drop_workspace(conn, workspace_name)
 
 
 async def _busy(server: Served) -> bool:
     return bool((await server.client.get("/documents/pipeline_status")).json()["busy"])
 
 
+@pytest.mark.slow
 async def test_a_running_delete_reads_busy_so_clients_refresh_after_it(indexed: Served, dsn: str) -> None:  # noqa: F811
     # upstream's WebUI refreshes its table when the pipeline goes from busy to idle; a delete
     # that never read busy left the deleted document listed
@@ -217,14 +219,14 @@ async def test_scan_status_reports_what_the_scan_found(indexed: Served) -> None:
     assert missing.status_code == 404 and missing.json()["detail"]
 
 
-async def test_pipeline_status_says_nothing_needs_recovery(served: Served) -> None:  # noqa: F811
+async def test_pipeline_status_says_nothing_needs_recovery(served: Served) -> None:
     # upstream's model requires recovery_required: clients generated from its OpenAPI need it
     status = (await served.client.get("/documents/pipeline_status")).json()
     assert status["recovery_required"] is False
     assert status["recovery_kind"] is None and status["recovery_message"] is None
 
 
-async def test_recovery_and_source_conflict_routes_answer_for_this_design(served: Served) -> None:  # noqa: F811
+async def test_recovery_and_source_conflict_routes_answer_for_this_design(served: Served) -> None:
     client = served.client
     listed = await client.get("/documents/source_conflicts", params={"limit": 10})
     assert listed.status_code == 200 and listed.json() == {"conflicts": [], "next_cursor": None}
@@ -262,8 +264,9 @@ async def test_ui_customization_has_upstreams_shape_and_the_branding(
             await drop_workspace(conn, workspace_name)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", ["/docs", "/redoc"])
-async def test_api_docs_load_no_asset_from_another_host(served: Served, page: str) -> None:  # noqa: F811
+async def test_api_docs_load_no_asset_from_another_host(served: Served, page: str) -> None:
     html = (await served.client.get(page)).text
     sources = re.findall(r'(?:src|href)="([^"]+)"', html) + re.findall(r"url: '([^']+)'", html)
     assert sources and all(s.startswith("/") for s in sources), sources
@@ -272,7 +275,7 @@ async def test_api_docs_load_no_asset_from_another_host(served: Served, page: st
         assert (await served.client.get(source)).status_code == 200, source
 
 
-async def test_ollama_tags_modified_at_is_stable(served: Served) -> None:  # noqa: F811
+async def test_ollama_tags_modified_at_is_stable(served: Served) -> None:
     first = (await served.client.get("/api/tags")).json()["models"][0]["modified_at"]
     await asyncio.sleep(0.01)
     assert (await served.client.get("/api/tags")).json()["models"][0]["modified_at"] == first

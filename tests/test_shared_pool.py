@@ -169,6 +169,7 @@ async def snapshot(rag: LightRAG, dim: int) -> dict[str, Any]:
     }
 
 
+@pytest.mark.slow
 async def test_workspaces_of_different_widths_alternate_on_the_same_connections(
     dsn: str, names: dict[int, str]
 ) -> None:

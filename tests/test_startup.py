@@ -19,6 +19,8 @@ from lightrag_pg.offline.minilm import EMBEDDING_DIM, MODEL_NAME
 from lightrag_pg.store.cache import PoolCache
 from lightrag_pg.testing import hashed_embedding_func
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 
 NOT_FOR_HELP = ("openai", "alembic", "sqlalchemy", "spacy", "onnxruntime", "tiktoken", "numpy", "tqdm")

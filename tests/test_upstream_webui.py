@@ -8,17 +8,19 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Locator, Page, Request, Response, Route, expect
 
-from .fake_openai import FakeOpenAI
-from .served_process import Server, serving_process
+from .served_process import Server
 from .test_webui import browser  # noqa: F401 (fixture; skips this module where test_webui is skipped)
 from .upstream_webui import upstream_webui, webui_file
+
+pytestmark = pytest.mark.slow
 
 SEED = "Alice founded Acme in Paris. Bob joined Acme in Berlin. Carol met Alice in Paris. Globex hired Bob."
 SECOND = "Quantum Lab is run by Carol in Berlin. Globex funds Quantum Lab."
@@ -32,10 +34,10 @@ def webui(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def server(dsn: str, llm_server: FakeOpenAI, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def server(serve_process: Callable[..., Any], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """``lightrag-pg serve`` without credentials (as upstream's WebUI was tried), three documents."""
     workspace = f"upstream_ui_{uuid.uuid4().hex[:8]}"
-    with serving_process(dsn, llm_server, tmp_path_factory.mktemp("upstream-ui"), workspace) as served:
+    with serve_process(workspace, tmp_path_factory.mktemp("upstream-ui")) as served:
         served.insert(SEED, "seed.md")
         served.insert(SECOND, "quantum.md")
         served.insert(THIRD, "bicycles.md")

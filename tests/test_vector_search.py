@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from lightrag_pg import LightRAG
 from lightrag_pg.db.pool import HNSW_EF_SEARCH
 from lightrag_pg.store.rows import EntityRow, vectors
 
 
+@pytest.mark.slow
 async def test_search_returns_top_k_rows_past_ef_search(rag: LightRAG) -> None:
     # deliberate difference: upstream 1.5.7 scans its HNSW index with pgvector's default
     # ef_search (40) and no iterative scan, so it can return fewer rows than top_k and skip
@@ -49,6 +51,7 @@ async def test_the_threshold_is_exclusive_as_upstream_s(rag: LightRAG) -> None:
         assert await s.vectors.search_entities(axes[2], 0.0, 10) == []
 
 
+@pytest.mark.slow
 async def test_workspaces_do_not_see_each_other(rag: LightRAG, dsn: str) -> None:
     from lightrag_pg.testing import hashed_embedding_func as embedding_func
 

@@ -113,6 +113,7 @@ async def test_an_all_zero_query_vector_is_an_error_not_an_empty_answer(
             await rag.drop_workspace()
 
 
+@pytest.mark.slow
 async def test_a_document_embedded_to_zero_fails_with_the_reason(dsn: str, workspace_name: str) -> None:
     async with LightRAG(dsn=dsn, workspace=workspace_name, embedding_func=zero_for("zzz")) as rag:
         try:

@@ -9,14 +9,16 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from .fake_openai import FakeOpenAI
-from .served_process import Server, serving_process
+from .served_process import Server
+
+pytestmark = pytest.mark.slow
 
 CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -46,10 +48,10 @@ if not Path(CHROMIUM).exists() and not os.environ.get("CI"):
 
 
 @pytest.fixture(scope="module")
-def server(dsn: str, llm_server: FakeOpenAI, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def server(serve_process: Callable[..., Any], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """``lightrag-pg serve`` with an API key, the scripted LLM and one seeded document."""
     workspace = f"webui_{uuid.uuid4().hex[:8]}"
-    with serving_process(dsn, llm_server, tmp_path_factory.mktemp("webui"), workspace, KEY) as served:
+    with serve_process(workspace, tmp_path_factory.mktemp("webui"), KEY) as served:
         served.insert(SEED, "seed.md")
         yield served
 
@@ -104,6 +106,7 @@ def test_the_login_prompt_when_the_server_has_an_api_key(page: Page, server: Ser
     assert page.url == f"{server.url}/webui/"
     expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
     expect(page.get_by_role("navigation", name="Main")).to_have_count(0)
+    expect(page.get_by_role("alert")).to_have_count(0)  # no red error before anything is typed
     page.get_by_label("API key").fill("wrong")
     page.get_by_role("button", name="Sign in").click()
     expect(page.get_by_role("alert")).to_contain_text("Invalid API Key")
@@ -189,6 +192,8 @@ def test_searching_a_label_draws_the_graph_and_the_panel_renames_the_entity(
     expect(panel.get_by_role("heading", name="Alice")).to_be_visible()
     expect(panel).to_contain_text("Person")
     expect(panel).to_contain_text("Alice is mentioned")
+    sources = panel.locator(".field").filter(has_text="Sources").inner_text()
+    assert "seed.md" in sources and "chunk-" not in sources, "sources are files; chunk ids folded away"
     page.screenshot(path=shots / "webui-graph.png")
     panel.get_by_role("button", name="Rename").click()
     panel.get_by_label("New name").fill("Alice Smith")
@@ -231,6 +236,42 @@ def test_a_question_streams_an_answer_with_references_and_keeps_the_conversation
     expect(page.locator("article.turn")).to_have_count(2)
 
 
+def test_an_answer_lists_its_references_once_and_says_when_nothing_matched(
+    page: Page, server: Server, llm_server: FakeOpenAI
+) -> None:
+    scripted = llm_server.responder
+    nothing = "Sorry, I'm not able to provide an answer to that question.[no-context]"
+
+    def answering(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
+        text = scripted(messages, body)
+        if not text.startswith("Scripted answer"):
+            return text  # keywords
+        if "Mars" in str(messages[-1]):
+            return nothing
+        return f"{text} [1]\n\n### References\n\n- [1] seed.md\n"
+
+    llm_server.responder = answering
+    try:
+        sign_in(page, server, "#/retrieval")
+        question = page.get_by_label("Question")
+        question.fill("Which city did Carol meet Alice in?")
+        question.press("Enter")
+        turn = page.locator("article.turn").last
+        expect(turn).to_have_attribute("data-done", "true")
+        expect(turn.locator(".references li").filter(has_text="seed.md")).to_have_count(1)
+        expect(turn.locator(".markdown")).to_contain_text("Scripted answer")
+        assert turn.get_by_role("tabpanel").inner_text().count("seed.md") == 1, "references listed twice"
+        question.fill("Who lives on Mars?")
+        question.press("Enter")
+        expect(page.locator("article.turn")).to_have_count(2)
+        turn = page.locator("article.turn").last
+        expect(turn).to_have_attribute("data-done", "true")
+        expect(turn).to_contain_text("Nothing in this workspace matched the question")
+        expect(turn).not_to_contain_text("[no-context]")
+    finally:
+        llm_server.responder = scripted
+
+
 @pytest.mark.parametrize("where", ["#/documents", "#/graph", "#/retrieval"])
 def test_each_page_fits_a_phone_screen(browser: Browser, server: Server, shots: Path, where: str) -> None:
     context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
@@ -240,6 +281,14 @@ def test_each_page_fits_a_phone_screen(browser: Browser, server: Server, shots: 
         expect(page.locator("section.page h1")).to_be_visible()
         overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 0
+        kept = page.evaluate(
+            """() => {
+                const header = document.querySelector('header.top');
+                const position = getComputedStyle(header).position;
+                return ['sticky', 'fixed'].includes(position) ? header.getBoundingClientRect().height : 0;
+            }"""
+        )
+        assert kept < 844 * 0.15, f"the header keeps {kept} px of the screen"
         if where == "#/documents":
             expect(page.locator("tr[data-status]").first).to_be_visible()
             page.screenshot(path=shots / "webui-phone.png")

@@ -6,9 +6,8 @@ import hashlib
 import re
 from pathlib import Path
 
-import asyncpg
+import pytest
 
-from lightrag_pg.db.workspace import drop_workspace
 from lightrag_pg.server import ServerSettings
 from lightrag_pg.server.app import WEBUI
 
@@ -46,8 +45,9 @@ def test_the_build_loads_nothing_from_elsewhere() -> None:
     assert not re.search(r'(?:src|href)="https?://', index)
 
 
+@pytest.mark.slow
 async def test_the_server_redirects_to_the_ui_and_serves_it(
-    dsn: str, workspace_name: str, tmp_path: Path, conn: asyncpg.Connection
+    dsn: str, workspace_name: str, tmp_path: Path
 ) -> None:
     settings = ServerSettings(dsn=dsn, default_workspace=workspace_name, input_dir=tmp_path, api_key="secret")
     async with serving(settings) as served:
@@ -59,4 +59,3 @@ async def test_the_server_redirects_to_the_ui_and_serves_it(
         script = re.search(r'src="/webui/(assets/[^"]+\.js)"', page.text)
         assert script and (await client.get(f"/webui/{script.group(1)}")).status_code == 200
         assert (await client.get("/documents/status_counts")).status_code == 403
-    await drop_workspace(conn, workspace_name)

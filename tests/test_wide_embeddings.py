@@ -17,7 +17,7 @@ from sqlalchemy.pool import NullPool
 from lightrag_pg import LightRAG, QueryParam
 from lightrag_pg.db.embedded import sqlalchemy_url
 from lightrag_pg.db.migrate import MigrationTarget, configure_context, prepare_workspace
-from lightrag_pg.db.workspace import drop_workspace, workspace_exists
+from lightrag_pg.db.workspace import workspace_exists
 from lightrag_pg.errors import ConfigurationError
 from lightrag_pg.testing import hashed_embedding_func, hashed_vectors, scripted_llm
 
@@ -31,7 +31,7 @@ DOCS = [
 
 
 @pytest_asyncio.fixture
-async def wide_rag(dsn: str, workspace_name: str, conn: asyncpg.Connection) -> AsyncIterator[LightRAG]:
+async def wide_rag(dsn: str, workspace_name: str) -> AsyncIterator[LightRAG]:
     rag = LightRAG(
         dsn=dsn,
         workspace=workspace_name,
@@ -41,10 +41,9 @@ async def wide_rag(dsn: str, workspace_name: str, conn: asyncpg.Connection) -> A
     await rag.initialize()
     yield rag
     await rag.finalize()
-    if await workspace_exists(conn, workspace_name):
-        await drop_workspace(conn, workspace_name)
 
 
+@pytest.mark.slow
 async def test_wide_vectors_stay_vector_columns_with_halfvec_hnsw_indexes(
     wide_rag: LightRAG, conn: asyncpg.Connection
 ) -> None:
@@ -103,9 +102,7 @@ async def test_more_than_4000_dimensions_are_refused_at_creation(
     assert not await workspace_exists(conn, workspace_name)
 
 
-async def test_4000_dimensions_is_the_widest_workspace(
-    dsn: str, workspace_name: str, conn: asyncpg.Connection
-) -> None:
+async def test_4000_dimensions_is_the_widest_workspace(dsn: str, workspace_name: str) -> None:
     rag = LightRAG(dsn=dsn, workspace=workspace_name, embedding_func=hashed_embedding_func(4000))
     await rag.initialize()
     try:

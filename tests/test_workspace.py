@@ -138,6 +138,7 @@ asyncio.run(main())
 """
 
 
+@pytest.mark.slow
 async def test_creation_is_idempotent_and_safe_across_processes(
     dsn: str, workspace_name: str, conn: asyncpg.Connection
 ) -> None:
@@ -164,7 +165,6 @@ async def test_creation_is_idempotent_and_safe_across_processes(
     finally:
         for c in conns:
             await c.close()
-        await drop_workspace(conn, workspace_name)
 
 
 async def test_dimension_mismatch_names_both_numbers(rag: LightRAG, dsn: str) -> None:
@@ -209,7 +209,6 @@ async def test_migrate_all_upgrades_every_workspace(
     info = await read_info(conn, workspace_name)
     assert info is not None and info.revision == head_revision()
     assert await conn.fetchval(f"SELECT count(*) FROM {workspace_name}.entity_overview") == 0
-    await drop_workspace(conn, workspace_name)
 
 
 async def test_table_stats_counts_every_table_in_two_statements(

@@ -12,6 +12,8 @@ from lightrag_pg.index.writer import GraphWriter
 
 from .crash_support import assert_consistent, statuses
 
+pytestmark = pytest.mark.slow
+
 
 async def test_entity_deleted_between_entity_and_relation_writes_is_recreated(
     rag: LightRAG, conn: asyncpg.Connection, monkeypatch: pytest.MonkeyPatch

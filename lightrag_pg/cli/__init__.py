@@ -6,10 +6,14 @@ import argparse
 import asyncio
 import logging
 import os
+import signal
 import sys
+import threading
 import traceback
 import warnings
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
+from types import FrameType
+from typing import Any
 
 from ..errors import LightRAGError
 from . import admin, ask, demo, doctor, graph_edit, ingest, manage, reembed, serve, server, workspace
@@ -41,6 +45,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+async def _announcing_interrupts(command: Coroutine[Any, Any, int]) -> int:
+    """Run ``command``, saying at once on the first Ctrl-C that it stops (its clean-up may
+    take a moment); asyncio cancels it, and a second Ctrl-C quits at once."""
+    handler = signal.getsignal(signal.SIGINT)
+    if not callable(handler) or threading.current_thread() is not threading.main_thread():
+        return await command
+
+    def interrupted(signum: int, frame: FrameType | None) -> None:
+        print("\ninterrupted: stopping (Ctrl-C again to quit at once)", file=sys.stderr, flush=True)
+        handler(signum, frame)
+
+    signal.signal(signal.SIGINT, interrupted)
+    try:
+        return await command
+    finally:
+        signal.signal(signal.SIGINT, handler)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``lightrag-pg`` and ``python -m lightrag_pg``."""
     warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
@@ -48,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     level = logging.DEBUG if args.debug else logging.INFO if args.verbose else logging.ERROR
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     try:
-        return int(asyncio.run(args.run(args)))
+        return int(asyncio.run(_announcing_interrupts(args.run(args))))
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # the reader went away, as in `lightrag-pg tables | head`

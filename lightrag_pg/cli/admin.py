@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import TYPE_CHECKING
 
+from ..errors import InvalidInput
 from .common import connected, require_workspace, workspace_of
 
 if TYPE_CHECKING:
@@ -23,6 +25,7 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
     p.set_defaults(run=run_tables)
     p = sub.add_parser("drop-workspace", parents=parents, help="drop a workspace (schema and graph)")
     p.add_argument("name")
+    p.add_argument("-y", "--yes", action="store_true", help="drop without asking (needed without a terminal)")
     p.set_defaults(run=run_drop)
 
 
@@ -80,6 +83,17 @@ async def run_drop(args: argparse.Namespace) -> int:
 
     async with connected(args) as (conn, _):
         await require_workspace(conn, args.name)
+        if not args.yes and not confirm(f"drop workspace {args.name!r} and everything in it? [y/N] "):
+            print("not dropped")
+            return 1
         await drop_workspace(conn, args.name)
     print(f"dropped workspace {args.name!r}")
     return 0
+
+
+def confirm(question: str) -> bool:
+    """Whether the user answers yes to ``question`` at the terminal; without a terminal there
+    is nobody to ask, so :class:`InvalidInput` tells to pass ``--yes``."""
+    if not sys.stdin.isatty():
+        raise InvalidInput("drop-workspace asks for confirmation and there is no terminal: pass --yes")
+    return input(question).strip().lower() in ("y", "yes")

@@ -149,7 +149,8 @@ def describe_created(rag: LightRAG) -> str:
 class ProgressBar:
     """A tqdm bar over the chunks extracted of those cut so far (it moves with every
     chunk; a document is cut when its turn comes), with the documents finished, the
-    chunks embedded and stored, entities and relations as postfix."""
+    chunks embedded and stored, and the entity and relation merges as postfix (a name
+    merged by two documents counts twice, as in the insert's summary)."""
 
     def __init__(self, label: str) -> None:
         from tqdm import tqdm
@@ -167,27 +168,11 @@ class ProgressBar:
         )
         self.bar.set_postfix_str(
             f"documents {finished}/{p.docs_total} ({p.docs_failed} failed), chunks {p.chunks_embedded} "
-            f"embedded/{p.chunks_done} stored{merging}, {p.entities} entities, {p.relations} relations",
+            f"embedded/{p.chunks_done} stored{merging}, {p.entities} entity merges, "
+            f"{p.relations} relation merges",
             refresh=False,
         )
         self.bar.refresh()
 
     def close(self) -> None:
         self.bar.close()
-
-
-def print_knowledge(data: dict[str, Any], limit: int = 8) -> None:
-    """The entities, relations and sources behind an answer."""
-    if data.get("status") != "success":
-        print(f"(no knowledge retrieved: {data.get('message')})")
-        return
-    d = data["data"]
-    print(f"\nEntities used ({len(d['entities'])}):")
-    for e in d["entities"][:limit]:
-        print(f"  - {e['entity_name']} ({e['entity_type']})")
-    print(f"Relations used ({len(d['relationships'])}):")
-    for r in d["relationships"][:limit]:
-        print(f"  - {r['src_id']} <-> {r['tgt_id']}")
-    print("Sources:")
-    for ref in d["references"]:
-        print(f"  [{ref['reference_id']}] {ref['file_path']}")

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from ..errors import InvalidInput
+from ..types import GRAPH_FIELD_SEP
 from .common import existing_rag, print_json
 
 
@@ -67,12 +68,14 @@ def _fields(args: argparse.Namespace, names: tuple[str, ...]) -> dict[str, Any]:
 
 
 def _print_contributions(description: str, contributions: list[dict[str, Any]], *, with_type: bool) -> None:
-    print(f"  {description}")
+    for part in description.split(GRAPH_FIELD_SEP):  # descriptions merged without a summary
+        print(f"  {part.strip()}")
     print(f"  contributions ({len(contributions)}):")
     for c in contributions:
         where = "manual edit" if c["manual"] else f"{c['doc_id']} {c['chunk_id']}"
         kind = f"{c['entity_type']}: " if with_type else ""
-        print(f"    - [{where}] {kind}{c['description'][:100]}")
+        text = " ".join(c["description"].replace(GRAPH_FIELD_SEP, " ").split())
+        print(f"    - [{where}] {kind}{text[:100]}")
 
 
 def print_entity(info: dict[str, Any], as_json: bool) -> None:
@@ -91,7 +94,8 @@ def print_relation(info: dict[str, Any], as_json: bool) -> None:
         print_json(info)
         return
     g = info["graph_data"]
-    print(f"{g['src_id']} <-> {g['tgt_id']}  weight {g['weight']:g}  keywords: {g['keywords']}")
+    keywords = ", ".join(k.strip() for k in g["keywords"].split(GRAPH_FIELD_SEP))
+    print(f"{g['src_id']} <-> {g['tgt_id']}  weight {g['weight']:g}  keywords: {keywords}")
     _print_contributions(g["description"], info["contributions"], with_type=False)
 
 

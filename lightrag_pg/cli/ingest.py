@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -90,15 +91,17 @@ def report(result: InsertResult) -> int:
     """Print what the insert did; return how many of the given documents failed.
 
     Documents that failed in an earlier run are retried by every insert; when
-    they fail again they are reported once, apart, and not counted.
+    they fail again they are reported once, apart, and not counted. Documents
+    another process was indexing are left to it and counted apart.
     """
     p = result.progress
     given = set(result.new_ids) | set(result.skipped_ids)
     failed_now = {i: m for i, m in p.failures.items() if i in given}
     failed_before = {i: m for i, m in p.failures.items() if i not in given}
+    elsewhere = f", {p.docs_skipped} indexed by another process" if p.docs_skipped else ""
     print(
         f"{len(result.new_ids)} new, {len(result.skipped_ids)} already present; "
-        f"{p.docs_done} processed, {len(failed_now)} failed; "
+        f"{p.docs_done} processed, {len(failed_now)} failed{elsewhere}; "
         f"{p.chunks_done} chunks, {p.entities} entity merges, {p.relations} relation merges"
     )
     for dup in result.duplicates:
@@ -114,18 +117,33 @@ def report(result: InsertResult) -> int:
 
 async def ingest_files(rag: LightRAG, files: list[Path]) -> int:
     """Ingest ``files`` with a progress bar; returns the number of problems."""
-    texts, names, problems = read_texts(files)
-    for problem in problems:
-        print(f"warning: {problem}")
+    texts, names, problems = readable(files)
     if not texts:
         print("nothing to ingest")
         return len(problems)
+    return len(problems) + await ingest_texts(rag, texts, names)
+
+
+def readable(files: list[Path]) -> tuple[list[str], list[str], list[str]]:
+    """:func:`read_texts`, each file left out printed as a warning."""
+    texts, names, problems = read_texts(files)
+    for problem in problems:
+        print(f"warning: {problem}")
+    return texts, names, problems
+
+
+async def ingest_texts(rag: LightRAG, texts: list[str], names: list[str]) -> int:
+    """Insert ``texts`` with a progress bar and print the summary; returns how many failed."""
     bar = ProgressBar("indexing")
     try:
         result = await rag.ainsert(texts, file_paths=names, progress=bar)
+    except asyncio.CancelledError:
+        bar.close()
+        print("interrupted: documents not yet indexed stay in the workspace; insert again to finish them")
+        raise
     finally:
         bar.close()
-    return len(problems) + report(result)
+    return report(result)
 
 
 async def run(args: argparse.Namespace) -> int:
@@ -137,11 +155,15 @@ async def run(args: argparse.Namespace) -> int:
         print(f"note: {note}")
     for problem in problems:
         print(f"warning: {problem}")
+    texts, names, unreadable = readable(files)
     async with connected(args) as (conn, db):
         existed = await read_info(conn, workspace) is not None
+    if not texts:
+        print("nothing to ingest" if existed else f"nothing to ingest; workspace {workspace!r} not created")
+        return 1 if unreadable or problems else 0
     async with make_rag(args, db, workspace) as rag:
         if not existed:
             print(describe_created(rag))
         print(describe_setup(rag))
-        failures = await ingest_files(rag, files)
-    return 1 if failures or problems else 0
+        failures = await ingest_texts(rag, texts, names)
+    return 1 if failures or unreadable or problems else 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 from dataclasses import asdict
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .common import connected, require_workspace, workspace_of
 
@@ -40,14 +40,17 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
 
 
 class ReembedBar:
-    """A tqdm bar over the vectors to stage, with the phase as description."""
+    """A tqdm bar over the vectors to stage, with the phase as description; shown from the
+    first progress report on, so a run with nothing to do shows none."""
 
     def __init__(self) -> None:
-        from tqdm import tqdm
-
-        self.bar = tqdm(total=0, unit="vector", desc="staging", dynamic_ncols=True)
+        self.bar: Any = None
 
     def __call__(self, p: ReembedProgress) -> None:
+        if self.bar is None:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=p.total, unit="vector", desc=p.phase, dynamic_ncols=True)
         self.bar.total = p.total
         self.bar.n = p.staged
         self.bar.set_description(p.phase, refresh=False)
@@ -55,7 +58,8 @@ class ReembedBar:
         self.bar.refresh()
 
     def close(self) -> None:
-        self.bar.close()
+        if self.bar is not None:
+            self.bar.close()
 
 
 async def run(args: argparse.Namespace) -> int:

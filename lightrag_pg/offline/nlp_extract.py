@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -148,22 +147,6 @@ class SpacyExtractor:
         """Entities and relations found in one chunk of ``text``."""
         nlp = load_spacy()
         return self._from_doc(nlp(_prepare(text, nlp)), chunk_id, file_path)
-
-    def extract_many(
-        self,
-        texts: Sequence[str],
-        *,
-        chunk_ids: Sequence[str],
-        file_paths: Sequence[str] | None = None,
-        batch_size: int = 16,
-    ) -> list[Extraction]:
-        """``extract`` for many chunks at once, through spaCy's batched ``nlp.pipe``."""
-        if len(chunk_ids) != len(texts) or (file_paths is not None and len(file_paths) != len(texts)):
-            raise ExtractionError("texts, chunk_ids and file_paths must have the same length")
-        paths = list(file_paths) if file_paths is not None else [UNKNOWN_SOURCE] * len(texts)
-        nlp = load_spacy()
-        docs = nlp.pipe([_prepare(t, nlp) for t in texts], batch_size=batch_size)
-        return [self._from_doc(doc, cid, fp) for doc, cid, fp in zip(docs, chunk_ids, paths, strict=True)]
 
     def entity_type(self, evidence: dict[str, float]) -> str:
         """The configured type with the most evidence (Concept when none is positive)."""

@@ -132,10 +132,10 @@ def resolve_keywords(hl_keywords: list[str], ll_keywords: list[str], *, mode: st
             ll = (query,)
         else:
             for message in warnings:
-                logger.warning(message)
+                logger.info(message)
             return KeywordPlan(hl, ll, False, False, False, True, tuple(warnings))
     for message in warnings:
-        logger.warning(message)
+        logger.info(message)
     if mode == "local" and ll:
         use_local, use_global = True, False
     elif mode == "global" and hl:

@@ -55,22 +55,6 @@ def merge_chunks(
     return round_robin(vector, from_entities, from_relations, key=lambda c: c.id)
 
 
-def rank_local_relations(relations: Iterable[RelationRow], entity_order: Sequence[str]) -> list[RelationRow]:
-    """Order the edges of the local search like upstream: (edge degree, weight) desc.
-
-    Upstream collects the edges entity by entity, in ``entity_order`` (the
-    entities found, nearest first), before a stable sort; so equal edges go by
-    the first entity they touch, then keep the order they were found in.
-    """
-    position = {name: i for i, name in enumerate(entity_order)}
-    unranked = len(position)
-
-    def first(r: RelationRow) -> int:
-        return min(position.get(r.src, unranked), position.get(r.tgt, unranked))
-
-    return sorted(relations, key=lambda r: (-r.degree, -r.weight, first(r)))
-
-
 def endpoint_names(relations: Iterable[RelationRow]) -> list[str]:
     """Entity names of the global search: endpoints in order of first appearance."""
     names: list[str] = []

@@ -42,12 +42,14 @@ export function App() {
       return;
     }
     setAbout(status);
-    if (!status.auth_configured && status.access_token) creds.token = status.access_token;
+    const guest = (!status.auth_configured && status.access_token) || "";
+    if (guest) creds.token = guest;
     try {
       await api("GET", "/documents/status_counts");
     } catch (error) {
       if (error instanceof ApiError && error.needsLogin) {
-        const message = creds.apiKey || creds.token ? error.message : "";
+        // a refusal is news only for credentials the user gave, not for the guest token
+        const message = creds.apiKey || (creds.token && creds.token !== guest) ? error.message : "";
         setPhase({ kind: "login", accounts: status.auth_configured, message });
         return;
       }

@@ -193,6 +193,34 @@ export function GraphPage() {
   );
 }
 
+/** Where an entity or relation comes from: its files, then its chunk ids folded away. */
+function Sources({ files, chunks }: { files: unknown; chunks: unknown }) {
+  const list = (value: unknown) => [...new Set(String(value ?? "").split(SEP).filter(Boolean))];
+  const names = list(files);
+  const ids = list(chunks);
+  if (!names.length && !ids.length) return null;
+  return (
+    <div class="field">
+      <dt>Sources</dt>
+      <dd>
+        {names.map((name) => (
+          <div key={name}>{name}</div>
+        ))}
+        {ids.length > 0 && (
+          <details class="chunk-ids">
+            <summary class="small muted">{ids.length === 1 ? "1 chunk" : `${ids.length} chunks`}</summary>
+            {ids.map((id) => (
+              <div key={id} class="small muted">
+                {id}
+              </div>
+            ))}
+          </details>
+        )}
+      </dd>
+    </div>
+  );
+}
+
 function Field({ name, value }: { name: string; value: unknown }) {
   if (value === undefined || value === null || value === "") return null;
   const text = String(value);
@@ -260,8 +288,7 @@ function Panel({
           <Field name="Description" value={props.description} />
           <Field name="Keywords" value={props.keywords} />
           <Field name="Weight" value={props.weight} />
-          <Field name="Sources" value={props.source_id} />
-          <Field name="Files" value={props.file_path} />
+          <Sources files={props.file_path} chunks={props.source_id} />
         </dl>
       </aside>
     );
@@ -283,8 +310,7 @@ function Panel({
             <Field name="Type" value={props.entity_type} />
             <Field name="Degree" value={element.degree(false)} />
             <Field name="Description" value={props.description} />
-            <Field name="Sources" value={props.source_id} />
-            <Field name="Files" value={props.file_path} />
+            <Sources files={props.file_path} chunks={props.source_id} />
           </dl>
           <div class="row wrap">
             <button type="button" onClick={() => onExpand(name)}>

@@ -216,8 +216,22 @@ function NumberField({ label, value, onInput, placeholder }: { label: string; va
 
 type Tab = "answer" | "entities" | "relations" | "chunks";
 
+const NO_CONTEXT = "[no-context]";
+/** A closing "References" section the LLM wrote (the prompt asks for one); the page lists them itself. */
+const REFERENCES_SECTION = /\n\s*(?:#{1,6}\s*|\*\*)References:?(?:\*\*)?:?\s*\n[\s\S]*$/i;
+
+/** The answer as shown: without the LLM's own reference list when the page lists the
+ *  references, and without the marker of an answer that found nothing. */
+function shownAnswer(turn: Turn): { text: string; noContext: boolean } {
+  const noContext = turn.answer.includes(NO_CONTEXT);
+  let text = turn.answer.split(NO_CONTEXT).join("").trim();
+  if (turn.references.length) text = text.replace(REFERENCES_SECTION, "");
+  return { text, noContext };
+}
+
 function TurnView({ turn }: { turn: Turn }) {
   const [tab, setTab] = useState<Tab>("answer");
+  const answer = shownAnswer(turn);
   const [focusRef, setFocusRef] = useState<string | null>(null);
   const ids = new Set(turn.references.map((r) => r.reference_id));
   const anchor = (ref: string) => `ref-${turn.id}-${ref}`;
@@ -258,8 +272,14 @@ function TurnView({ turn }: { turn: Turn }) {
                 openRef(link.dataset.ref);
               }
             }}
-            dangerouslySetInnerHTML={{ __html: renderMarkdown(turn.answer, ids, anchor) }}
+            dangerouslySetInnerHTML={{ __html: renderMarkdown(answer.text, ids, anchor) }}
           />
+          {answer.noContext && (
+            <p class="muted no-context">
+              Nothing in this workspace matched the question. Try other words, another mode, or check that its
+              documents are processed.
+            </p>
+          )}
           <ErrorBox error={turn.error ?? null} />
           {turn.references.length > 0 && (
             <div class="references">

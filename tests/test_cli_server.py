@@ -109,7 +109,7 @@ def test_alembic_refuses_an_embedding_of_unknown_dimension(
     done = alembic("-x", f"workspace={workspace_name}", "upgrade", "head", env=env, cwd=tmp_path)
     assert done.returncode != 0
     assert "unknown dimension of embedding model 'e5': set EMBEDDING_DIM or pass -x embedding_dim=N" in (
-        done.stderr
+        done.stdout + done.stderr
     )
 
 

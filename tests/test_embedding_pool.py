@@ -79,3 +79,27 @@ async def test_a_failed_batch_fails_its_callers_only() -> None:
         await failing
     assert (await fine)[:, 0].tolist() == [4]
     await blocker
+
+
+class FailingScheduler(FairScheduler):
+    """A scheduler that fails its first job before giving it a slot."""
+
+    def __init__(self) -> None:
+        super().__init__(1)
+        self.failures = 1
+
+    async def run(self, owner, job):  # type: ignore[no-untyped-def]
+        if self.failures:
+            self.failures -= 1
+            raise RuntimeError("no slot")
+        return await super().run(owner, job)
+
+
+async def test_a_job_that_fails_before_its_slot_fails_its_callers_and_not_the_next() -> None:
+    """A job ending before its slot came used to leave its place counted as queued, so a
+    waiting caller could wait forever."""
+    scheduler = FailingScheduler()
+    pool = EmbeddingPool(EmbeddingFunc(2, Recorder()), "ws", 4, lambda: scheduler, 1)
+    with pytest.raises(RuntimeError, match="no slot"):
+        await asyncio.wait_for(pool(["first"]), 5)
+    assert (await asyncio.wait_for(pool(["again"]), 5))[:, 0].tolist() == [5]

@@ -7,8 +7,9 @@ request of a workspace in one pool; a job of the chunk scheduler takes up to
 waiting texts closest to it in length. So texts of many documents share a
 batch, a batch holds texts of about one length (a local model pads a batch to
 its longest text), and no text waits behind a stream of younger ones. A text's
-vector does not depend on the texts it is batched with (the local MiniLM's is
-the same bit for bit), so the workspace stays a function of its documents.
+vector must not depend on the texts it is batched with: the local MiniLM's is
+the same bit for bit, so its workspace stays a function of its documents (a
+remote model that pads or batches differently may differ in the last bits).
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ class EmbeddingPool:
         self._orders = itertools.count()
         self._queued = 0
         self._jobs: dict[asyncio.Task[None], list[_Text]] = {}
+        self._started: set[asyncio.Task[None]] = set()
 
     def as_embedding_func(self) -> EmbeddingFunc:
         """This pool as the workspace's :class:`EmbeddingFunc` (every other field kept)."""
@@ -79,6 +81,8 @@ class EmbeddingPool:
             return np.stack([await t.vector for t in mine])
         except BaseException:
             for t in mine:
+                if t.vector.done() and not t.vector.cancelled():
+                    t.vector.exception()  # one failed batch is reported once, by this raise
                 t.vector.cancel()
             self._waiting = [t for t in self._waiting if not t.vector.done()]
             for job, batch in list(self._jobs.items()):
@@ -96,11 +100,18 @@ class EmbeddingPool:
 
     def _job_done(self, job: asyncio.Task[None]) -> None:
         batch = self._jobs.pop(job, [])
-        if not batch and job.cancelled():
-            self._queued -= 1  # cancelled before its slot came
+        if job not in self._started:
+            self._queued -= 1  # ended before its slot came
+        self._started.discard(job)
+        failure = None if job.cancelled() else job.exception()
+        if failure is not None and not batch:  # the scheduler failed: no text would be served
+            batch, self._waiting = self._waiting, []
         for t in batch:
             if not t.vector.done():
-                t.vector.cancel()
+                if failure is None:
+                    t.vector.cancel()
+                else:
+                    t.vector.set_exception(failure)
         self._start_jobs()
 
     def _take(self) -> list[_Text]:
@@ -119,6 +130,7 @@ class EmbeddingPool:
         batch = self._take()
         job = asyncio.current_task()
         if job in self._jobs:
+            self._started.add(job)  # type: ignore[arg-type]
             self._jobs[job] = batch  # type: ignore[index]
         if not batch:
             return

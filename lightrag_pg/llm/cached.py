@@ -6,7 +6,7 @@ import asyncio
 import contextvars
 import hashlib
 import json
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -132,7 +132,7 @@ class CachedLLM:
         prompt: str,
         *,
         system_prompt: str | None = None,
-        history: Sequence[dict[str, Any]] = (),
+        history: Sequence[Mapping[str, Any]] = (),
         cache_type: str,
         mode: str = "default",
         chunk_id: str | None = None,
@@ -161,7 +161,7 @@ class CachedLLM:
         prompt: str,
         *,
         system_prompt: str | None = None,
-        history: Sequence[dict[str, Any]] = (),
+        history: Sequence[Mapping[str, Any]] = (),
         cache_type: str,
         mode: str = "default",
     ) -> AsyncIterator[str]:
@@ -183,7 +183,7 @@ class CachedLLM:
         await self.store(key, "".join(pieces), cache_type=cache_type, mode=mode, prompt=prompt)
 
     async def _ask(
-        self, prompt: str, system_prompt: str | None, history: Sequence[dict[str, Any]], **kwargs: Any
+        self, prompt: str, system_prompt: str | None, history: Sequence[Mapping[str, Any]], **kwargs: Any
     ) -> str | AsyncIterator[str]:
         """Call ``func`` within the deadline (for a stream: until it starts answering)."""
         scope = asyncio.timeout(self.deadline)
@@ -204,7 +204,7 @@ class CachedLLM:
     def key(
         prompt: str,
         system_prompt: str | None,
-        history: Sequence[dict[str, Any]],
+        history: Sequence[Mapping[str, Any]],
         cache_type: str,
         mode: str,
     ) -> str:

@@ -18,9 +18,6 @@ from ..errors import InvalidInput, LightRAGError
 from ..textclean import scrub_text
 
 QueryMode = Literal["local", "global", "hybrid", "naive", "mix", "bypass"]
-QUERY_MODES: tuple[str, ...] = ("local", "global", "hybrid", "naive", "mix", "bypass")
-CHUNK_PICK_METHODS: tuple[str, ...] = ("VECTOR", "WEIGHT")
-HISTORY_ROLES: tuple[str, ...] = ("system", "user", "assistant")
 
 MAX_TOP_K = 10_000
 """The most entities, relations or chunks one search may ask for."""
@@ -40,7 +37,10 @@ BOUNDS: dict[str, int] = {
 
 
 class HistoryMessage(TypedDict):
-    """One earlier turn of the conversation."""
+    """One earlier turn of the conversation (other keys of a message are dropped, as the
+    model is sent only these two)."""
+
+    __pydantic_config__ = ConfigDict(extra="ignore")  # type: ignore[misc]
 
     role: Literal["system", "user", "assistant"]
     content: str

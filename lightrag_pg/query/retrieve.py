@@ -79,7 +79,7 @@ async def retrieve_all(
         lexical_chunks=lexical,
         lexical_entities=plan.ll_query if lexical and plan.ll_keywords else None,
         question=lexical,
-        walk=WALK if param.pagerank else None,
+        walk=WALK if param.pagerank and plan.use_local else None,
     )
     found = Retrieved(got.entities, got.relations, [], got.found_entities, got.found_relations)
     if not (by_weight or got.needs_weight):

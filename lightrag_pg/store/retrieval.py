@@ -28,37 +28,6 @@ class Retrieval:
     needs_weight: bool
 
 
-def _relation(r: asyncpg.Record) -> RelationRow:
-    return RelationRow(
-        src=r["name"],
-        tgt=r["tgt"],
-        keywords=r["keywords"],
-        description=r["description"],
-        weight=r["weight"],
-        source_ids=list(r["source_ids"]),
-        file_paths=list(r["file_paths"]),
-        version=r["version"],
-        degree=r["degree"],
-        created_at=r["created_at"],
-        updated_at=r["updated_at"],
-        similarity=r["similarity"],
-        context_tokens=r["context_tokens"],
-    )
-
-
-def _chunk(r: asyncpg.Record) -> ChunkRow:
-    return ChunkRow(
-        id=r["name"],
-        doc_id=r["doc_id"],
-        chunk_order_index=r["chunk_order_index"],
-        tokens=r["tokens"],
-        content=r["description"],
-        file_path=r["file_path"],
-        created_at=r["created_at"],
-        similarity=r["similarity"],
-    )
-
-
 def _vector(v: np.ndarray | None) -> np.ndarray | None:
     return None if v is None else np.asarray(v, np.float32)
 
@@ -176,8 +145,8 @@ class RetrievalStore:
         (flags,) = by_kind["flags"]
         return Retrieval(
             entities=[EntityRow.from_record(r) for r in entities],
-            relations=[_relation(r) for r in relations],
-            chunks=[_chunk(r) for r in by_kind["chunk"]],
+            relations=[RelationRow.from_record(r) for r in relations],
+            chunks=[ChunkRow.from_record(r) for r in by_kind["chunk"]],
             found_entities=entities[0]["found"] if entities else 0,
             found_relations=relations[0]["found"] if relations else 0,
             merged_chunks=flags["found"],

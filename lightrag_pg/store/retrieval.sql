@@ -566,25 +566,27 @@ flags AS (
               AND EXISTS (SELECT 1 FROM relation_first l JOIN text_chunks c ON c.id = l.id)))
         AS needs_weight
 )
-SELECT 'entity' AS kind, rank, found, name, NULL::text AS tgt, entity_type, NULL::text AS keywords,
-       description, NULL::float8 AS weight, source_ids, file_paths, version, created_at, updated_at,
-       degree, similarity, context_tokens, NULL::text AS doc_id, NULL::int AS chunk_order_index,
-       NULL::int AS tokens, NULL::text AS file_path, NULL::bool AS needs_weight
+SELECT 'entity' AS kind, rank, found, name, NULL::text AS src, NULL::text AS tgt, entity_type,
+       NULL::text AS keywords, description, NULL::float8 AS weight, source_ids, file_paths, version,
+       created_at, updated_at, degree, similarity, context_tokens, NULL::text AS id, NULL::text AS content,
+       NULL::text AS doc_id, NULL::int AS chunk_order_index, NULL::int AS tokens, NULL::text AS file_path,
+       NULL::bool AS needs_weight
 FROM kept_entities
 UNION ALL
-SELECT 'relation', rank, found, src, tgt, NULL, keywords, description, weight, source_ids, file_paths,
-       version, created_at, updated_at, degree, similarity, context_tokens, NULL, NULL, NULL, NULL, NULL
+SELECT 'relation', rank, found, NULL, src, tgt, NULL, keywords, description, weight, source_ids, file_paths,
+       version, created_at, updated_at, degree, similarity, context_tokens, NULL, NULL, NULL, NULL, NULL,
+       NULL, NULL
 FROM kept_relations
 UNION ALL
-SELECT 'chunk', r.rank, r.merged_count, c.id, NULL, NULL, NULL, c.content, NULL, NULL, NULL, NULL,
-       c.created_at, NULL, NULL, 1 - (v.embedding{halfvec} <=> $7::vector{halfvec}), NULL, c.doc_id, c.chunk_order_index,
-       c.tokens, c.file_path, NULL
+SELECT 'chunk', r.rank, r.merged_count, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+       c.created_at, NULL, NULL, 1 - (v.embedding{halfvec} <=> $7::vector{halfvec}), NULL, c.id, c.content,
+       c.doc_id, c.chunk_order_index, c.tokens, c.file_path, NULL
 FROM ranked r
 JOIN text_chunks c ON c.id = r.id
 LEFT JOIN chunk_vectors v ON v.chunk_id = r.id
 UNION ALL
-SELECT 'flags', 0, coalesce((SELECT max(merged_count) FROM ranked), 0), NULL, NULL, NULL, NULL, NULL,
-       NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, needs_weight
+SELECT 'flags', 0, coalesce((SELECT max(merged_count) FROM ranked), 0), NULL, NULL, NULL, NULL, NULL, NULL,
+       NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, needs_weight
 FROM flags
 ORDER BY kind, rank;
 

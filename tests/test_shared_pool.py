@@ -235,6 +235,10 @@ def placeholders(workspace: str) -> dict[str, Any]:
         "top_k": 5,
         "chunk_top_k": 5,
         "high_degree_set": 1000,
+        "walk_seeds": 5,
+        "walk_fanout": 32,
+        "walk_entities": 400,
+        "walk_steps": 8,
     }
 
 

@@ -7,6 +7,7 @@ from importlib import resources
 import pytest
 
 from lightrag_pg.db.sqlfile import load_queries, parse_queries
+from lightrag_pg.store.retrieval import RRF_K, with_limits
 
 TEXT = """\
 -- fragment: hits
@@ -49,3 +50,10 @@ def test_the_vector_searches_of_retrieval_are_written_once() -> None:
             assert f"{side}_hits AS MATERIALIZED" in queries[name]
     text = resources.files("lightrag_pg.store").joinpath("retrieval.sql").read_text(encoding="utf-8")
     assert text.count("ORDER BY embedding{halfvec} <=>") == 2  # both steps, once
+
+
+def test_the_rrf_constant_of_retrieval_is_named_once() -> None:
+    # 1.0 / (60 + rank) was written in four places
+    text = resources.files("lightrag_pg.store").joinpath("retrieval.sql").read_text(encoding="utf-8")
+    assert "(60 +" not in text and text.count("1.0 / ({rrf_k} + ranks.rank)") == 4
+    assert f"1.0 / ({RRF_K} + ranks.rank)" in with_limits(load_queries("lightrag_pg.store", "retrieval.sql")["naive"], 5)

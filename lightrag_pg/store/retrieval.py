@@ -39,6 +39,11 @@ than this) are checked against before their other endpoints' degrees are looked 
 edges among the first 1000, more than a relation budget can keep."""
 
 
+RRF_K = 60
+"""The constant of reciprocal rank fusion: a row ranked ``rank`` in a list scores
+``1 / (RRF_K + rank)`` (``retrieval.sql``, ``{rrf_k}``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Walk:
     """A personalized PageRank over the entity–chunk graph around a query's seeds.
@@ -66,7 +71,8 @@ def with_limits(
     walk: Walk = Walk(),
 ) -> str:
     """``sql`` with its LIMITs filled in (``{top_k}``, ``{chunk_top_k}``, ``{high_degree_set}``,
-    and the walk's bounds ``{walk_seeds}``, ``{walk_fanout}``, ``{walk_entities}``, ``{walk_steps}``).
+    and the walk's bounds ``{walk_seeds}``, ``{walk_fanout}``, ``{walk_entities}``, ``{walk_steps}``),
+    and :data:`RRF_K` as ``{rrf_k}``.
 
     They are part of the statement's text, not parameters, so that its generic plan
     (the pool plans each statement once, ``db/pool.py``) is costed for the rows the
@@ -82,6 +88,7 @@ def with_limits(
         walk_fanout=int(walk.fanout),
         walk_entities=int(walk.entities),
         walk_steps=int(walk.steps),
+        rrf_k=RRF_K,
     )
 
 

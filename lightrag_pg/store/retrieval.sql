@@ -6,6 +6,7 @@
 -- knows them: with LIMIT $n a generic plan assumes a tenth of the rows and takes a
 -- sequential scan and sort over the HNSW scan on tables of about 10k to 40k vectors.
 -- {high_degree_set} (HIGH_DEGREE_SET there) is filled the same way, for the same reason.
+-- {rrf_k}: the constant of reciprocal rank fusion (RRF_K there).
 -- Each vector search is the two steps of the fragment nearest_hits.
 
 -- fragment: nearest_hits
@@ -96,7 +97,7 @@
 -- picks by WEIGHT) and whose found is the number of merged chunks.
 -- Lexical search (NULL texts switch it off, leaving the vector-only statement): the
 -- local side fuses its vector hits with the $4 entities lexical_entities finds for
--- $12 (the low-level keywords) by reciprocal rank (1 / (60 + rank), summed), after
+-- $12 (the low-level keywords) by reciprocal rank (1 / ({rrf_k} + rank), summed), after
 -- the entities a phrase of $13 (the question's first words) names exactly or nearly,
 -- which always come first. Its phrases (one to six consecutive words) are read in one
 -- pass with lead(): slicing an array of its words per phrase would split the whole
@@ -147,7 +148,7 @@ named_entities AS MATERIALIZED (
     WHERE lexical_name_key(e.name) = ANY (ARRAY(SELECT name_key FROM question_phrases WHERE name_key <> ''))
 ),
 local_fused AS (
-    SELECT ranks.name, bool_or(ranks.named) AS named, sum(1.0 / (60 + ranks.rank)) AS score,
+    SELECT ranks.name, bool_or(ranks.named) AS named, sum(1.0 / ({rrf_k} + ranks.rank)) AS score,
            min(ranks.distance) AS distance
     FROM (
         SELECT name, false AS named, row_number() OVER (ORDER BY distance, name) AS rank, distance
@@ -326,7 +327,7 @@ lexical_hits AS MATERIALIZED (
     SELECT id, score FROM lexical_chunks($11::text, $8)
 ),
 query_chunks AS (
-    SELECT row_number() OVER (ORDER BY sum(1.0 / (60 + ranks.rank)) DESC, min(ranks.rank), ranks.id) AS idx,
+    SELECT row_number() OVER (ORDER BY sum(1.0 / ({rrf_k} + ranks.rank)) DESC, min(ranks.rank), ranks.id) AS idx,
            ranks.id
     FROM (
         SELECT c.id, row_number() OVER (ORDER BY h.distance, c.id) AS rank
@@ -496,7 +497,7 @@ merged AS (
     ORDER BY id, idx, side
 ),
 fused AS (
-    SELECT ranks.id, sum(1.0 / (60 + ranks.rank)) AS score, min(ranks.rank) AS best
+    SELECT ranks.id, sum(1.0 / ({rrf_k} + ranks.rank)) AS score, min(ranks.rank) AS best
     FROM (
         SELECT c.id, row_number() OVER (ORDER BY h.distance, c.id) AS rank
         FROM vector_hits h JOIN text_chunks c ON c.id = h.chunk_id
@@ -564,7 +565,7 @@ ORDER BY kind, rank;
 -- name: naive
 -- The chunks of a naive query, best first: the nearest to $1 (at most $3 = {top_k}, similarity
 -- > $2) fused with the $3 chunks lexical_chunks finds for $4 (NULL: none) by
--- reciprocal rank (1 / (60 + rank), summed; ties by best rank, then id), cut to $3.
+-- reciprocal rank (1 / ({rrf_k} + rank), summed; ties by best rank, then id), cut to $3.
 -- Without $4 this is the vector search's order (distance, then id).
 WITH
 -- include: nearest_hits side=vector keys=chunk_id table=chunk_vectors query=$1 limit={top_k} threshold=$2 on=true
@@ -572,7 +573,7 @@ lexical_hits AS MATERIALIZED (
     SELECT id, score FROM lexical_chunks($4::text, $3)
 ),
 fused AS (
-    SELECT ranks.id, sum(1.0 / (60 + ranks.rank)) AS score, min(ranks.rank) AS best
+    SELECT ranks.id, sum(1.0 / ({rrf_k} + ranks.rank)) AS score, min(ranks.rank) AS best
     FROM (
         SELECT c.id, row_number() OVER (ORDER BY h.distance, c.id) AS rank
         FROM vector_hits h JOIN text_chunks c ON c.id = h.chunk_id

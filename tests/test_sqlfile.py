@@ -34,11 +34,14 @@ def test_an_include_becomes_the_fragment_with_its_values() -> None:
 
 @pytest.mark.parametrize(
     ("line", "error"),
-    [("-- include: nothing side=x", "unknown fragment 'nothing'"), ("-- include: hits sides=x", "no placeholder")],
+    [
+        ("-- include: nothing side=x", "unknown fragment 'nothing'"),
+        ("-- include: hits sides=x", "no placeholder"),
+    ],
 )
 def test_a_bad_include_is_refused(line: str, error: str) -> None:
     with pytest.raises(ValueError, match=error):
-        parse_queries(TEXT.replace('-- include: hits side=right keys=c table=t2 on=true', line), "test.sql")
+        parse_queries(TEXT.replace("-- include: hits side=right keys=c table=t2 on=true", line), "test.sql")
 
 
 def test_the_vector_searches_of_retrieval_are_written_once() -> None:
@@ -56,4 +59,5 @@ def test_the_rrf_constant_of_retrieval_is_named_once() -> None:
     # 1.0 / (60 + rank) was written in four places
     text = resources.files("lightrag_pg.store").joinpath("retrieval.sql").read_text(encoding="utf-8")
     assert "(60 +" not in text and text.count("1.0 / ({rrf_k} + ranks.rank)") == 4
-    assert f"1.0 / ({RRF_K} + ranks.rank)" in with_limits(load_queries("lightrag_pg.store", "retrieval.sql")["naive"], 5)
+    naive = with_limits(load_queries("lightrag_pg.store", "retrieval.sql")["naive"], 5)
+    assert f"1.0 / ({RRF_K} + ranks.rank)" in naive

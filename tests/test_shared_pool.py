@@ -240,6 +240,7 @@ def placeholders(workspace: str) -> dict[str, Any]:
         "walk_fanout": 32,
         "walk_entities": 400,
         "walk_steps": 8,
+        "rrf_k": 60,
     }
 
 

@@ -5,11 +5,17 @@ that follow the name line document the block and are kept in the SQL text.
 A block that needs a schema or graph name, or a vector search's index cast,
 writes it as a ``{placeholder}``; :func:`render` is the one place such
 placeholders are filled.
+
+A text written several times in one file is a ``-- fragment: NAME`` block, which is
+no query of its own; a block uses it with a line ``-- include: NAME key=value ...``
+(a value with spaces in double quotes), which becomes the fragment's text with its
+``{key}`` placeholders replaced by the values, before any :func:`render`.
 """
 
 from __future__ import annotations
 
 import re
+import shlex
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -17,20 +23,35 @@ from pathlib import Path
 from .dimensions import HalfvecCast
 from .identifiers import Identifier
 
-_HEADER = re.compile(r"^-- name: (\w+)\s*$", re.MULTILINE)
+_HEADER = re.compile(r"^-- (name|fragment): (\w+)\s*$", re.MULTILINE)
+_INCLUDE = re.compile(r"^[ \t]*-- include: (\w+)(.*)$", re.MULTILINE)
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 _DOLLAR_QUOTE = re.compile(r"\$\w*\$")
 
 
 def parse_queries(text: str, filename: str) -> dict[str, str]:
-    """Return ``{name: sql}`` for every named block of ``text`` (read from ``filename``)."""
+    """Return ``{name: sql}`` for every named block of ``text`` (read from ``filename``),
+    with its includes expanded."""
     parts = _HEADER.split(text)
-    queries: dict[str, str] = {}
-    for name, body in zip(parts[1::2], parts[2::2], strict=True):
-        if name in queries:
+    blocks: dict[str, dict[str, str]] = {"name": {}, "fragment": {}}
+    for kind, name, body in zip(parts[1::3], parts[2::3], parts[3::3], strict=True):
+        if name in blocks["name"] or name in blocks["fragment"]:
             raise ValueError(f"duplicate query name {name!r} in {filename}")
-        queries[name] = body.strip().rstrip(";")
-    return queries
+        blocks[kind][name] = body.strip().rstrip(";")
+    fragments = blocks["fragment"]
+
+    def include(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in fragments:
+            raise ValueError(f"{filename}: include of unknown fragment {name!r}")
+        values = dict(arg.split("=", 1) for arg in shlex.split(match.group(2)))
+        body = _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), fragments[name])
+        missing = set(values) - set(_PLACEHOLDER.findall(fragments[name]))
+        if missing:
+            raise ValueError(f"{filename}: fragment {name!r} has no placeholder {sorted(missing)}")
+        return body
+
+    return {name: _INCLUDE.sub(include, sql) for name, sql in blocks["name"].items()}
 
 
 def statements(sql: str) -> list[str]:

@@ -28,37 +28,6 @@ class Retrieval:
     needs_weight: bool
 
 
-def _relation(r: asyncpg.Record) -> RelationRow:
-    return RelationRow(
-        src=r["name"],
-        tgt=r["tgt"],
-        keywords=r["keywords"],
-        description=r["description"],
-        weight=r["weight"],
-        source_ids=list(r["source_ids"]),
-        file_paths=list(r["file_paths"]),
-        version=r["version"],
-        degree=r["degree"],
-        created_at=r["created_at"],
-        updated_at=r["updated_at"],
-        similarity=r["similarity"],
-        context_tokens=r["context_tokens"],
-    )
-
-
-def _chunk(r: asyncpg.Record) -> ChunkRow:
-    return ChunkRow(
-        id=r["name"],
-        doc_id=r["doc_id"],
-        chunk_order_index=r["chunk_order_index"],
-        tokens=r["tokens"],
-        content=r["description"],
-        file_path=r["file_path"],
-        created_at=r["created_at"],
-        similarity=r["similarity"],
-    )
-
-
 def _vector(v: np.ndarray | None) -> np.ndarray | None:
     return None if v is None else np.asarray(v, np.float32)
 
@@ -68,6 +37,11 @@ HIGH_DEGREE_SET = 1000
 than this) are checked against before their other endpoints' degrees are looked up
 (``retrieval.sql``, ``high_degrees``). At 300k entities the 30 largest hubs have 300-800
 edges among the first 1000, more than a relation budget can keep."""
+
+
+RRF_K = 60
+"""The constant of reciprocal rank fusion: a row ranked ``rank`` in a list scores
+``1 / (RRF_K + rank)`` (``retrieval.sql``, ``{rrf_k}``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +71,8 @@ def with_limits(
     walk: Walk = Walk(),
 ) -> str:
     """``sql`` with its LIMITs filled in (``{top_k}``, ``{chunk_top_k}``, ``{high_degree_set}``,
-    and the walk's bounds ``{walk_seeds}``, ``{walk_fanout}``, ``{walk_entities}``, ``{walk_steps}``).
+    and the walk's bounds ``{walk_seeds}``, ``{walk_fanout}``, ``{walk_entities}``, ``{walk_steps}``),
+    and :data:`RRF_K` as ``{rrf_k}``.
 
     They are part of the statement's text, not parameters, so that its generic plan
     (the pool plans each statement once, ``db/pool.py``) is costed for the rows the
@@ -113,6 +88,7 @@ def with_limits(
         walk_fanout=int(walk.fanout),
         walk_entities=int(walk.entities),
         walk_steps=int(walk.steps),
+        rrf_k=RRF_K,
     )
 
 
@@ -176,8 +152,8 @@ class RetrievalStore:
         (flags,) = by_kind["flags"]
         return Retrieval(
             entities=[EntityRow.from_record(r) for r in entities],
-            relations=[_relation(r) for r in relations],
-            chunks=[_chunk(r) for r in by_kind["chunk"]],
+            relations=[RelationRow.from_record(r) for r in relations],
+            chunks=[ChunkRow.from_record(r) for r in by_kind["chunk"]],
             found_entities=entities[0]["found"] if entities else 0,
             found_relations=relations[0]["found"] if relations else 0,
             merged_chunks=flags["found"],

@@ -6,7 +6,14 @@
 -- knows them: with LIMIT $n a generic plan assumes a tenth of the rows and takes a
 -- sequential scan and sort over the HNSW scan on tables of about 10k to 40k vectors.
 -- {high_degree_set} (HIGH_DEGREE_SET there) is filled the same way, for the same reason.
--- Each vector search is two steps (x_nearest, then x_hits). First the nearest rows,
+-- {rrf_k}: the constant of reciprocal rank fusion (RRF_K there).
+-- Each vector search is the two steps of the fragment nearest_hits.
+
+-- fragment: nearest_hits
+-- A vector search of {table} for {query}, as two CTEs: {side}_nearest, then {side}_hits
+-- ({keys}, distance), at most {limit} rows closer than the cosine threshold {threshold},
+-- nearest first; {on} switches the search off when false (true: always on).
+-- First the nearest rows,
 -- filtered by the cosine threshold: with the threshold inside the search the planner
 -- guesses a third of the rows pass and prefers a sequential scan to the HNSW scan on
 -- mid-size tables (7k relation vectors: 1.1-2.5 ms against 0.2-0.6). If fewer than
@@ -14,6 +21,26 @@
 -- iterative scan follows past the rows that fail it: an HNSW search can end in the
 -- wrong neighbourhood (at 300k clustered entities, 3 queries in 20 found 0-2 rows
 -- above the threshold among their 40 "nearest", against 40 with it inside).
+{side}_nearest AS MATERIALIZED (
+    SELECT {keys}, distance FROM (
+        SELECT {keys}, embedding{halfvec} <=> {query}::vector{halfvec} AS distance
+        FROM {table}
+        WHERE {on}
+        ORDER BY embedding{halfvec} <=> {query}::vector{halfvec}
+        LIMIT {limit}
+    ) nearest
+    WHERE distance < 1 - {threshold}::float8
+),
+{side}_hits AS MATERIALIZED (
+    SELECT {keys}, distance FROM {side}_nearest WHERE (SELECT count(*) FROM {side}_nearest) = {limit}
+    UNION ALL
+    (SELECT {keys}, embedding{halfvec} <=> {query}::vector{halfvec}
+     FROM {table}
+     WHERE (SELECT count(*) FROM {side}_nearest) < {limit}
+       AND {on} AND embedding{halfvec} <=> {query}::vector{halfvec} < 1 - {threshold}::float8
+     ORDER BY embedding{halfvec} <=> {query}::vector{halfvec}
+     LIMIT {limit})
+),
 
 -- name: context
 -- The entities, relations and chunks of a query, ranked and cut in one statement.
@@ -70,7 +97,7 @@
 -- picks by WEIGHT) and whose found is the number of merged chunks.
 -- Lexical search (NULL texts switch it off, leaving the vector-only statement): the
 -- local side fuses its vector hits with the $4 entities lexical_entities finds for
--- $12 (the low-level keywords) by reciprocal rank (1 / (60 + rank), summed), after
+-- $12 (the low-level keywords) by reciprocal rank (1 / ({rrf_k} + rank), summed), after
 -- the entities a phrase of $13 (the question's first words) names exactly or nearly,
 -- which always come first. Its phrases (one to six consecutive words) are read in one
 -- pass with lead(): slicing an array of its words per phrase would split the whole
@@ -95,26 +122,8 @@
 -- to its entities in the graph. {walk_steps} power iterations, each one aggregate over
 -- the arcs, run in a recursive CTE over the score vector as an array. The chunks are
 -- then ranked by score (at most $10), followed by the fused chunks the walk left out.
-WITH local_nearest AS MATERIALIZED (
-    SELECT name, distance FROM (
-        SELECT name, embedding{halfvec} <=> $1::vector{halfvec} AS distance
-        FROM entity_vectors
-        WHERE $1::vector IS NOT NULL
-        ORDER BY embedding{halfvec} <=> $1::vector{halfvec}
-        LIMIT {top_k}
-    ) nearest
-    WHERE distance < 1 - $3::float8
-),
-local_hits AS MATERIALIZED (
-    SELECT name, distance FROM local_nearest WHERE (SELECT count(*) FROM local_nearest) = {top_k}
-    UNION ALL
-    (SELECT name, embedding{halfvec} <=> $1::vector{halfvec}
-     FROM entity_vectors
-     WHERE (SELECT count(*) FROM local_nearest) < {top_k}
-       AND $1::vector IS NOT NULL AND embedding{halfvec} <=> $1::vector{halfvec} < 1 - $3::float8
-     ORDER BY embedding{halfvec} <=> $1::vector{halfvec}
-     LIMIT {top_k})
-),
+WITH
+-- include: nearest_hits side=local keys=name table=entity_vectors query=$1 limit={top_k} threshold=$3 on="$1::vector IS NOT NULL"
 local_lexical AS MATERIALIZED (
     SELECT name, score FROM lexical_entities(CASE WHEN $1::vector IS NOT NULL THEN $12::text END, $4)
 ),
@@ -139,7 +148,7 @@ named_entities AS MATERIALIZED (
     WHERE lexical_name_key(e.name) = ANY (ARRAY(SELECT name_key FROM question_phrases WHERE name_key <> ''))
 ),
 local_fused AS (
-    SELECT ranks.name, bool_or(ranks.named) AS named, sum(1.0 / (60 + ranks.rank)) AS score,
+    SELECT ranks.name, bool_or(ranks.named) AS named, sum(1.0 / ({rrf_k} + ranks.rank)) AS score,
            min(ranks.distance) AS distance
     FROM (
         SELECT name, false AS named, row_number() OVER (ORDER BY distance, name) AS rank, distance
@@ -181,26 +190,7 @@ local_edges AS MATERIALIZED (
 local_edge_counts AS MATERIALIZED (
     SELECT count(*) AS edges, greatest(min(tokens), 1) AS fewest_tokens FROM local_edges
 ),
-global_nearest AS MATERIALIZED (
-    SELECT src, tgt, distance FROM (
-        SELECT src, tgt, embedding{halfvec} <=> $2::vector{halfvec} AS distance
-        FROM relation_vectors
-        WHERE $2::vector IS NOT NULL
-        ORDER BY embedding{halfvec} <=> $2::vector{halfvec}
-        LIMIT {top_k}
-    ) nearest
-    WHERE distance < 1 - $3::float8
-),
-global_hits AS MATERIALIZED (
-    SELECT src, tgt, distance FROM global_nearest WHERE (SELECT count(*) FROM global_nearest) = {top_k}
-    UNION ALL
-    (SELECT src, tgt, embedding{halfvec} <=> $2::vector{halfvec}
-     FROM relation_vectors
-     WHERE (SELECT count(*) FROM global_nearest) < {top_k}
-       AND $2::vector IS NOT NULL AND embedding{halfvec} <=> $2::vector{halfvec} < 1 - $3::float8
-     ORDER BY embedding{halfvec} <=> $2::vector{halfvec}
-     LIMIT {top_k})
-),
+-- include: nearest_hits side=global keys="src, tgt" table=relation_vectors query=$2 limit={top_k} threshold=$3 on="$2::vector IS NOT NULL"
 global_relations AS MATERIALIZED (
     SELECT row_number() OVER (ORDER BY h.distance, h.src, h.tgt) AS idx, h.src, h.tgt,
            1 - h.distance AS similarity,
@@ -332,30 +322,12 @@ relation_sources AS (
     SELECT k.rank AS item, s.id, row_number() OVER (ORDER BY k.rank, s.n) AS pos
     FROM kept_relations k, unnest(k.source_ids) WITH ORDINALITY AS s(id, n)
 ),
-vector_nearest AS MATERIALIZED (
-    SELECT chunk_id, distance FROM (
-        SELECT chunk_id, embedding{halfvec} <=> $7::vector{halfvec} AS distance
-        FROM chunk_vectors
-        ORDER BY embedding{halfvec} <=> $7::vector{halfvec}
-        LIMIT {chunk_top_k}
-    ) nearest
-    WHERE distance < 1 - $3::float8
-),
-vector_hits AS MATERIALIZED (
-    SELECT chunk_id, distance FROM vector_nearest WHERE (SELECT count(*) FROM vector_nearest) = {chunk_top_k}
-    UNION ALL
-    (SELECT chunk_id, embedding{halfvec} <=> $7::vector{halfvec}
-     FROM chunk_vectors
-     WHERE (SELECT count(*) FROM vector_nearest) < {chunk_top_k}
-       AND embedding{halfvec} <=> $7::vector{halfvec} < 1 - $3::float8
-     ORDER BY embedding{halfvec} <=> $7::vector{halfvec}
-     LIMIT {chunk_top_k})
-),
+-- include: nearest_hits side=vector keys=chunk_id table=chunk_vectors query=$7 limit={chunk_top_k} threshold=$3 on=true
 lexical_hits AS MATERIALIZED (
     SELECT id, score FROM lexical_chunks($11::text, $8)
 ),
 query_chunks AS (
-    SELECT row_number() OVER (ORDER BY sum(1.0 / (60 + ranks.rank)) DESC, min(ranks.rank), ranks.id) AS idx,
+    SELECT row_number() OVER (ORDER BY sum(1.0 / ({rrf_k} + ranks.rank)) DESC, min(ranks.rank), ranks.id) AS idx,
            ranks.id
     FROM (
         SELECT c.id, row_number() OVER (ORDER BY h.distance, c.id) AS rank
@@ -525,7 +497,7 @@ merged AS (
     ORDER BY id, idx, side
 ),
 fused AS (
-    SELECT ranks.id, sum(1.0 / (60 + ranks.rank)) AS score, min(ranks.rank) AS best
+    SELECT ranks.id, sum(1.0 / ({rrf_k} + ranks.rank)) AS score, min(ranks.rank) AS best
     FROM (
         SELECT c.id, row_number() OVER (ORDER BY h.distance, c.id) AS rank
         FROM vector_hits h JOIN text_chunks c ON c.id = h.chunk_id
@@ -566,57 +538,42 @@ flags AS (
               AND EXISTS (SELECT 1 FROM relation_first l JOIN text_chunks c ON c.id = l.id)))
         AS needs_weight
 )
-SELECT 'entity' AS kind, rank, found, name, NULL::text AS tgt, entity_type, NULL::text AS keywords,
-       description, NULL::float8 AS weight, source_ids, file_paths, version, created_at, updated_at,
-       degree, similarity, context_tokens, NULL::text AS doc_id, NULL::int AS chunk_order_index,
-       NULL::int AS tokens, NULL::text AS file_path, NULL::bool AS needs_weight
+SELECT 'entity' AS kind, rank, found, name, NULL::text AS src, NULL::text AS tgt, entity_type,
+       NULL::text AS keywords, description, NULL::float8 AS weight, source_ids, file_paths, version,
+       created_at, updated_at, degree, similarity, context_tokens, NULL::text AS id, NULL::text AS content,
+       NULL::text AS doc_id, NULL::int AS chunk_order_index, NULL::int AS tokens, NULL::text AS file_path,
+       NULL::bool AS needs_weight
 FROM kept_entities
 UNION ALL
-SELECT 'relation', rank, found, src, tgt, NULL, keywords, description, weight, source_ids, file_paths,
-       version, created_at, updated_at, degree, similarity, context_tokens, NULL, NULL, NULL, NULL, NULL
+SELECT 'relation', rank, found, NULL, src, tgt, NULL, keywords, description, weight, source_ids, file_paths,
+       version, created_at, updated_at, degree, similarity, context_tokens, NULL, NULL, NULL, NULL, NULL,
+       NULL, NULL
 FROM kept_relations
 UNION ALL
-SELECT 'chunk', r.rank, r.merged_count, c.id, NULL, NULL, NULL, c.content, NULL, NULL, NULL, NULL,
-       c.created_at, NULL, NULL, 1 - (v.embedding{halfvec} <=> $7::vector{halfvec}), NULL, c.doc_id, c.chunk_order_index,
-       c.tokens, c.file_path, NULL
+SELECT 'chunk', r.rank, r.merged_count, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+       c.created_at, NULL, NULL, 1 - (v.embedding{halfvec} <=> $7::vector{halfvec}), NULL, c.id, c.content,
+       c.doc_id, c.chunk_order_index, c.tokens, c.file_path, NULL
 FROM ranked r
 JOIN text_chunks c ON c.id = r.id
 LEFT JOIN chunk_vectors v ON v.chunk_id = r.id
 UNION ALL
-SELECT 'flags', 0, coalesce((SELECT max(merged_count) FROM ranked), 0), NULL, NULL, NULL, NULL, NULL,
-       NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, needs_weight
+SELECT 'flags', 0, coalesce((SELECT max(merged_count) FROM ranked), 0), NULL, NULL, NULL, NULL, NULL, NULL,
+       NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, needs_weight
 FROM flags
 ORDER BY kind, rank;
 
 -- name: naive
 -- The chunks of a naive query, best first: the nearest to $1 (at most $3 = {top_k}, similarity
 -- > $2) fused with the $3 chunks lexical_chunks finds for $4 (NULL: none) by
--- reciprocal rank (1 / (60 + rank), summed; ties by best rank, then id), cut to $3.
+-- reciprocal rank (1 / ({rrf_k} + rank), summed; ties by best rank, then id), cut to $3.
 -- Without $4 this is the vector search's order (distance, then id).
-WITH vector_nearest AS MATERIALIZED (
-    SELECT chunk_id, distance FROM (
-        SELECT chunk_id, embedding{halfvec} <=> $1::vector{halfvec} AS distance
-        FROM chunk_vectors
-        ORDER BY embedding{halfvec} <=> $1::vector{halfvec}
-        LIMIT {top_k}
-    ) nearest
-    WHERE distance < 1 - $2::float8
-),
-vector_hits AS MATERIALIZED (
-    SELECT chunk_id, distance FROM vector_nearest WHERE (SELECT count(*) FROM vector_nearest) = {top_k}
-    UNION ALL
-    (SELECT chunk_id, embedding{halfvec} <=> $1::vector{halfvec}
-     FROM chunk_vectors
-     WHERE (SELECT count(*) FROM vector_nearest) < {top_k}
-       AND embedding{halfvec} <=> $1::vector{halfvec} < 1 - $2::float8
-     ORDER BY embedding{halfvec} <=> $1::vector{halfvec}
-     LIMIT {top_k})
-),
+WITH
+-- include: nearest_hits side=vector keys=chunk_id table=chunk_vectors query=$1 limit={top_k} threshold=$2 on=true
 lexical_hits AS MATERIALIZED (
     SELECT id, score FROM lexical_chunks($4::text, $3)
 ),
 fused AS (
-    SELECT ranks.id, sum(1.0 / (60 + ranks.rank)) AS score, min(ranks.rank) AS best
+    SELECT ranks.id, sum(1.0 / ({rrf_k} + ranks.rank)) AS score, min(ranks.rank) AS best
     FROM (
         SELECT c.id, row_number() OVER (ORDER BY h.distance, c.id) AS rank
         FROM vector_hits h JOIN text_chunks c ON c.id = h.chunk_id

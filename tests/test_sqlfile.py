@@ -1,0 +1,63 @@
+"""Named SQL blocks: a fragment written once and included where it is used."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import pytest
+
+from lightrag_pg.db.sqlfile import load_queries, parse_queries
+from lightrag_pg.store.retrieval import RRF_K, with_limits
+
+TEXT = """\
+-- fragment: hits
+-- The {side} search.
+{side}_hits AS (SELECT {keys} FROM {table} WHERE {on} LIMIT {top_k}),
+
+-- name: both
+WITH
+-- include: hits side=left keys="a, b" table=t1 on="$1 IS NOT NULL"
+  -- include: hits side=right keys=c table=t2 on=true
+done AS (SELECT 1)
+SELECT * FROM left_hits, right_hits
+"""
+
+
+def test_an_include_becomes_the_fragment_with_its_values() -> None:
+    queries = parse_queries(TEXT, "test.sql")
+    assert list(queries) == ["both"]  # a fragment is no query of its own
+    sql = queries["both"]
+    assert "left_hits AS (SELECT a, b FROM t1 WHERE $1 IS NOT NULL LIMIT {top_k})," in sql
+    assert "right_hits AS (SELECT c FROM t2 WHERE true LIMIT {top_k})," in sql  # {top_k}: for render
+    assert "include" not in sql and "{side}" not in sql
+
+
+@pytest.mark.parametrize(
+    ("line", "error"),
+    [
+        ("-- include: nothing side=x", "unknown fragment 'nothing'"),
+        ("-- include: hits sides=x", "no placeholder"),
+    ],
+)
+def test_a_bad_include_is_refused(line: str, error: str) -> None:
+    with pytest.raises(ValueError, match=error):
+        parse_queries(TEXT.replace("-- include: hits side=right keys=c table=t2 on=true", line), "test.sql")
+
+
+def test_the_vector_searches_of_retrieval_are_written_once() -> None:
+    # the two-step HNSW search was written out four times in retrieval.sql
+    queries = load_queries("lightrag_pg.store", "retrieval.sql")
+    for name, sides in {"context": ("local", "global", "vector"), "naive": ("vector",)}.items():
+        for side in sides:
+            assert f"{side}_nearest AS MATERIALIZED" in queries[name]
+            assert f"{side}_hits AS MATERIALIZED" in queries[name]
+    text = resources.files("lightrag_pg.store").joinpath("retrieval.sql").read_text(encoding="utf-8")
+    assert text.count("ORDER BY embedding{halfvec} <=>") == 2  # both steps, once
+
+
+def test_the_rrf_constant_of_retrieval_is_named_once() -> None:
+    # 1.0 / (60 + rank) was written in four places
+    text = resources.files("lightrag_pg.store").joinpath("retrieval.sql").read_text(encoding="utf-8")
+    assert "(60 +" not in text and text.count("1.0 / ({rrf_k} + ranks.rank)") == 4
+    naive = with_limits(load_queries("lightrag_pg.store", "retrieval.sql")["naive"], 5)
+    assert f"1.0 / ({RRF_K} + ranks.rank)" in naive

@@ -34,11 +34,11 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-import asyncpg
 import numpy as np
 
 from ..config import Settings
 from ..db.advisory import DocumentLocks
+from ..db.pool import WorkspacePool
 from ..errors import DocumentBusy, DocumentNotFound, InvalidInput, ProvenanceMissing
 from ..store.rows import DocumentRow, EntityRow, RelationRow, TouchedRow
 from ..store.uow import Stores, session, unit_of_work
@@ -92,7 +92,7 @@ class DocumentDeleter:
     """Deletes and replaces documents of one workspace."""
 
     def __init__(
-        self, pool: asyncpg.Pool, writer: GraphWriter, locks: DocumentLocks, settings: Settings
+        self, pool: WorkspacePool, writer: GraphWriter, locks: DocumentLocks, settings: Settings
     ) -> None:
         self.pool = pool
         self.writer = writer

@@ -27,10 +27,10 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import asyncpg
 import numpy as np
 
 from ..config import Settings
+from ..db.pool import WorkspacePool
 from ..errors import ConcurrentUpdate, GraphItemExists, GraphItemNotFound, InvalidInput, ProvenanceMissing
 from ..store.rows import (
     EntityFragmentRow,
@@ -184,7 +184,7 @@ def _refuse_unrecorded(names: Sequence[str]) -> None:
 class GraphEditor:
     """Manual edits of one workspace's graph, one transaction each."""
 
-    def __init__(self, pool: asyncpg.Pool, writer: GraphWriter, settings: Settings) -> None:
+    def __init__(self, pool: WorkspacePool, writer: GraphWriter, settings: Settings) -> None:
         self.pool = pool
         self.writer = writer
         self.settings = settings

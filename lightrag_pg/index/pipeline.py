@@ -33,11 +33,11 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import asyncpg
 import numpy as np
 
 from ..config import Settings
 from ..db.advisory import DocumentLocks
+from ..db.pool import WorkspacePool
 from ..errors import LightRAGError
 from ..llm.cached import CachedLLM
 from ..llm.embedding_func import EmbeddingFunc
@@ -159,7 +159,7 @@ class Pipeline:
     :func:`scheduled_embedding`, so the texts of every document in progress share batches.
     """
 
-    pool: asyncpg.Pool
+    pool: WorkspacePool
     settings: Settings
     tokenizer: Tokenizer
     extractor: Extractor

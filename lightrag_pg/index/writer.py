@@ -41,10 +41,10 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, Generic, Literal, TypeVar
 
-import asyncpg
 import numpy as np
 
 from ..config import Settings
+from ..db.pool import WorkspacePool
 from ..errors import ConcurrentUpdate, ReferenceGone
 from ..llm.embedding_func import EmbeddingFunc
 from ..store.graph import GraphStore
@@ -193,7 +193,7 @@ class GraphWriter:
 
     def __init__(
         self,
-        pool: asyncpg.Pool,
+        pool: WorkspacePool,
         embed: EmbeddingFunc,
         summarizer: Summarizer,
         settings: Settings,

@@ -7,6 +7,7 @@ from typing import Any, Protocol
 
 import asyncpg
 
+from ..db.pool import WorkspacePool
 from ..db.sqlfile import load_queries
 
 SQL = load_queries(__package__, "cache.sql")
@@ -74,7 +75,7 @@ class CacheStore:
 class PoolCache:
     """``llm_cache`` through a pool: each read and write on its own connection, autocommit."""
 
-    def __init__(self, pool: asyncpg.Pool) -> None:
+    def __init__(self, pool: WorkspacePool) -> None:
         self.pool = pool
 
     async def get(self, key: str) -> str | None:

@@ -47,6 +47,7 @@ if __package__ in (None, ""):
 from bench.corpus import CorpusLLM, documents, questions, vocabulary
 from lightrag_pg import LightRAG, QueryParam
 from lightrag_pg.db.citus import move_workspace, placement
+from lightrag_pg.db.identifiers import schema_of
 from lightrag_pg.db.workspace import create_workspace
 from lightrag_pg.testing import hashed_embedding_func
 from tests.citus_cluster import running_cluster
@@ -194,7 +195,7 @@ async def move(dsn: str, args: argparse.Namespace, workers: list[int]) -> None:
     name = "bench_move"
     conn = await asyncpg.connect(dsn)
     await create_workspace(conn, dsn, name, args.dim, "synthetic", distributed=True)
-    await conn.execute(f"SET search_path = {name}, public")
+    await conn.execute("SELECT set_config('search_path', $1, false)", f"{schema_of(name).quoted}, public")
     started = time.perf_counter()
     step = 10_000
     for first in range(1, args.move_entities + 1, step):

@@ -49,10 +49,11 @@ class Walk:
     """A personalized PageRank over the entity–chunk graph around a query's seeds.
 
     Seeds: the first ``seeds`` local entities (weight 1 / (rank × the chunks it is in))
-    and the query's fused vector and lexical chunks (weight ``chunk_weight`` / rank). The walk spreads over the
-    chunks of the seed entities, their entities and those entities' chunks; an entity in
-    more than ``fanout`` chunks (a hub) is left out, and at most ``entities`` entities
-    take part. ``steps`` power iterations with restart probability 1 - ``damping``."""
+    and the query's fused vector and lexical chunks (weight ``chunk_weight`` / rank).
+    The walk spreads over the chunks of the seed entities, their entities and those
+    entities' chunks; an entity in more than ``fanout`` chunks (a hub) is left out, and
+    at most ``entities`` entities take part. ``steps`` power iterations with restart
+    probability 1 - ``damping``."""
 
     damping: float = 0.5
     chunk_weight: float = 1.0

@@ -68,6 +68,7 @@ async def test_a_question_over_the_cap_is_refused_naming_it(filled: LightRAG) ->
     assert counter.total == 0
 
 
+@pytest.mark.slow
 async def test_a_one_megabyte_question_answers_when_the_cap_allows_it(
     make_rag: Callable[..., LightRAG], conn: asyncpg.Connection
 ) -> None:

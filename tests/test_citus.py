@@ -27,6 +27,8 @@ from lightrag_pg.testing import hashed_embedding_func, scripted_llm
 from .citus_cluster import CitusCluster
 from .server_support import serving
 
+pytestmark = pytest.mark.slow  # a coordinator and two workers; CI runs them
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = {
     "d0": "Alice met Bob in Paris. Alice works at Acme.",

@@ -25,6 +25,7 @@ from lightrag_pg.server import ServerSettings
 from lightrag_pg.testing import hashed_embedding_func, scripted_llm
 
 from .citus_cluster import CitusCluster
+from .migration_drift import drift_of
 from .server_support import serving
 
 pytestmark = pytest.mark.slow  # a coordinator and two workers; CI runs them
@@ -254,48 +255,14 @@ async def test_alembic_creates_a_distributed_workspace_through_the_coordinator(c
 
 
 async def test_metadata_and_migrations_do_not_drift_on_a_distributed_workspace(citus: CitusCluster) -> None:
-    from alembic.autogenerate import compare_metadata
-    from alembic.migration import MigrationContext
-    from sqlalchemy.ext.asyncio import create_async_engine
-    from sqlalchemy.pool import NullPool
-
-    from lightrag_pg.db.embedded import sqlalchemy_url
-    from lightrag_pg.db.migrate import MigrationTarget, configure_context, prepare_workspace
-
     name = new_name()
     conn = await asyncpg.connect(citus.dsn)
     await create_workspace(conn, citus.dsn, name, 32, distributed=True)
-    target = MigrationTarget(name, 32)
-    engine = create_async_engine(sqlalchemy_url(citus.dsn), poolclass=NullPool)
-    captured: dict[str, Any] = {}
-
-    def diff(sync_conn: Any) -> None:
-        prepare_workspace(sync_conn, target)
-
-        class Capture:
-            @staticmethod
-            def configure(**kwargs: Any) -> None:
-                captured.update(kwargs)
-
-        configure_context(Capture, sync_conn, target)
-        ctx = MigrationContext.configure(
-            connection=sync_conn,
-            opts={
-                "include_name": captured["include_name"],
-                "compare_type": True,
-                "compare_server_default": False,
-            },
-        )
-        captured["diff"] = compare_metadata(ctx, captured["target_metadata"])
-
     try:
-        async with engine.begin() as sa_conn:
-            await sa_conn.run_sync(diff)
+        assert await drift_of(citus.dsn, name, 32) == []
     finally:
-        await engine.dispose()
         await drop_workspace(conn, name)
         await conn.close()
-    assert captured["diff"] == []
 
 
 async def test_every_feature_gives_the_same_tables_and_answers_on_the_cluster(

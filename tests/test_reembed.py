@@ -13,8 +13,6 @@ import asyncpg
 import numpy as np
 import pytest
 import pytest_asyncio
-from alembic.autogenerate import compare_metadata
-from alembic.migration import MigrationContext
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
@@ -22,13 +20,13 @@ from lightrag_pg import DimensionMismatch, EmbeddingFunc, LightRAG, QueryParam, 
 from lightrag_pg.cli import main
 from lightrag_pg.db.advisory import TRY_LOCK, UNLOCK, lock_key
 from lightrag_pg.db.embedded import sqlalchemy_url
-from lightrag_pg.db.migrate import MigrationTarget, configure_context, prepare_workspace
 from lightrag_pg.db.workspace import drop_workspace, read_info, workspace_exists
 from lightrag_pg.errors import EmbeddingError
 from lightrag_pg.index.reembed import discard_reembed
 from lightrag_pg.testing import hashed_embedding_func, hashed_vectors, scripted_llm
 
 from .crash_support import ROOT, Worker, wait_until
+from .migration_drift import schema_drift
 
 OLD, NEW = 32, 48
 VECTOR_TABLES = ("entity_vectors", "relation_vectors", "chunk_vectors")
@@ -184,32 +182,6 @@ async def fresh(dsn: str, ws: str, docs: list[str], dim: int = NEW) -> LightRAG:
     return rag
 
 
-def schema_drift(dsn: str, ws: str, dim: int) -> Callable[[Any], list[Any]]:
-    target = MigrationTarget(ws, dim)
-
-    def diff(sync_conn: Any) -> list[Any]:
-        prepare_workspace(sync_conn, target)
-        captured: dict[str, Any] = {}
-
-        class Capture:
-            @staticmethod
-            def configure(**kwargs: Any) -> None:
-                captured.update(kwargs)
-
-        configure_context(Capture, sync_conn, target)
-        ctx = MigrationContext.configure(
-            connection=sync_conn,
-            opts={
-                "include_name": captured["include_name"],
-                "compare_type": True,
-                "compare_server_default": False,
-            },
-        )
-        return compare_metadata(ctx, captured["target_metadata"])
-
-    return diff
-
-
 @pytest.mark.slow
 async def test_reembed_gives_the_workspace_a_fresh_build_with_the_new_model_would_have(
     old_rag: LightRAG, dsn: str, conn: asyncpg.Connection, workspaces: Callable[[str], str]
@@ -243,7 +215,7 @@ async def test_reembed_gives_the_workspace_a_fresh_build_with_the_new_model_woul
     engine = create_async_engine(sqlalchemy_url(dsn), poolclass=NullPool)
     try:
         async with engine.begin() as sa_conn:
-            assert await sa_conn.run_sync(schema_drift(dsn, ws, NEW)) == []
+            assert await sa_conn.run_sync(schema_drift(ws, NEW)) == []
     finally:
         await engine.dispose()
     again = Counting(NEW)

@@ -8,18 +8,14 @@ import asyncpg
 import numpy as np
 import pytest
 import pytest_asyncio
-from alembic.autogenerate import compare_metadata
-from alembic.migration import MigrationContext
 from pgvector import HalfVector
-from sqlalchemy.ext.asyncio import create_async_engine
-from sqlalchemy.pool import NullPool
 
 from lightrag_pg import LightRAG, QueryParam
-from lightrag_pg.db.embedded import sqlalchemy_url
-from lightrag_pg.db.migrate import MigrationTarget, configure_context, prepare_workspace
 from lightrag_pg.db.workspace import workspace_exists
 from lightrag_pg.errors import ConfigurationError
 from lightrag_pg.testing import hashed_embedding_func, hashed_vectors, scripted_llm
+
+from .migration_drift import drift_of
 
 WIDE = 3072
 VECTOR_TABLES = ("entity_vectors", "relation_vectors", "chunk_vectors")
@@ -112,28 +108,4 @@ async def test_4000_dimensions_is_the_widest_workspace(dsn: str, workspace_name:
 
 
 async def test_wide_metadata_and_migrations_do_not_drift(wide_rag: LightRAG) -> None:
-    target = MigrationTarget(wide_rag.workspace, WIDE)
-    engine = create_async_engine(sqlalchemy_url(wide_rag.dsn), poolclass=NullPool)
-    captured: dict[str, object] = {}
-
-    def diff(sync_conn: object) -> None:
-        prepare_workspace(sync_conn, target)  # type: ignore[arg-type]
-
-        class Capture:
-            @staticmethod
-            def configure(**kwargs: object) -> None:
-                captured.update(kwargs)
-
-        configure_context(Capture, sync_conn, target)  # type: ignore[arg-type]
-        ctx = MigrationContext.configure(
-            connection=sync_conn,  # type: ignore[arg-type]
-            opts={"include_name": captured["include_name"], "compare_type": True},
-        )
-        captured["diff"] = compare_metadata(ctx, captured["target_metadata"])  # type: ignore[arg-type]
-
-    try:
-        async with engine.begin() as sa_conn:
-            await sa_conn.run_sync(diff)
-    finally:
-        await engine.dispose()
-    assert captured["diff"] == []
+    assert await drift_of(wide_rag.dsn, wide_rag.workspace, WIDE) == []

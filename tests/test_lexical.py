@@ -15,7 +15,7 @@ import pytest_asyncio
 from lightrag_pg import LightRAG, QueryParam
 from lightrag_pg.db.migrate import MigrationTarget, upgrade
 from lightrag_pg.db.workspace import create_workspace, drop_workspace, head_revision, read_info
-from lightrag_pg.store.rows import ChunkRow, DocumentRow, EntityRow
+from lightrag_pg.store.rows import ChunkRow, DocumentRow, EntityRow, RelationRow
 from lightrag_pg.testing import StatementCounter, hashed_embedding_func, hashed_vectors
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -212,6 +212,56 @@ async def test_mix_ranks_first_a_chunk_that_lexical_and_graph_evidence_both_supp
     assert vector_first != "chunk-needle"
     assert (await chunk_ids(lexical_rag, "mix", True, **keywords))[0] == "chunk-needle"
     assert (await chunk_ids(lexical_rag, "mix", False, **keywords))[:2] == [vector_first, "chunk-needle"]
+
+
+SHARED_QUESTION = "alpha beta gamma delta"
+SHARED_CHUNKS = {
+    "chunk-local": "alpha beta gamma delta",
+    "chunk-shared": "alpha beta gamma zeta",
+    "chunk-global": "alpha beta eta theta",
+    "chunk-b": "river stone",
+    "chunk-c": "meadow lantern",
+}
+
+
+async def seed_shared_chunk(rag: LightRAG) -> None:
+    """Local finds Ares (chunk-local, chunk-shared), global the relation Boreas–Chione
+    (chunk-global, chunk-shared); by similarity to the question chunk-shared is second
+    behind the entity and first behind the relation."""
+    entities = [
+        EntityRow("Ares", "person", "A god of war", source_ids=["chunk-local", "chunk-shared"]),
+        EntityRow("Boreas", "person", "The north wind", source_ids=["chunk-b"]),
+        EntityRow("Chione", "person", "A nymph of snow", source_ids=["chunk-c"]),
+    ]
+    relation = RelationRow("Boreas", "Chione", "family", "Chione is a daughter of Boreas",
+                           source_ids=["chunk-global", "chunk-shared"])  # fmt: skip
+    async with rag.unit_of_work() as uow:
+        await uow.graph.upsert_entities_if_unchanged(entities)
+        await uow.graph.upsert_relations_if_unchanged([relation])
+        names = [e.name for e in entities]
+        await uow.vectors.upsert_entities(names, names, hashed_vectors(["ares war", "north wind", "snow"], DIM))
+        await uow.vectors.upsert_relations([relation.pair], ["winds"], hashed_vectors(["boreas family"], DIM))
+
+
+async def test_hybrid_ranks_first_a_chunk_that_both_local_and_global_pick(lexical_rag: LightRAG) -> None:
+    """With fusion, hybrid fuses the picks behind the kept entities and those behind the
+    kept relations by reciprocal rank: chunk-shared, picked on both sides, comes first.
+    Upstream's round-robin (without fusion) has the relation side skip the chunks the
+    entity side picked, so chunk-global takes second place and chunk-shared waits for
+    the entity side's turn. Local mode, with one side, keeps its order."""
+    await store_chunks(lexical_rag, SHARED_CHUNKS)
+    await seed_shared_chunk(lexical_rag)
+    keywords = {"ll_keywords": ["ares war"], "hl_keywords": ["boreas family"], "top_k": 1}
+    for mode, lexical in (("hybrid", True), ("hybrid", False), ("local", True)):
+        param = QueryParam(mode=mode, chunk_top_k=5, lexical=lexical, **keywords)  # type: ignore[arg-type]
+        data = await lexical_rag.aquery_data(SHARED_QUESTION, param)
+        found = [c["file_path"].removesuffix(".txt") for c in data["data"]["chunks"]]
+        if mode == "hybrid" and lexical:
+            assert found[:3] == ["chunk-shared", "chunk-local", "chunk-global"]
+        elif mode == "hybrid":
+            assert found[:3] == ["chunk-local", "chunk-global", "chunk-shared"]
+        else:
+            assert found == ["chunk-local", "chunk-shared"]
 
 
 async def seed_entities(rag: LightRAG) -> None:

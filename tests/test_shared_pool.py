@@ -241,6 +241,7 @@ def placeholders(workspace: str) -> dict[str, Any]:
         "walk_entities": 400,
         "walk_steps": 8,
         "rrf_k": 60,
+        "pick_rrf_k": 0,
     }
 
 

@@ -44,6 +44,15 @@ RRF_K = 60
 ``1 / (RRF_K + rank)`` (``retrieval.sql``, ``{rrf_k}``)."""
 
 
+PICK_RRF_K = 0
+"""The constant of hybrid's fusion of the chunks picked behind its kept entities and those
+behind its kept relations (``retrieval.sql``, ``{pick_rrf_k}``). Both lists are long (every
+candidate of a hub entity) and ranked by the same question vector, so a small constant
+lets a list's first pick stand against the many chunks both lists hold lower down; 0 to
+3 all gained on every set of ``bench/multihop.py`` and ``bench/quality.py``, 0 the most
+(``docs/quality.md``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Walk:
     """A personalized PageRank over the entity–chunk graph around a query's seeds.
@@ -73,7 +82,7 @@ def with_limits(
 ) -> str:
     """``sql`` with its LIMITs filled in (``{top_k}``, ``{chunk_top_k}``, ``{high_degree_set}``,
     and the walk's bounds ``{walk_seeds}``, ``{walk_fanout}``, ``{walk_entities}``, ``{walk_steps}``),
-    and :data:`RRF_K` as ``{rrf_k}``.
+    and :data:`RRF_K` and :data:`PICK_RRF_K` as ``{rrf_k}`` and ``{pick_rrf_k}``.
 
     They are part of the statement's text, not parameters, so that its generic plan
     (the pool plans each statement once, ``db/pool.py``) is costed for the rows the
@@ -90,6 +99,7 @@ def with_limits(
         walk_entities=int(walk.entities),
         walk_steps=int(walk.steps),
         rrf_k=RRF_K,
+        pick_rrf_k=PICK_RRF_K,
     )
 
 

@@ -6,7 +6,8 @@
 -- knows them: with LIMIT $n a generic plan assumes a tenth of the rows and takes a
 -- sequential scan and sort over the HNSW scan on tables of about 10k to 40k vectors.
 -- {high_degree_set} (HIGH_DEGREE_SET there) is filled the same way, for the same reason.
--- {rrf_k}: the constant of reciprocal rank fusion (RRF_K there).
+-- {rrf_k}: the constant of reciprocal rank fusion (RRF_K there); {pick_rrf_k} (PICK_RRF_K)
+-- that of hybrid's fusion of its graph picks.
 -- Each vector search is the two steps of the fragment nearest_hits.
 
 -- fragment: nearest_hits
@@ -88,7 +89,8 @@
 -- candidates: blank ids dropped, a chunk kept under the first item listing it
 -- (items and positions grow together: its least item and position), ordered
 -- by item, then by how many items list it (desc), then position; relations skip
--- the chunks picked for entities and count only items left with a chunk. Of the
+-- the chunks picked for entities (not when hybrid fuses the two, below) and count
+-- only items left with a chunk. Of the
 -- candidates that have a vector (a chunk vector implies its chunk: foreign key), the
 -- floor($9 * items / 2) most similar to $7 are picked (ties in candidate order).
 -- Rows: kind 'entity', 'relation' or 'chunk' with its rank and found (the rows
@@ -101,13 +103,19 @@
 -- the entities a phrase of $13 (the question's first words) names exactly or nearly,
 -- which always come first. Its phrases (one to six consecutive words) are read in one
 -- pass with lead(): slicing an array of its words per phrase would split the whole
--- text again for each one, a cost quadratic in its length. Chunks, when $11 is given and the vector side is on ($8 > 0, mix): no
--- round-robin; the four lists (vector hits, the $8 chunks lexical_chunks finds for $11,
--- the entity picks, the relation picks) are fused by reciprocal rank the same way
--- (ties by best rank, then id), so a chunk several signals support rises and graph
--- picks no longer take every second place from the question's own matches. Otherwise
--- (local, hybrid, or $11 NULL) the vector hits fused with the lexical ones (none
--- without $11) are merged round-robin as above. Both functions come with the
+-- text again for each one, a cost quadratic in its length. Chunks, when $11 is given
+-- and the vector side is on ($8 > 0, mix): no round-robin; the four lists (vector
+-- hits, the $8 chunks lexical_chunks finds for $11, the entity picks, the relation
+-- picks) are fused by reciprocal rank the same way (ties by best rank, then list in
+-- that order, then id), so a chunk several signals support rises and graph picks no
+-- longer take every second place from the question's own matches. When $11 is given,
+-- the vector side is off and both graph sides are on ($1 and $2, hybrid), its two
+-- lists, the entity picks and the relation picks, are fused the same way with
+-- {pick_rrf_k} for {rrf_k}, and the relation side keeps the chunks the entity side
+-- picked: a chunk picked behind both the kept entities and the kept relations rises
+-- instead of waiting for the relation side's turn after each side's first pick.
+-- Otherwise (local, global, or $11 NULL) the vector hits fused with the lexical ones
+-- (none without $11) are merged round-robin as above. Both functions come with the
 -- workspace's backend.
 -- Walk ($14, the damping, non-NULL: QueryParam.pagerank): a personalized PageRank over
 -- the entity-chunk graph takes the place of the entity and relation picks. Seeds: the
@@ -443,6 +451,12 @@ walk_picks AS (
     ORDER BY w.score DESC, w.id
     LIMIT $10
 ),
+fusing AS (
+    SELECT $11::text IS NOT NULL AND ($8 > 0 OR both_sides) AS chunks,
+           $11::text IS NOT NULL AND $8 = 0 AND both_sides AS picks,
+           $14::float8 IS NOT NULL AS walks
+    FROM (SELECT $1::vector IS NOT NULL AND $2::vector IS NOT NULL AS both_sides) sides
+),
 entity_listed AS (
     SELECT item, id, pos FROM entity_sources WHERE btrim(id, E' \t\n\r\f\v') <> ''
 ),
@@ -466,7 +480,8 @@ entity_picks AS (
 relation_first AS (
     SELECT id, min(item) AS item, min(pos) AS pos, count(*) AS listed
     FROM relation_sources
-    WHERE btrim(id, E' \t\n\r\f\v') <> '' AND id NOT IN (SELECT id FROM entity_picks)
+    WHERE btrim(id, E' \t\n\r\f\v') <> ''
+      AND ((SELECT picks FROM fusing) OR id NOT IN (SELECT id FROM entity_picks))
     GROUP BY id
 ),
 relation_candidates AS (
@@ -481,9 +496,6 @@ relation_picks AS (
     ) ranked
     WHERE idx <= ($9 * (SELECT count(DISTINCT item) FROM relation_first)) / 2
 ),
-fusing AS (
-    SELECT $11::text IS NOT NULL AND $8 > 0 AS chunks, $14::float8 IS NOT NULL AS walks
-),
 merged AS (
     SELECT DISTINCT ON (id) id, idx, side
     FROM (
@@ -497,16 +509,18 @@ merged AS (
     ORDER BY id, idx, side
 ),
 fused AS (
-    SELECT ranks.id, sum(1.0 / ({rrf_k} + ranks.rank)) AS score, min(ranks.rank) AS best
+    SELECT ranks.id, sum(1.0 / (CASE WHEN (SELECT picks FROM fusing) THEN {pick_rrf_k} ELSE {rrf_k} END + ranks.rank))
+               AS score,
+           min(ARRAY[ranks.rank, ranks.side]) AS best
     FROM (
-        SELECT c.id, row_number() OVER (ORDER BY h.distance, c.id) AS rank
+        SELECT c.id, row_number() OVER (ORDER BY h.distance, c.id) AS rank, 0 AS side
         FROM vector_hits h JOIN text_chunks c ON c.id = h.chunk_id
         UNION ALL
-        SELECT id, row_number() OVER (ORDER BY score DESC, id) FROM lexical_hits
+        SELECT id, row_number() OVER (ORDER BY score DESC, id), 1 FROM lexical_hits
         UNION ALL
-        SELECT id, idx FROM entity_picks
+        SELECT id, idx, 2 FROM entity_picks
         UNION ALL
-        SELECT id, idx FROM relation_picks
+        SELECT id, idx, 3 FROM relation_picks
     ) ranks
     WHERE (SELECT chunks FROM fusing) AND NOT (SELECT walks FROM fusing)
     GROUP BY ranks.id

@@ -7,7 +7,7 @@ from importlib import resources
 import pytest
 
 from lightrag_pg.db.sqlfile import load_queries, parse_queries
-from lightrag_pg.store.retrieval import RRF_K, with_limits
+from lightrag_pg.store.retrieval import PICK_RRF_K, RRF_K, with_limits
 
 TEXT = """\
 -- fragment: hits
@@ -58,6 +58,9 @@ def test_the_vector_searches_of_retrieval_are_written_once() -> None:
 def test_the_rrf_constant_of_retrieval_is_named_once() -> None:
     # 1.0 / (60 + rank) was written in four places
     text = resources.files("lightrag_pg.store").joinpath("retrieval.sql").read_text(encoding="utf-8")
-    assert "(60 +" not in text and text.count("1.0 / ({rrf_k} + ranks.rank)") == 4
+    assert "(60 +" not in text and text.count("1.0 / ({rrf_k} + ranks.rank)") == 3
+    assert text.count("1.0 / ((SELECT rrf_k FROM fusing) + ranks.rank)") == 1  # mix and hybrid
     naive = with_limits(load_queries("lightrag_pg.store", "retrieval.sql")["naive"], 5)
     assert f"1.0 / ({RRF_K} + ranks.rank)" in naive
+    context = with_limits(load_queries("lightrag_pg.store", "retrieval.sql")["context"], 5)
+    assert f"THEN {PICK_RRF_K} ELSE {RRF_K} END AS rrf_k" in context

@@ -452,10 +452,10 @@ walk_picks AS (
     LIMIT $10
 ),
 fusing AS (
-    SELECT $11::text IS NOT NULL AND ($8 > 0 OR both_sides) AS chunks,
-           $11::text IS NOT NULL AND $8 = 0 AND both_sides AS picks,
-           $14::float8 IS NOT NULL AS walks
-    FROM (SELECT $1::vector IS NOT NULL AND $2::vector IS NOT NULL AS both_sides) sides
+    SELECT chunks OR picks AS chunks, picks, walks, CASE WHEN picks THEN {pick_rrf_k} ELSE {rrf_k} END AS rrf_k
+    FROM (SELECT $11::text IS NOT NULL AND $8 > 0 AS chunks,
+                 $11::text IS NOT NULL AND $8 = 0 AND $1::vector IS NOT NULL AND $2::vector IS NOT NULL AS picks,
+                 $14::float8 IS NOT NULL AS walks) lists
 ),
 entity_listed AS (
     SELECT item, id, pos FROM entity_sources WHERE btrim(id, E' \t\n\r\f\v') <> ''
@@ -509,8 +509,7 @@ merged AS (
     ORDER BY id, idx, side
 ),
 fused AS (
-    SELECT ranks.id, sum(1.0 / (CASE WHEN (SELECT picks FROM fusing) THEN {pick_rrf_k} ELSE {rrf_k} END + ranks.rank))
-               AS score,
+    SELECT ranks.id, sum(1.0 / ((SELECT rrf_k FROM fusing) + ranks.rank)) AS score,
            min(ARRAY[ranks.rank, ranks.side]) AS best
     FROM (
         SELECT c.id, row_number() OVER (ORDER BY h.distance, c.id) AS rank, 0 AS side

@@ -114,8 +114,8 @@
 -- {pick_rrf_k} for {rrf_k}, and the relation side keeps the chunks the entity side
 -- picked: a chunk picked behind both the kept entities and the kept relations rises
 -- instead of waiting for the relation side's turn after each side's first pick.
--- Otherwise (local, global, or $11 NULL) the vector hits fused with the lexical ones
--- (none without $11) are merged round-robin as above. Both functions come with the
+-- Otherwise (local, global, hybrid with one side, or $11 NULL) the vector hits fused
+-- with the lexical ones (none without $11) are merged round-robin as above. Both functions come with the
 -- workspace's backend.
 -- Walk ($14, the damping, non-NULL: QueryParam.pagerank): a personalized PageRank over
 -- the entity-chunk graph takes the place of the entity and relation picks. Seeds: the

@@ -239,7 +239,8 @@ async def seed_shared_chunk(rag: LightRAG) -> None:
         await uow.graph.upsert_entities_if_unchanged(entities)
         await uow.graph.upsert_relations_if_unchanged([relation])
         names = [e.name for e in entities]
-        await uow.vectors.upsert_entities(names, names, hashed_vectors(["ares war", "north wind", "snow"], DIM))
+        vectors = hashed_vectors(["ares war", "north wind", "snow"], DIM)
+        await uow.vectors.upsert_entities(names, names, vectors)
         await uow.vectors.upsert_relations([relation.pair], ["winds"], hashed_vectors(["boreas family"], DIM))
 
 

@@ -240,6 +240,8 @@ def placeholders(workspace: str) -> dict[str, Any]:
         "walk_fanout": 32,
         "walk_entities": 400,
         "walk_steps": 8,
+        "bridge_from": 1,
+        "bridge_fanout": 32,
         "rrf_k": 60,
     }
 

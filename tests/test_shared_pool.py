@@ -242,6 +242,7 @@ def placeholders(workspace: str) -> dict[str, Any]:
         "walk_steps": 8,
         "bridge_from": 1,
         "bridge_fanout": 32,
+        "bridge_slots": 3,
         "rrf_k": 60,
     }
 

@@ -70,11 +70,12 @@ class Bridge:
     The entities of the first ``start`` fused (vector and lexical) chunks that the question
     does not name, and that are in at most ``fanout`` chunks, lead to their other chunks,
     ranked by similarity to the question. The first ``keep`` fused chunks stay first;
-    after them a bridge chunk takes every second place."""
+    after them each of the first ``slots`` bridge chunks takes every second place."""
 
-    keep: int = 2
+    keep: int = 1
     start: int = 1
     fanout: int = 32
+    slots: int = 3
 
 
 @lru_cache(maxsize=256)
@@ -106,6 +107,7 @@ def with_limits(
         walk_steps=int(walk.steps),
         bridge_from=int(bridge.start),
         bridge_fanout=int(bridge.fanout),
+        bridge_slots=int(bridge.slots),
         rrf_k=RRF_K,
     )
 

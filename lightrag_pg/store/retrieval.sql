@@ -126,8 +126,8 @@
 -- from the question's best passage. The entities of its first {bridge_from} fused chunks
 -- that the question does not name (named_entities) and that are in at most
 -- {bridge_fanout} chunks lead to their other chunks, ranked by similarity to $7. The
--- first $16 fused chunks stay first; after them a bridge chunk takes every second
--- place (a chunk in both lists keeps its first place). It orders the chunks the walk
+-- first $16 fused chunks stay first; after them each of the first {bridge_slots} bridge
+-- chunks takes every second place (a chunk in both lists keeps its first place). It orders the chunks the walk
 -- did not rank, so it also serves alone: the graph picks then make way, as for a walk.
 WITH
 -- include: nearest_hits side=local keys=name table=entity_vectors query=$1 limit={top_k} threshold=$3 on="$1::vector IS NOT NULL"
@@ -477,7 +477,7 @@ bridged AS (
         SELECT id, CASE WHEN $16::int IS NULL OR idx <= $16::int THEN idx ELSE 2 * idx - $16::int END AS place
         FROM query_chunks
         UNION ALL
-        SELECT id, $16::int + 2 * idx - 1 FROM bridge_chunks
+        SELECT id, $16::int + 2 * idx - 1 FROM bridge_chunks WHERE idx <= {bridge_slots}
     ) places
     GROUP BY id
 ),

@@ -61,6 +61,20 @@ async def test_bridge_chunks_come_after_the_kept_ones_up_to_their_slots(
     assert passages(await bridge_rag.aquery_data(QUESTION, param)) == naive
 
 
+async def test_a_passage_under_the_bridge_entitys_heading_comes_first(
+    llm_rag: LightRAG, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two passages name Carol: the one more like the question only mentions her, hers
+    begins with her name."""
+    corpus = {**CORPUS, "mention.md": "Ask Carol about a film."}
+    await llm_rag.ainsert(list(corpus.values()), file_paths=list(corpus))
+    param = QueryParam(mode="mix", chunk_top_k=2, bridge=True)
+    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(heading=0.0))
+    assert passages(await llm_rag.aquery_data(QUESTION, param)) == ["film.md", "mention.md"]
+    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(heading=1.0))
+    assert passages(await llm_rag.aquery_data(QUESTION, param)) == ["film.md", BRIDGE]
+
+
 async def test_a_hub_entity_is_not_followed(bridge_rag: LightRAG, monkeypatch: pytest.MonkeyPatch) -> None:
     """Carol is in two chunks: with a fan-out cap of one she is a hub."""
     param = QueryParam(mode="mix", chunk_top_k=2, bridge=True)

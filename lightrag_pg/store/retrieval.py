@@ -69,13 +69,15 @@ class Bridge:
 
     The entities of the first ``start`` fused (vector and lexical) chunks that the question
     does not name, and that are in at most ``fanout`` chunks, lead to their other chunks,
-    ranked by similarity to the question. The first ``keep`` fused chunks stay first;
+    ranked by cosine distance to the question less ``heading`` for a chunk that begins
+    with such an entity's name (its heading). The first ``keep`` fused chunks stay first;
     after them each of the first ``slots`` bridge chunks takes every second place."""
 
     keep: int = 1
     start: int = 1
     fanout: int = 32
     slots: int = 3
+    heading: float = 0.1
 
 
 @lru_cache(maxsize=256)
@@ -170,6 +172,7 @@ class RetrievalStore:
             None if walk is None else walk.damping,
             None if walk is None else walk.chunk_weight,
             None if bridge is None else bridge.keep,
+            0.0 if bridge is None else bridge.heading,
         )
         by_kind: dict[str, list[asyncpg.Record]] = {"entity": [], "relation": [], "chunk": [], "flags": []}
         for r in rows:

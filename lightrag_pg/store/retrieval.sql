@@ -125,7 +125,9 @@
 -- Bridge ($16, the fused chunks kept on top, non-NULL: QueryParam.bridge): a second hop
 -- from the question's best passage. The entities of its first {bridge_from} fused chunks
 -- that the question does not name (named_entities) and that are in at most
--- {bridge_fanout} chunks lead to their other chunks, ranked by similarity to $7. The
+-- {bridge_fanout} chunks lead to their other chunks, ranked by cosine distance to $7,
+-- less $17 for a chunk that begins with such an entity's name (a passage under its
+-- heading: it is about the entity, not just naming it). The
 -- first $16 fused chunks stay first; after them each of the first {bridge_slots} bridge
 -- chunks takes every second place (a chunk in both lists keeps its first place). It orders the chunks the walk
 -- did not rank, so it also serves alone: the graph picks then make way, as for a walk.
@@ -461,13 +463,19 @@ bridge_entities AS MATERIALIZED (
     WHERE f.entity_name NOT IN (SELECT name FROM named_entities)
 ),
 bridge_chunks AS MATERIALIZED (
-    SELECT l.id, row_number() OVER (ORDER BY v.embedding{halfvec} <=> $7::vector{halfvec}, l.id) AS idx
+    SELECT l.id,
+           row_number() OVER (
+               ORDER BY (v.embedding{halfvec} <=> $7::vector{halfvec}) - $17::float8 * l.heading::int, l.id
+           ) AS idx
     FROM (
-        SELECT DISTINCT s.id
+        SELECT s.id, bool_or(starts_with(lower(t.content), lower(b.name))) AS heading
         FROM bridge_entities b
-        JOIN entities e ON e.name = b.name, unnest(e.source_ids) AS s(id)
+        JOIN entities e ON e.name = b.name
+        CROSS JOIN LATERAL unnest(e.source_ids) AS s(id)
+        JOIN text_chunks t ON t.id = s.id
         WHERE cardinality(e.source_ids) <= {bridge_fanout}
           AND s.id NOT IN (SELECT id FROM bridge_first)
+        GROUP BY s.id
     ) l
     JOIN chunk_vectors v ON v.chunk_id = l.id
 ),

@@ -26,9 +26,10 @@ import os
 import statistics
 import sys
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -38,6 +39,7 @@ from lightrag_pg import LightRAG, QueryParam
 from lightrag_pg.db.embedded import DSN_ENV, embedded_dsn
 from lightrag_pg.db.sqlfile import load_queries
 from lightrag_pg.defaults import local_embedding_func
+from lightrag_pg.llm.embedding_func import EmbeddingFunc
 from lightrag_pg.store.rows import vectors as vector_values
 
 SQL = load_queries("bench", "multihop_bound.sql")
@@ -63,42 +65,46 @@ def _within(rank: int | None, depth: int) -> bool:
     return rank is not None and rank <= depth
 
 
-Rule = Callable[[Candidate], bool]
+@dataclass(frozen=True, slots=True)
+class CandidateSet:
+    """Naive's first ``depth`` chunks, with the one-hop chunks of those (``hop``: all
+    entities, capped: only those in at most :data:`HUB_CAP` chunks) and the matched
+    entities' chunks (``entities``) when asked for."""
+
+    depth: int
+    hop: Literal["", "all", "capped"] = ""
+    entities: Literal["", "all", "capped"] = ""
+
+    @property
+    def label(self) -> str:
+        """How the tables name it."""
+        parts = [f"naive's first {self.depth}"]
+        if self.hop:
+            parts.append("one hop" + (", capped" if self.hop == "capped" else ""))
+        if self.entities:
+            parts.append("matched entities' chunks" + (", capped" if self.entities == "capped" else ""))
+        return " + ".join(parts)
+
+    def holds(self, c: Candidate) -> bool:
+        """Whether ``c`` is in the set."""
+        hop = {"": None, "all": c.hop_rank, "capped": c.hop_rank_capped}[self.hop]
+        entity = {"": None, "all": c.entity_rank, "capped": c.entity_rank_capped}[self.entities]
+        return _within(c.naive_rank, self.depth) or _within(hop, self.depth) or entity is not None
 
 
-def variants() -> list[tuple[str, int, Rule]]:
-    """The candidate sets measured: a label, naive's depth k and the membership rule."""
-    out: list[tuple[str, int, Rule]] = []
-    for k in (5, 10, 20, NAIVE_DEPTH):
-        out.append((f"naive top {k}", k, lambda c, k=k: _within(c.naive_rank, k)))
-    for k in (10, 20):
-        out.append(
-            (f"naive {k} + one hop", k, lambda c, k=k: _within(c.naive_rank, k) or _within(c.hop_rank, k))
+CANDIDATE_SETS: tuple[CandidateSet, ...] = (
+    *(CandidateSet(k) for k in (5, 10, 20, NAIVE_DEPTH)),
+    *(
+        s
+        for k in (10, 20)
+        for s in (
+            CandidateSet(k, hop="all"),
+            CandidateSet(k, hop="capped"),
+            CandidateSet(k, entities="all"),
+            CandidateSet(k, hop="capped", entities="capped"),
         )
-        out.append(
-            (
-                f"naive {k} + one hop, capped",
-                k,
-                lambda c, k=k: _within(c.naive_rank, k) or _within(c.hop_rank_capped, k),
-            )
-        )
-        out.append(
-            (
-                f"naive {k} + matched entities' chunks",
-                k,
-                lambda c, k=k: _within(c.naive_rank, k) or c.entity_rank is not None,
-            )
-        )
-        out.append(
-            (
-                f"naive {k} + one hop + entities (capped)",
-                k,
-                lambda c, k=k: _within(c.naive_rank, k)
-                or _within(c.hop_rank_capped, k)
-                or c.entity_rank_capped is not None,
-            )
-        )
-    return out
+    ),
+)
 
 
 def oracle(candidates: Sequence[Candidate], gold: set[str], depth: int = 5) -> float:
@@ -116,7 +122,9 @@ def budgeted(candidates: Sequence[Candidate], k: int, budget: int) -> list[Candi
     return (first + rest)[:budget]
 
 
-async def gather(rag: LightRAG, name: str, questions: Sequence[Question]) -> list[list[Candidate]]:
+async def gather(
+    rag: LightRAG, embedding: EmbeddingFunc, questions: Sequence[Question]
+) -> list[list[Candidate]]:
     """Each question's reachable candidates: two queries per question, one statement for all."""
     naive_q: list[int] = []
     naive_path: list[str] = []
@@ -136,7 +144,7 @@ async def gather(rag: LightRAG, name: str, questions: Sequence[Question]) -> lis
             ent_q.append(i)
             ent_name.append(e["entity_name"])
             ent_rank.append(r)
-    embedded = await rag.embedding_func([q.text for q in questions])
+    embedded = await embedding([q.text for q in questions])
     async with rag.pool.acquire() as c:
         rows = await c.fetch(
             SQL["reachable"],
@@ -170,27 +178,29 @@ async def main(args: argparse.Namespace) -> None:
     _, questions = load_set(args.data, args.set)
     dsn = args.dsn or os.environ.get(DSN_ENV) or embedded_dsn(args.cache / "pgdata")
     workspace = args.workspace or f"mh_{args.set}_{args.limit or 'all'}"
-    rag = LightRAG(dsn=dsn, workspace=workspace, embedding_func=local_embedding_func(), extractor="nlp")
+    embedding = local_embedding_func()
+    rag = LightRAG(dsn=dsn, workspace=workspace, embedding_func=embedding, extractor="nlp")
     try:
         await rag.initialize()
         done = await indexed(rag)
         questions = [q for q in questions if all(passage_path(args.set, i) in done for i in q.gold)]
-        found = await gather(rag, args.set, questions)
+        found = await gather(rag, embedding, questions)
     finally:
         await rag.finalize()
     golds = [{passage_path(args.set, i) for i in q.gold} for q in questions]
     print(f"{args.set}: {len(done)} passages indexed, {len(questions)} questions")
     print("| candidate set | mean size | oracle R@5 | " + " | ".join(f"≤ {b}" for b in BUDGETS) + " |")
     print("|---|---|---|" + "---|" * len(BUDGETS))
-    for label, k, rule in variants():
-        sets = [[c for c in cands if rule(c)] for cands in found]
+    for chosen in CANDIDATE_SETS:
+        k = chosen.depth
+        sets = [[c for c in cands if chosen.holds(c)] for cands in found]
         full = statistics.fmean(oracle(s, g) for s, g in zip(sets, golds, strict=True))
         cut = [
             statistics.fmean(oracle(budgeted(s, k, b), g) for s, g in zip(sets, golds, strict=True))
             for b in BUDGETS
         ]
         size = statistics.fmean(len(s) for s in sets)
-        print(f"| {label} | {size:.0f} | {full:.3f} | " + " | ".join(f"{x:.3f}" for x in cut) + " |")
+        print(f"| {chosen.label} | {size:.0f} | {full:.3f} | " + " | ".join(f"{x:.3f}" for x in cut) + " |")
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:

@@ -17,10 +17,7 @@ CORPUS = {
     "film.md": "Zephyr is an Acme film made in a studio. Its director was Carol.",
     BRIDGE: "Carol grew up in Berlin.",
     NAMED: "Acme sold umbrellas in Paris.",
-    **{
-        f"noise{i}.md": f"Movie {i} opened in Oslo."
-        for i in range(4)
-    },
+    **{f"noise{i}.md": f"Movie {i} opened in Oslo." for i in range(4)},
 }
 QUESTION = "Where was the director of the Acme film Zephyr born?"
 
@@ -113,6 +110,8 @@ async def test_bridge_after_the_walk_keeps_the_walk_first(bridge_rag: LightRAG) 
         await bridge_rag.aquery_data(QUESTION, QueryParam(mode="mix", chunk_top_k=4, pagerank=True))
     )
     both = passages(
-        await bridge_rag.aquery_data(QUESTION, QueryParam(mode="mix", chunk_top_k=4, pagerank=True, bridge=True))
+        await bridge_rag.aquery_data(
+            QUESTION, QueryParam(mode="mix", chunk_top_k=4, pagerank=True, bridge=True)
+        )
     )
     assert both[0] == walked[0] and BRIDGE in both, (both, walked)

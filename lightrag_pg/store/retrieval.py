@@ -91,7 +91,8 @@ def with_limits(
 ) -> str:
     """``sql`` with its LIMITs filled in (``{top_k}``, ``{chunk_top_k}``, ``{high_degree_set}``,
     the walk's bounds ``{walk_seeds}``, ``{walk_fanout}``, ``{walk_entities}``, ``{walk_steps}``
-    and the bridge's ``{bridge_from}``, ``{bridge_fanout}``), and :data:`RRF_K` as ``{rrf_k}``.
+    and the bridge's ``{bridge_from}``, ``{bridge_fanout}``, ``{bridge_slots}``), and
+    :data:`RRF_K` as ``{rrf_k}``.
 
     They are part of the statement's text, not parameters, so that its generic plan
     (the pool plans each statement once, ``db/pool.py``) is costed for the rows the

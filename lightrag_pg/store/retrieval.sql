@@ -127,9 +127,9 @@
 -- that the question does not name (named_entities) and that are in at most
 -- {bridge_fanout} chunks lead to their other chunks, ranked by cosine distance to $7,
 -- less $17 for a chunk that begins with such an entity's name (a passage under its
--- heading: it is about the entity, not just naming it). The
--- first $16 fused chunks stay first; after them each of the first {bridge_slots} bridge
--- chunks takes every second place (a chunk in both lists keeps its first place). It orders the chunks the walk
+-- heading is about the entity, not just naming it). The first $16 fused chunks stay
+-- first; after them each of the first {bridge_slots} bridge chunks takes every second
+-- place (a chunk in both lists keeps its first place). It orders the chunks the walk
 -- did not rank, so it also serves alone: the graph picks then make way, as for a walk.
 WITH
 -- include: nearest_hits side=local keys=name table=entity_vectors query=$1 limit={top_k} threshold=$3 on="$1::vector IS NOT NULL"
@@ -468,7 +468,7 @@ bridge_chunks AS MATERIALIZED (
                ORDER BY (v.embedding{halfvec} <=> $7::vector{halfvec}) - $17::float8 * l.heading::int, l.id
            ) AS idx
     FROM (
-        SELECT s.id, bool_or(starts_with(lower(t.content), lower(b.name))) AS heading
+        SELECT s.id, bool_or(lower(left(t.content, char_length(b.name))) = lower(b.name)) AS heading
         FROM bridge_entities b
         JOIN entities e ON e.name = b.name
         CROSS JOIN LATERAL unnest(e.source_ids) AS s(id)

@@ -51,7 +51,7 @@ def _statements(s: Stores, query: np.ndarray) -> dict[str, tuple[str, str, tuple
         "retrieval": (
             with_limits(s.retrieval.sql["context"], 3, 3),
             "chunk_vectors_embedding_hnsw",
-            (query, query, 0.0, 3, 4000, 4000, query, 3, 2, None, None, None, None, None, None),
+            (query, query, 0.0, 3, 4000, 4000, query, 3, 2, None, None, None, None, None, None, None, 0.0),
         ),
         "retrieval with lexical search": (
             with_limits(s.retrieval.sql["context"], 3, 3),
@@ -72,6 +72,8 @@ def _statements(s: Stores, query: np.ndarray) -> dict[str, tuple[str, str, tuple
                 "Alice Paris",
                 None,
                 None,
+                None,
+                0.0,
             ),
         ),
         "naive": (

@@ -240,6 +240,9 @@ def placeholders(workspace: str) -> dict[str, Any]:
         "walk_fanout": 32,
         "walk_entities": 400,
         "walk_steps": 8,
+        "bridge_from": 1,
+        "bridge_fanout": 32,
+        "bridge_slots": 3,
         "rrf_k": 60,
         "pick_rrf_k": 0,
     }

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..store.retrieval import Walk
+from ..store.retrieval import Bridge, Walk
 from ..store.rows import ChunkRow, EntityRow, RelationRow
 from ..store.uow import Stores
 from .chunk_pick import chunk_candidates, select_chunk_ids
@@ -26,6 +26,8 @@ from .ranking import merge_chunks
 
 WALK = Walk()
 """The personalized PageRank of ``QueryParam.pagerank``."""
+BRIDGE = Bridge()
+"""The second hop of ``QueryParam.bridge``."""
 
 
 @dataclass
@@ -64,7 +66,8 @@ async def retrieve_all(
         chunks = await s.retrieval.naive(vectors[2], threshold, param.chunk_top_k, lexical)
         return Retrieved(chunks=chunks, merged_chunks=len(chunks))
     vector_top_k = param.chunk_top_k if plan.use_vector else 0
-    by_weight = param.kg_chunk_pick_method == "WEIGHT" and not param.pagerank
+    bridged = param.bridge and vector_top_k > 0
+    by_weight = param.kg_chunk_pick_method == "WEIGHT" and not (param.pagerank or bridged)
     got = await s.retrieval.context(
         vectors[0] if plan.use_local else None,
         vectors[1] if plan.use_global else None,
@@ -80,6 +83,7 @@ async def retrieve_all(
         lexical_entities=plan.ll_query if lexical and plan.ll_keywords else None,
         question=lexical,
         walk=WALK if param.pagerank and plan.use_local else None,
+        bridge=BRIDGE if bridged else None,
     )
     found = Retrieved(got.entities, got.relations, [], got.found_entities, got.found_relations)
     if not (by_weight or got.needs_weight):

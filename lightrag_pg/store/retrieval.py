@@ -72,6 +72,23 @@ class Walk:
     steps: int = 8
 
 
+@dataclass(frozen=True, slots=True)
+class Bridge:
+    """A second hop from the question's best passage to the passages of what it names.
+
+    The entities of the first ``start`` fused (vector and lexical) chunks that the question
+    does not name, and that are in at most ``fanout`` chunks, lead to their other chunks,
+    ranked by cosine distance to the question less ``heading`` for a chunk that begins
+    with such an entity's name (its heading). The first ``keep`` fused chunks stay first;
+    after them each of the first ``slots`` bridge chunks takes every second place."""
+
+    keep: int = 1
+    start: int = 1
+    fanout: int = 32
+    slots: int = 3
+    heading: float = 0.1
+
+
 @lru_cache(maxsize=256)
 def with_limits(
     sql: str,
@@ -79,10 +96,12 @@ def with_limits(
     chunk_top_k: int = 0,
     high_degree_set: int = HIGH_DEGREE_SET,
     walk: Walk = Walk(),
+    bridge: Bridge = Bridge(),
 ) -> str:
     """``sql`` with its LIMITs filled in (``{top_k}``, ``{chunk_top_k}``, ``{high_degree_set}``,
-    and the walk's bounds ``{walk_seeds}``, ``{walk_fanout}``, ``{walk_entities}``, ``{walk_steps}``),
-    and :data:`RRF_K` and :data:`PICK_RRF_K` as ``{rrf_k}`` and ``{pick_rrf_k}``.
+    the walk's bounds ``{walk_seeds}``, ``{walk_fanout}``, ``{walk_entities}``, ``{walk_steps}``
+    and the bridge's ``{bridge_from}``, ``{bridge_fanout}``, ``{bridge_slots}``), and
+    :data:`RRF_K` and :data:`PICK_RRF_K` as ``{rrf_k}`` and ``{pick_rrf_k}``.
 
     They are part of the statement's text, not parameters, so that its generic plan
     (the pool plans each statement once, ``db/pool.py``) is costed for the rows the
@@ -98,6 +117,9 @@ def with_limits(
         walk_fanout=int(walk.fanout),
         walk_entities=int(walk.entities),
         walk_steps=int(walk.steps),
+        bridge_from=int(bridge.start),
+        bridge_fanout=int(bridge.fanout),
+        bridge_slots=int(bridge.slots),
         rrf_k=RRF_K,
         pick_rrf_k=PICK_RRF_K,
     )
@@ -127,6 +149,7 @@ class RetrievalStore:
         lexical_entities: str | None = None,
         question: str | None = None,
         walk: Walk | None = None,
+        bridge: Bridge | None = None,
     ) -> Retrieval:
         """Local and global graph search merged, ranked and cut to the token budgets, and the
         chunks nearest to ``chunk_query`` merged with the VECTOR pick of the kept rows' chunks,
@@ -137,9 +160,13 @@ class RetrievalStore:
         entities a phrase of ``question`` names; ``None`` leaves each out.
 
         With ``walk``, the chunks a personalized PageRank ranks first (:class:`Walk`) take
-        the place of the picks behind the kept entities and relations."""
+        the place of the picks behind the kept entities and relations; with ``bridge``, the
+        chunks a second hop from the best fused chunk reaches (:class:`Bridge`) take every
+        second place after its first ``keep`` fused chunks (after the walk's, with both)."""
         rows = await self.conn.fetch(
-            with_limits(self.sql["context"], top_k, vector_top_k, HIGH_DEGREE_SET, walk or Walk()),
+            with_limits(
+                self.sql["context"], top_k, vector_top_k, HIGH_DEGREE_SET, walk or Walk(), bridge or Bridge()
+            ),
             _vector(local_query),
             _vector(global_query),
             threshold,
@@ -155,6 +182,8 @@ class RetrievalStore:
             question,
             None if walk is None else walk.damping,
             None if walk is None else walk.chunk_weight,
+            None if bridge is None else bridge.keep,
+            0.0 if bridge is None else bridge.heading,
         )
         by_kind: dict[str, list[asyncpg.Record]] = {"entity": [], "relation": [], "chunk": [], "flags": []}
         for r in rows:

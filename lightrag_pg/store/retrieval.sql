@@ -130,6 +130,15 @@
 -- to its entities in the graph. {walk_steps} power iterations, each one aggregate over
 -- the arcs, run in a recursive CTE over the score vector as an array. The chunks are
 -- then ranked by score (at most $10), followed by the fused chunks the walk left out.
+-- Bridge ($16, the fused chunks kept on top, non-NULL: QueryParam.bridge): a second hop
+-- from the question's best passage. The entities of its first {bridge_from} fused chunks
+-- that the question does not name (named_entities) and that are in at most
+-- {bridge_fanout} chunks lead to their other chunks, ranked by cosine distance to $7,
+-- less $17 for a chunk that begins with such an entity's name (a passage under its
+-- heading is about the entity, not just naming it). The first $16 fused chunks stay
+-- first; after them each of the first {bridge_slots} bridge chunks takes every second
+-- place (a chunk in both lists keeps its first place). It orders the chunks the walk
+-- did not rank, so it also serves alone: the graph picks then make way, as for a walk.
 WITH
 -- include: nearest_hits side=local keys=name table=entity_vectors query=$1 limit={top_k} threshold=$3 on="$1::vector IS NOT NULL"
 local_lexical AS MATERIALIZED (
@@ -451,11 +460,48 @@ walk_picks AS (
     ORDER BY w.score DESC, w.id
     LIMIT $10
 ),
+bridge_first AS MATERIALIZED (
+    SELECT id FROM query_chunks WHERE $16::int IS NOT NULL AND idx <= {bridge_from}
+),
+bridge_entities AS MATERIALIZED (
+    SELECT DISTINCT f.entity_name AS name
+    FROM bridge_first b
+    JOIN text_chunks t ON t.id = b.id
+    JOIN entity_fragments f ON f.doc_id = t.doc_id AND f.chunk_id = b.id
+    WHERE f.entity_name NOT IN (SELECT name FROM named_entities)
+),
+bridge_chunks AS MATERIALIZED (
+    SELECT l.id,
+           row_number() OVER (
+               ORDER BY (v.embedding{halfvec} <=> $7::vector{halfvec}) - $17::float8 * l.heading::int, l.id
+           ) AS idx
+    FROM (
+        SELECT s.id, bool_or(lower(left(t.content, char_length(b.name))) = lower(b.name)) AS heading
+        FROM bridge_entities b
+        JOIN entities e ON e.name = b.name
+        CROSS JOIN LATERAL unnest(e.source_ids) AS s(id)
+        JOIN text_chunks t ON t.id = s.id
+        WHERE cardinality(e.source_ids) <= {bridge_fanout}
+          AND s.id NOT IN (SELECT id FROM bridge_first)
+        GROUP BY s.id
+    ) l
+    JOIN chunk_vectors v ON v.chunk_id = l.id
+),
+bridged AS (
+    SELECT id, min(place) AS place
+    FROM (
+        SELECT id, CASE WHEN $16::int IS NULL OR idx <= $16::int THEN idx ELSE 2 * idx - $16::int END AS place
+        FROM query_chunks
+        UNION ALL
+        SELECT id, $16::int + 2 * idx - 1 FROM bridge_chunks WHERE idx <= {bridge_slots}
+    ) places
+    GROUP BY id
+),
 fusing AS (
     SELECT chunks OR picks AS chunks, picks, walks, CASE WHEN picks THEN {pick_rrf_k} ELSE {rrf_k} END AS rrf_k
     FROM (SELECT $11::text IS NOT NULL AND $8 > 0 AS chunks,
                  $11::text IS NOT NULL AND $8 = 0 AND $1::vector IS NOT NULL AND $2::vector IS NOT NULL AS picks,
-                 $14::float8 IS NOT NULL AS walks) lists
+                 $14::float8 IS NOT NULL OR $16::int IS NOT NULL AS walks) lists
 ),
 entity_listed AS (
     SELECT item, id, pos FROM entity_sources WHERE btrim(id, E' \t\n\r\f\v') <> ''
@@ -533,7 +579,7 @@ ordered AS (
     FROM (
         SELECT id, idx, 0 AS side FROM walk_picks
         UNION ALL
-        SELECT id, idx, 1 FROM query_chunks WHERE id NOT IN (SELECT id FROM walk_picks)
+        SELECT id, place, 1 FROM bridged WHERE id NOT IN (SELECT id FROM walk_picks)
     ) walked
     WHERE (SELECT walks FROM fusing)
 ),

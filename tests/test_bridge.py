@@ -1,0 +1,117 @@
+"""The second hop of ``QueryParam.bridge``: from the question's best passage, through what
+it names that the question does not, to a passage both text searches miss; within the
+statement budget, deterministic, bounded."""
+
+from __future__ import annotations
+
+import pytest
+
+from lightrag_pg import LightRAG, QueryParam
+from lightrag_pg.query import retrieve
+from lightrag_pg.store.retrieval import Bridge
+from lightrag_pg.testing import StatementCounter
+
+BRIDGE = "carol.md"
+NAMED = "acme.md"
+CORPUS = {
+    "film.md": "Zephyr is an Acme film made in a studio. Its director was Carol.",
+    BRIDGE: "Carol grew up in Berlin.",
+    NAMED: "Acme sold umbrellas in Paris.",
+    **{f"noise{i}.md": f"Movie {i} opened in Oslo." for i in range(4)},
+}
+QUESTION = "Where was the director of the Acme film Zephyr born?"
+
+
+@pytest.fixture
+async def bridge_rag(llm_rag: LightRAG) -> LightRAG:
+    await llm_rag.ainsert(list(CORPUS.values()), file_paths=list(CORPUS))
+    return llm_rag
+
+
+def passages(data: dict) -> list[str]:
+    return list(dict.fromkeys(c["file_path"] for c in data["data"]["chunks"]))
+
+
+async def test_bridge_follows_the_best_passage_to_the_one_the_text_searches_miss(
+    bridge_rag: LightRAG,
+) -> None:
+    """The question names the film, not its director: the film's passage names Carol, and
+    her passage comes right after it. Acme, which the question also names, is not followed:
+    its passage, more like the question than Carol's, would otherwise come first."""
+    naive = passages(await bridge_rag.aquery_data(QUESTION, QueryParam(mode="naive", chunk_top_k=2)))
+    mix = passages(await bridge_rag.aquery_data(QUESTION, QueryParam(mode="mix", chunk_top_k=2)))
+    bridged = passages(
+        await bridge_rag.aquery_data(QUESTION, QueryParam(mode="mix", chunk_top_k=4, bridge=True))
+    )
+    assert naive[0] == "film.md" and BRIDGE not in naive and BRIDGE not in mix, (naive, mix)
+    assert bridged[:2] == ["film.md", BRIDGE], bridged
+
+
+async def test_bridge_chunks_come_after_the_kept_ones_up_to_their_slots(
+    bridge_rag: LightRAG, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    param = QueryParam(mode="mix", chunk_top_k=4, bridge=True)
+    naive = passages(await bridge_rag.aquery_data(QUESTION, QueryParam(mode="naive", chunk_top_k=4)))
+    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=2))
+    assert passages(await bridge_rag.aquery_data(QUESTION, param))[:3] == ["film.md", NAMED, BRIDGE]
+    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(slots=0))
+    assert passages(await bridge_rag.aquery_data(QUESTION, param)) == naive
+
+
+async def test_a_passage_under_the_bridge_entitys_heading_comes_first(
+    llm_rag: LightRAG, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two passages name Carol: the one more like the question only mentions her, hers
+    begins with her name."""
+    corpus = {**CORPUS, "mention.md": "Ask Carol about a film."}
+    await llm_rag.ainsert(list(corpus.values()), file_paths=list(corpus))
+    param = QueryParam(mode="mix", chunk_top_k=2, bridge=True)
+    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(heading=0.0))
+    assert passages(await llm_rag.aquery_data(QUESTION, param)) == ["film.md", "mention.md"]
+    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(heading=1.0))
+    assert passages(await llm_rag.aquery_data(QUESTION, param)) == ["film.md", BRIDGE]
+
+
+async def test_a_hub_entity_is_not_followed(bridge_rag: LightRAG, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Carol is in two chunks: with a fan-out cap of one she is a hub."""
+    param = QueryParam(mode="mix", chunk_top_k=2, bridge=True)
+    assert BRIDGE in passages(await bridge_rag.aquery_data(QUESTION, param))
+    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(fanout=1))
+    assert BRIDGE not in passages(await bridge_rag.aquery_data(QUESTION, param))
+
+
+async def test_bridge_is_deterministic(bridge_rag: LightRAG) -> None:
+    param = QueryParam(mode="mix", bridge=True)
+    first = await bridge_rag.aquery_data(QUESTION, param)
+    again = await bridge_rag.aquery_data(QUESTION, param)
+    ids = [[c["chunk_id"] for c in data["data"]["chunks"]] for data in (first, again)]
+    assert ids[0] == ids[1]
+
+
+async def test_bridge_stays_within_the_statement_budget(bridge_rag: LightRAG) -> None:
+    param = QueryParam(mode="mix", bridge=True, kg_chunk_pick_method="WEIGHT")
+    with StatementCounter() as counter:
+        await bridge_rag.aquery_data(QUESTION, param)
+    assert counter.total == 3, "keyword look-up, keyword store, one retrieval statement"
+    with StatementCounter() as counter:
+        await bridge_rag.aquery_data(QUESTION, param)
+    assert counter.total == 2, "keyword look-up and one retrieval statement"
+
+
+@pytest.mark.parametrize("mode", ["local", "hybrid"])
+async def test_bridge_leaves_the_modes_without_text_matches_alone(bridge_rag: LightRAG, mode: str) -> None:
+    plain = await bridge_rag.aquery_data(QUESTION, QueryParam(mode=mode))  # type: ignore[arg-type]
+    bridged = await bridge_rag.aquery_data(QUESTION, QueryParam(mode=mode, bridge=True))  # type: ignore[arg-type]
+    assert passages(bridged) == passages(plain)
+
+
+async def test_bridge_after_the_walk_keeps_the_walk_first(bridge_rag: LightRAG) -> None:
+    walked = passages(
+        await bridge_rag.aquery_data(QUESTION, QueryParam(mode="mix", chunk_top_k=4, pagerank=True))
+    )
+    both = passages(
+        await bridge_rag.aquery_data(
+            QUESTION, QueryParam(mode="mix", chunk_top_k=4, pagerank=True, bridge=True)
+        )
+    )
+    assert both[0] == walked[0] and BRIDGE in both, (both, walked)

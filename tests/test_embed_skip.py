@@ -151,3 +151,27 @@ async def test_offline_entities_are_embedded_by_their_name_once(rag_factory: Rag
     async with rag.pool.acquire() as c:
         content = await c.fetchval("SELECT content FROM entity_vectors WHERE name = 'Marie Curie'")
     assert content == "Marie Curie"
+
+
+async def test_offline_relations_are_embedded_without_their_sentence(rag_factory: RagFactory) -> None:
+    """An offline relation's description is a sentence of its chunk, embedded with the
+    chunk: embedding it again in the relation's vector text made relations most of an
+    offline insert's embedding time, and every new sentence linking a pair re-embedded it."""
+    pytest.importorskip("spacy")
+    model = CountingModel()
+    rag = await rag_factory(embedding_func=model.func(), extractor="nlp")
+    await rag.ainsert(["Marie Curie worked in Paris."], file_paths=["a.txt"])
+    async with rag.pool.acquire() as c:
+        row = await c.fetchrow(
+            "SELECT r.keywords, r.description, v.content FROM relations r "
+            "JOIN relation_vectors v USING (src, tgt) WHERE r.src = 'Marie Curie' AND r.tgt = 'Paris'"
+        )
+    assert row["content"] == f"{row['keywords']}\tMarie Curie\nParis", "keywords and endpoints only"
+    model.sent.clear()
+    await rag.ainsert(["Famously, Marie Curie worked in Paris."], file_paths=["b.txt"])
+    async with rag.pool.acquire() as c:
+        description = await c.fetchval(
+            "SELECT description FROM relations WHERE src = 'Marie Curie' AND tgt = 'Paris'"
+        )
+    assert description != row["description"], "the second sentence is merged into the relation"
+    assert [t for t in model.sent if "Marie Curie\nParis" in t] == [], "its vector text did not change"

@@ -53,6 +53,7 @@ from ..store.uow import session, unit_of_work
 from ..tasks import gather_all
 from ..types import ExtractedEntity, ExtractedRelation
 from .merge import (
+    VectorTexts,
     build_entity,
     build_relation,
     document_fragments,
@@ -198,15 +199,15 @@ class GraphWriter:
         summarizer: Summarizer,
         settings: Settings,
         *,
-        entity_names_only: bool = False,
+        vector_texts: VectorTexts = "full",
     ) -> None:
         self.pool = pool
         self.embed = embed
         self.summarizer = summarizer
         self.tokenizer = summarizer.tokenizer
         self.settings = settings
-        self.entity = replace(ENTITY, vector_text=partial(entity_vector_text, names_only=entity_names_only))
-        self.relation = RELATION
+        self.entity = replace(ENTITY, vector_text=partial(entity_vector_text, rule=vector_texts))
+        self.relation = replace(RELATION, vector_text=partial(relation_vector_text, rule=vector_texts))
 
     async def merge(
         self,

@@ -175,3 +175,27 @@ async def test_offline_relations_are_embedded_without_their_sentence(rag_factory
         )
     assert description != row["description"], "the second sentence is merged into the relation"
     assert [t for t in model.sent if "Marie Curie\nParis" in t] == [], "its vector text did not change"
+
+
+async def test_offline_relations_cost_no_text_of_their_own(rag_factory: RagFactory) -> None:
+    """A passage's texts embedded were its chunk, its new entities and its new relations
+    (about 30 for a HotpotQA passage); an offline relation's vector is now composed from
+    its endpoints' and keywords' vectors, so a passage embeds its chunk, its new entity
+    names and the keywords not seen before."""
+    pytest.importorskip("spacy")
+    model = CountingModel()
+    rag = await rag_factory(embedding_func=model.func(), extractor="nlp")
+    first = "Marie Curie worked in Paris with Pierre Curie. She discovered polonium in Warsaw."
+    await rag.ainsert([first], file_paths=["a.txt"])
+    async with rag.pool.acquire() as c:
+        names = {r[0] for r in await c.fetch("SELECT name FROM entities")}
+        keywords = {k.strip() for r in await c.fetch("SELECT keywords FROM relations") for k in r[0].split(",")}
+        relations = await c.fetchval("SELECT count(*) FROM relation_vectors")
+    assert relations >= 2
+    assert sorted(model.sent) == sorted([first, *names, *(keywords - names)])
+    model.sent.clear()
+    second = "Pierre Curie worked in Warsaw."
+    await rag.ainsert([second], file_paths=["b.txt"])
+    assert model.sent == [second], "its names and keywords were embedded already"
+    async with rag.pool.acquire() as c:
+        assert await c.fetchval("SELECT count(*) FROM relation_vectors") > relations

@@ -15,6 +15,14 @@ function of the text alone, like a model's, so the writer, graph edits, deletes 
 re-embed (:mod:`.reembed`) all compute the same vector for the same stored text, and
 a relation whose text is unchanged keeps its vector. Any other text (an entity's name
 and description, a relation's with its description) is embedded by the model.
+
+Why composed: an offline passage brought a new relation for about every new entity
+(a sentence of k entities gives k - 1), so embedding relations, even by their short
+texts, cost about as many model calls as the entities did. Extracting fewer entities
+(no lower-case terms, say) would cut both, but those entities are what local and
+hybrid retrieval find passages by; composing keeps every row and its meaning, and its
+parts repeat (a HotpotQA passage has ~15 relations but brings ~2 keywords not seen
+before). ``bench/ingest.py --corpus hotpotqa`` prints what it costs.
 """
 
 from __future__ import annotations

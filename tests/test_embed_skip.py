@@ -189,7 +189,9 @@ async def test_offline_relations_cost_no_text_of_their_own(rag_factory: RagFacto
     await rag.ainsert([first], file_paths=["a.txt"])
     async with rag.pool.acquire() as c:
         names = {r[0] for r in await c.fetch("SELECT name FROM entities")}
-        keywords = {k.strip() for r in await c.fetch("SELECT keywords FROM relations") for k in r[0].split(",")}
+        keywords = {
+            k.strip() for r in await c.fetch("SELECT keywords FROM relations") for k in r[0].split(",")
+        }
         relations = await c.fetchval("SELECT count(*) FROM relation_vectors")
     assert relations >= 2
     assert sorted(model.sent) == sorted([first, *names, *(keywords - names)])

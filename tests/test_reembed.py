@@ -429,5 +429,7 @@ async def test_an_offline_workspace_is_reembedded_as_an_offline_build_with_the_n
         result = await old.areembed(Counting(NEW).func(), batch_size=5)
         assert result.vectors == await vector_count(conn, old.workspace)
         rows = await vector_rows(conn, old.workspace)
-        assert rows["relations"] and all(c.count("\n") == 1 for _, _, c, _ in rows["relations"]), "short texts"
+        assert rows["relations"] and all(c.count("\n") == 1 for _, _, c, _ in rows["relations"]), (
+            "short texts"
+        )
         assert rows == await vector_rows(conn, control.workspace)

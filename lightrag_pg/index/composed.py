@@ -34,8 +34,8 @@ import numpy as np
 
 from ..llm.embedding_func import EmbeddingFunc
 
-PART_CAPACITY = 50_000
-"""Part vectors a process keeps (about 75 MB at 384 dimensions)."""
+PART_FLOATS = 8_000_000
+"""Numbers a :class:`PartVectors` keeps at most (32 MB: 20,833 vectors of 384 dimensions)."""
 
 Key = str | tuple[str, str]
 """A row's key: an entity's name or a relation's (source, target) pair."""
@@ -71,9 +71,9 @@ class PartVectors:
     """The model's vectors of short strings (entity names, relation endpoints and
     keywords) this process embedded, most recently used kept, computed once each."""
 
-    def __init__(self, embed: EmbeddingFunc, capacity: int = PART_CAPACITY) -> None:
+    def __init__(self, embed: EmbeddingFunc, floats: int = PART_FLOATS) -> None:
         self.embed = embed
-        self.capacity = capacity
+        self.floats = floats
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
 
     async def vectors(self, texts: Sequence[str]) -> tuple[dict[str, np.ndarray], int]:
@@ -86,7 +86,7 @@ class PartVectors:
                 self._vectors[t] = v
         for t in found:
             self._vectors.move_to_end(t)
-        while len(self._vectors) > self.capacity:
+        while len(self._vectors) > max(1, self.floats // self.embed.embedding_dim):
             self._vectors.popitem(last=False)
         return found, len(missing)
 

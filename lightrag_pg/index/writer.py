@@ -10,7 +10,8 @@ one snapshot. Rows that changed are merged again. A vector is recomputed
 only when what the embedding model reads of its text changed: the text is cut
 as the model cuts it (:attr:`EmbeddingFunc.truncate`, else at its
 ``max_token_size``) and compared with the cut text stored beside the vector,
-so the stored vector is always the model's vector of the stored text, whatever
+so the stored vector is always the model's vector of the stored text (a short
+relation text's: composed from its parts' vectors, :mod:`.composed`), whatever
 the order the row's fragments came in. A document's contribution to a row is
 recorded in the same transaction (``doc_entities``/``doc_relations``), so
 re-running a document after a crash never merges it twice.

@@ -33,6 +33,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..llm.embedding_func import EmbeddingFunc
+from ..types import NO_KEYWORDS
 
 PART_FLOATS = 8_000_000
 """Numbers a :class:`PartVectors` keeps at most (32 MB: 20,833 vectors of 384 dimensions)."""
@@ -42,15 +43,17 @@ Key = str | tuple[str, str]
 
 
 def composed_parts(text: str, src: str, tgt: str) -> tuple[str, ...] | None:
-    """The parts (source, target, then the distinct keywords, sorted) of relation
-    ``src``-``tgt``'s vector when ``text`` is its short vector text; else ``None``."""
+    """The parts (source, target, then the distinct keywords, sorted, but
+    :data:`~lightrag_pg.types.NO_KEYWORDS`, a placeholder that would pull a third of
+    the relations towards one word) of relation ``src``-``tgt``'s vector when ``text``
+    is its short vector text; else ``None``."""
     suffix = f"\t{src}\n{tgt}"
     if not text.endswith(suffix):
         return None
     keywords = text[: -len(suffix)]
     if "\n" in keywords or "\t" in keywords:
         return None
-    words = sorted({k.strip() for k in keywords.split(",")} - {""})
+    words = sorted({k.strip() for k in keywords.split(",")} - {"", NO_KEYWORDS})
     return (src, tgt, *words)
 
 

@@ -112,7 +112,9 @@ class Services:
                 tokenizer=tokenizer,
                 extractor=extractor,
                 embed=embed,
-                writer=GraphWriter(self.pool, embed, summarizer, s, entity_names_only=offline),
+                writer=GraphWriter(
+                    self.pool, embed, summarizer, s, vector_texts="short" if offline else "full"
+                ),
                 locks=DocumentLocks(self.dsn, self.workspace, self.connect_timeout),
             )
         return self._pipeline

@@ -8,6 +8,9 @@ from enum import Enum
 UNKNOWN_SOURCE = "unknown_source"
 """The file path recorded for text given without one."""
 
+NO_KEYWORDS = "related"
+"""The keywords of a relation its text names no word for (the offline extractor's)."""
+
 GRAPH_FIELD_SEP = "<SEP>"
 """Joins several source ids, file paths or description fragments in one text field."""
 

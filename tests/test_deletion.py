@@ -122,9 +122,15 @@ async def test_delete_equals_never_inserted(workspaces: Any, dsn: str, settings:
         assert after[table] == expected[table], table
 
 
-async def test_insert_order_and_batching_do_not_change_the_workspace(workspaces: Any, dsn: str) -> None:
-    one = await workspaces(**SUMMARIES)
-    other = await workspaces(**SUMMARIES, max_parallel_insert=1)
+@pytest.mark.parametrize(
+    "settings",
+    [pytest.param(SUMMARIES, id="llm"), pytest.param({**NO_SUMMARY, "extractor": "nlp"}, id="nlp")],
+)
+async def test_insert_order_and_batching_do_not_change_the_workspace(
+    workspaces: Any, dsn: str, settings: dict[str, Any]
+) -> None:
+    one = await workspaces(**settings)
+    other = await workspaces(**settings, max_parallel_insert=1)
     await insert(one, list(DOCS))
     for i in reversed(DOCS):
         await insert(other, [i])

@@ -12,6 +12,7 @@ import pytest
 from lightrag_pg import EmbeddingFunc, LightRAG
 from lightrag_pg.index.writer import MergeStats
 from lightrag_pg.testing import hashed_vectors
+from lightrag_pg.types import NO_KEYWORDS
 
 from .conftest import RagFactory
 
@@ -151,3 +152,53 @@ async def test_offline_entities_are_embedded_by_their_name_once(rag_factory: Rag
     async with rag.pool.acquire() as c:
         content = await c.fetchval("SELECT content FROM entity_vectors WHERE name = 'Marie Curie'")
     assert content == "Marie Curie"
+
+
+async def test_offline_relations_are_embedded_without_their_sentence(rag_factory: RagFactory) -> None:
+    """An offline relation's description is a sentence of its chunk, embedded with the
+    chunk: embedding it again in the relation's vector text made relations most of an
+    offline insert's embedding time, and every new sentence linking a pair re-embedded it."""
+    pytest.importorskip("spacy")
+    model = CountingModel()
+    rag = await rag_factory(embedding_func=model.func(), extractor="nlp")
+    await rag.ainsert(["Marie Curie worked in Paris."], file_paths=["a.txt"])
+    async with rag.pool.acquire() as c:
+        row = await c.fetchrow(
+            "SELECT r.keywords, r.description, v.content FROM relations r "
+            "JOIN relation_vectors v USING (src, tgt) WHERE r.src = 'Marie Curie' AND r.tgt = 'Paris'"
+        )
+    assert row["content"] == f"{row['keywords']}\tMarie Curie\nParis", "keywords and endpoints only"
+    model.sent.clear()
+    await rag.ainsert(["Famously, Marie Curie worked in Paris."], file_paths=["b.txt"])
+    async with rag.pool.acquire() as c:
+        description = await c.fetchval(
+            "SELECT description FROM relations WHERE src = 'Marie Curie' AND tgt = 'Paris'"
+        )
+    assert description != row["description"], "the second sentence is merged into the relation"
+    assert [t for t in model.sent if "Marie Curie\nParis" in t] == [], "its vector text did not change"
+
+
+async def test_offline_relations_cost_no_text_of_their_own(rag_factory: RagFactory) -> None:
+    """A passage's texts embedded were its chunk, its new entities and its new relations
+    (about 30 for a HotpotQA passage); an offline relation's vector is now composed from
+    its endpoints' and keywords' vectors, so a passage embeds its chunk, its new entity
+    names and the keywords not seen before."""
+    pytest.importorskip("spacy")
+    model = CountingModel()
+    rag = await rag_factory(embedding_func=model.func(), extractor="nlp")
+    first = "Marie Curie worked in Paris with Pierre Curie. She discovered polonium in Warsaw."
+    await rag.ainsert([first], file_paths=["a.txt"])
+    async with rag.pool.acquire() as c:
+        names = {r[0] for r in await c.fetch("SELECT name FROM entities")}
+        keywords = {
+            k.strip() for r in await c.fetch("SELECT keywords FROM relations") for k in r[0].split(",")
+        }
+        relations = await c.fetchval("SELECT count(*) FROM relation_vectors")
+    assert relations >= 2
+    assert sorted(model.sent) == sorted([first, *names, *(keywords - names - {NO_KEYWORDS})])
+    model.sent.clear()
+    second = "Pierre Curie worked in Warsaw."
+    await rag.ainsert([second], file_paths=["b.txt"])
+    assert model.sent == [second], "its names and keywords were embedded already"
+    async with rag.pool.acquire() as c:
+        assert await c.fetchval("SELECT count(*) FROM relation_vectors") > relations

@@ -409,3 +409,27 @@ async def test_the_reembed_command_moves_a_workspace_to_the_model_of_the_environ
     assert await asyncio.to_thread(main, ["--dsn", dsn, "--workspace", "no_such_ws", "reembed"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: workspace 'no_such_ws' does not exist") and err.count("\n") == 1
+
+
+async def test_an_offline_workspace_is_reembedded_as_an_offline_build_with_the_new_model(
+    dsn: str, conn: asyncpg.Connection, workspaces: Callable[[str], str]
+) -> None:
+    """Offline relation vectors are composed from their parts' vectors, not embedded
+    from their text: a re-embed that embedded the stored text gave them other vectors
+    than indexing with the new model does."""
+    pytest.importorskip("spacy")
+
+    def offline(ws: str, dim: int) -> LightRAG:
+        return LightRAG(dsn=dsn, workspace=ws, embedding_func=hashed_embedding_func(dim), extractor="nlp")
+
+    old, control = offline(workspaces("old"), OLD), offline(workspaces("control"), NEW)
+    async with old, control:
+        await old.ainsert(DOCS)
+        await control.ainsert(DOCS)
+        result = await old.areembed(Counting(NEW).func(), batch_size=5)
+        assert result.vectors == await vector_count(conn, old.workspace)
+        rows = await vector_rows(conn, old.workspace)
+        assert rows["relations"] and all(c.count("\n") == 1 for _, _, c, _ in rows["relations"]), (
+            "short texts"
+        )
+        assert rows == await vector_rows(conn, control.workspace)

@@ -226,10 +226,10 @@ class DocumentDeleter:
         plan.entity_texts = w.texts(w.entity, plan.entities)
         plan.relation_texts = w.texts(w.relation, plan.relations)
         plan.entity_changed, plan.entity_vectors = await w.changed_vectors(
-            plan.entity_texts, [stored_e[r.name] for r in plan.entities]
+            plan.entity_texts, [stored_e[r.name] for r in plan.entities], [r.name for r in plan.entities]
         )
         plan.relation_changed, plan.relation_vectors = await w.changed_vectors(
-            plan.relation_texts, [stored_r[r.pair] for r in plan.relations]
+            plan.relation_texts, [stored_r[r.pair] for r in plan.relations], [r.pair for r in plan.relations]
         )
         async with unit_of_work(self.pool) as uow:
             deleted = await self._write(uow, ids, replacements, keep_cache, plan)

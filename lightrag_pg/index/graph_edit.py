@@ -256,14 +256,18 @@ class GraphEditor:
         self, rows: list[EntityRow], stored: Mapping[str, str | None]
     ) -> tuple[list[str], list[str], np.ndarray]:
         texts = self.writer.texts(self.writer.entity, rows)
-        changed, vectors = await self.writer.changed_vectors(texts, [stored.get(r.name) for r in rows])
+        changed, vectors = await self.writer.changed_vectors(
+            texts, [stored.get(r.name) for r in rows], [r.name for r in rows]
+        )
         return [rows[i].name for i in changed], [texts[i] for i in changed], vectors
 
     async def relation_vectors(
         self, rows: list[RelationRow], stored: Mapping[Pair, str | None]
     ) -> tuple[list[Pair], list[str], np.ndarray]:
         texts = self.writer.texts(self.writer.relation, rows)
-        changed, vectors = await self.writer.changed_vectors(texts, [stored.get(r.pair) for r in rows])
+        changed, vectors = await self.writer.changed_vectors(
+            texts, [stored.get(r.pair) for r in rows], [r.pair for r in rows]
+        )
         return [rows[i].pair for i in changed], [texts[i] for i in changed], vectors
 
     @staticmethod

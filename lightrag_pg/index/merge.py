@@ -35,7 +35,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from ..config import Settings
 from ..llm.tokenizer import TokenEncoder, count_tokens
@@ -216,16 +216,24 @@ def build_relation(
     return row, description_fragments(descriptions)
 
 
-def entity_vector_text(row: EntityRow, *, names_only: bool = False) -> str:
-    """What is embedded for an entity: name and description, or with ``names_only`` (the
-    offline extractor's entities, whose descriptions are sentences of the chunks, embedded
-    with them already and often shared by all the names of a sentence) its name."""
-    return row.name if names_only else f"{row.name}\n{row.description}"
+VectorTexts = Literal["full", "short"]
+"""What an entity's or relation's vector is computed from. ``full``: the name (a
+relation: its keywords and endpoints) with the description, the LLM extractor's
+rows. ``short``: without the description, the offline extractor's rows, whose
+descriptions are sentences of the chunks (embedded with them already, and often shared
+by every name and pair of a sentence)."""
 
 
-def relation_vector_text(row: RelationRow) -> str:
-    """What is embedded for a relation: keywords, endpoints and description."""
-    return f"{row.keywords}\t{row.src}\n{row.tgt}\n{row.description}"
+def entity_vector_text(row: EntityRow, rule: VectorTexts = "full") -> str:
+    """What is embedded for an entity under ``rule``: its name, and its description when ``full``."""
+    return row.name if rule == "short" else f"{row.name}\n{row.description}"
+
+
+def relation_vector_text(row: RelationRow, rule: VectorTexts = "full") -> str:
+    """What is embedded for a relation under ``rule``: keywords and endpoints, and its
+    description when ``full``."""
+    short = f"{row.keywords}\t{row.src}\n{row.tgt}"
+    return short if rule == "short" else f"{short}\n{row.description}"
 
 
 def with_context_tokens(rows: Iterable[R], tokenizer: TokenEncoder) -> list[R]:

@@ -3,7 +3,9 @@
 A re-embed computes every entity, relation and chunk vector again with the
 new model, batch by batch, into shadow tables sized for it, while queries go
 on using the live vectors of the old model; then one transaction swaps the
-shadows in and records the new model and dimension.
+shadows in and records the new model and dimension. Entity and relation vectors
+are computed from their stored texts as the writer computes them
+(:mod:`.composed`: a relation's short text is composed, not embedded).
 
 * **Progress is the staged rows themselves.** A live row is pending while no
   staged row carries the text it was computed from (entity and relation
@@ -46,6 +48,7 @@ from ..db.workspace import read_info, record_embedding
 from ..errors import ConcurrentUpdate, ConfigurationError, InvalidInput, ReembedConflict
 from ..llm.embedding_func import EmbeddingFunc
 from ..store.reembed import FIRST_KEY, KINDS, Kind, ReembedState, ReembedStore
+from .composed import Key, PartVectors
 
 DEFAULT_BATCH_SIZE = 256
 MAX_ROUNDS = 5
@@ -128,6 +131,7 @@ class Reembedder:
         self.dsn = dsn
         self.workspace = workspace
         self.embed = embed
+        self.parts = PartVectors(embed)
         self.batch_size = batch_size
         self.connect_timeout = connect_timeout
 
@@ -224,7 +228,12 @@ class Reembedder:
                 rows = await ReembedStore(conn).pending(kind, after, self.batch_size)
             if not rows:
                 return
-            embeddings = await self.embed([r.content for r in rows])
+            contents = [r.content for r in rows]
+            if kind == "chunks":
+                embeddings = await self.embed(contents)
+            else:
+                keys: list[Key] = [r.key if kind == "relations" else r.key[0] for r in rows]
+                embeddings, _ = await self.parts.embed_rows(keys, contents)
             async with self.pool.acquire() as conn:
                 await ReembedStore(conn).stage(kind, rows, embeddings)
             after = rows[-1].key

@@ -10,7 +10,8 @@ one snapshot. Rows that changed are merged again. A vector is recomputed
 only when what the embedding model reads of its text changed: the text is cut
 as the model cuts it (:attr:`EmbeddingFunc.truncate`, else at its
 ``max_token_size``) and compared with the cut text stored beside the vector,
-so the stored vector is always the model's vector of the stored text, whatever
+so the stored vector is always the model's vector of the stored text (a short
+relation text's: composed from its parts' vectors, :mod:`.composed`), whatever
 the order the row's fragments came in. A document's contribution to a row is
 recorded in the same transaction (``doc_entities``/``doc_relations``), so
 re-running a document after a crash never merges it twice.
@@ -52,7 +53,9 @@ from ..store.rows import EntityFragmentRow, EntityRow, MergeState, RelationFragm
 from ..store.uow import session, unit_of_work
 from ..tasks import gather_all
 from ..types import ExtractedEntity, ExtractedRelation
+from .composed import Key, PartVectors
 from .merge import (
+    VectorTexts,
     build_entity,
     build_relation,
     document_fragments,
@@ -198,15 +201,16 @@ class GraphWriter:
         summarizer: Summarizer,
         settings: Settings,
         *,
-        entity_names_only: bool = False,
+        vector_texts: VectorTexts = "full",
     ) -> None:
         self.pool = pool
         self.embed = embed
+        self.parts = PartVectors(embed)
         self.summarizer = summarizer
         self.tokenizer = summarizer.tokenizer
         self.settings = settings
-        self.entity = replace(ENTITY, vector_text=partial(entity_vector_text, names_only=entity_names_only))
-        self.relation = RELATION
+        self.entity = replace(ENTITY, vector_text=partial(entity_vector_text, rule=vector_texts))
+        self.relation = replace(RELATION, vector_text=partial(relation_vector_text, rule=vector_texts))
 
     async def merge(
         self,
@@ -308,15 +312,22 @@ class GraphWriter:
         )
 
     async def changed_vectors(
-        self, texts: list[str], stored: list[str | None], stats: MergeStats | None = None
+        self,
+        texts: list[str],
+        stored: list[str | None],
+        keys: Sequence[Key],
+        stats: MergeStats | None = None,
     ) -> tuple[list[int], np.ndarray]:
         """Indexes of the texts whose vector must be (re)computed (the model reads
-        them differently from the stored text), and those vectors; counted in ``stats``."""
+        them differently from the stored text), and those vectors (``keys[i]`` is the
+        row of ``texts[i]``; :meth:`PartVectors.embed_rows`); the texts sent to the
+        model are counted in ``stats``."""
         changed = [i for i, (t, old) in enumerate(zip(texts, stored, strict=True)) if t != old]
+        vectors, sent = await self.parts.embed_rows([keys[i] for i in changed], [texts[i] for i in changed])
         if stats is not None:
-            stats.embedded += len(changed)
+            stats.embedded += sent
             stats.reembedded += sum(stored[i] is not None for i in changed)
-        return changed, await self.embed([texts[i] for i in changed])
+        return changed, vectors
 
     async def describe_all(
         self, kind: Literal["entity", "relation"], labels: list[str], fragments: list[list[str]]
@@ -393,7 +404,8 @@ class GraphWriter:
         texts = self.texts(kind, merged)
         end_texts = self.texts(self.entity, new_entities)
         old_texts = [current[kind.key(r)].vector_content for r in merged] + [None] * len(new_entities)
-        changed, vectors = await self.changed_vectors(texts + end_texts, old_texts, stats)
+        keys = [kind.key(r) for r in merged] + [e.name for e in new_entities]
+        changed, vectors = await self.changed_vectors(texts + end_texts, old_texts, keys, stats)
         n = len(merged)
         own = [k for k, i in enumerate(changed) if i < n]
         ends = [k for k, i in enumerate(changed) if i >= n]
@@ -460,7 +472,8 @@ class GraphWriter:
         rows = await self._summarized(kind, rows, [split_description(r.description) for r in rows])
         texts = self.texts(kind, rows)
         stored_texts = [current[kind.key(r)].vector_content for r in rows]
-        changed, vectors = await self.changed_vectors(texts, stored_texts, stats)
+        keys = [kind.key(r) for r in rows]
+        changed, vectors = await self.changed_vectors(texts, stored_texts, keys, stats)
         rows = with_context_tokens(rows, self.tokenizer)
         async with session(self.pool) as s:
             await kind.write(s.graph, rows, by_key([kind.key(r) for r in rows], texts, changed, vectors))

@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigurationError, ExtractionError
-from ..types import UNKNOWN_SOURCE, ExtractedEntity, ExtractedRelation, Extraction
+from ..types import NO_KEYWORDS, UNKNOWN_SOURCE, ExtractedEntity, ExtractedRelation, Extraction
 from ._spacy_text import collapse, load_spacy, normalize_name, resolve_type
 from .nlp_lexicon import GENERIC_NOUNS, LIGHT_VERBS
 from .nlp_mentions import Mention, find_mentions
@@ -229,7 +229,7 @@ class SpacyExtractor:
                     pair = pairs[(src, tgt)] = _Pair(
                         src=src,
                         tgt=tgt,
-                        keywords=", ".join(words[:MAX_KEYWORDS]) or "related",
+                        keywords=", ".join(words[:MAX_KEYWORDS]) or NO_KEYWORDS,
                         path=path,
                         order=len(pairs),
                         sentence=index,

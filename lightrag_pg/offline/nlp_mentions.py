@@ -4,12 +4,13 @@ Two kinds of mention, never overlapping:
 
 * **Names**: spaCy's named entities (numeric and temporal labels skipped) and
   runs of capitalised words, joined where they touch ("Debian GNU/Linux") and
-  taking in a following number ("Motorola 680x0"); then code-like or unknown
-  words ("lightrag_pg", "spaCy", "o200k_base", "pgvector": a word with an
-  underscore, a digit, an inner capital or an inner dot between small letters,
-  or a lower-case noun that is neither in the lemmatizer's English word list
-  nor two listed words run together). A sentence's first word alone is a name
-  only if it is not an English word. URLs, e-mail addresses, paths and common
+  taking in a following number ("Motorola 680x0"; a month and a number is a date,
+  not a name); then code-like or unknown words ("lightrag_pg", "spaCy",
+  "o200k_base", "pgvector": a word with an underscore, a digit, an inner
+  capital or an inner dot between small letters, or a lower-case noun that is
+  neither in the lemmatizer's English word list nor two listed words run
+  together). A sentence's first word alone is a name only if it is not an
+  English word. URLs, e-mail addresses, paths and common
   abbreviations are never names. A name directly followed by the nouns of its
   phrase ending in a kind of thing ("LLM cache", "NLP extractor", "GNU
   project") takes them in, unless it names a person or a place. A person's
@@ -252,6 +253,8 @@ class _Finder:
                 continue
             if lone and first.lower_ in CALENDAR_WORDS:
                 continue
+            if all(t.lower_ in CALENDAR_WORDS or t.like_num or t.is_punct for t in self.doc[start:end]):
+                continue  # a date ("July 2011", "August 20")
             out.append((start, end))
         return out
 

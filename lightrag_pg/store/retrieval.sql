@@ -463,9 +463,18 @@ walk_picks AS (
 bridge_first AS MATERIALIZED (
     SELECT id FROM query_chunks WHERE $16::int IS NOT NULL AND idx <= {bridge_from}
 ),
+bridge_articles AS MATERIALIZED (
+    SELECT DISTINCT s.id
+    FROM named_entities n
+    JOIN entities e ON e.name = n.name
+    CROSS JOIN LATERAL unnest(e.source_ids) AS s(id)
+    JOIN text_chunks t ON t.id = s.id
+    WHERE $16::int IS NOT NULL AND {bridge_articles} = 1 AND cardinality(e.source_ids) <= {bridge_fanout}
+      AND regexp_replace(lower(btrim(split_part(t.content, E'\n', 1))), '\s*\([^)]*\)$', '') = lower(n.name)
+),
 bridge_entities AS MATERIALIZED (
     SELECT DISTINCT f.entity_name AS name
-    FROM bridge_first b
+    FROM (SELECT id FROM bridge_first UNION SELECT id FROM bridge_articles) b
     JOIN text_chunks t ON t.id = b.id
     JOIN entity_fragments f ON f.doc_id = t.doc_id AND f.chunk_id = b.id
     WHERE f.entity_name NOT IN (SELECT name FROM named_entities)
@@ -476,14 +485,21 @@ bridge_chunks AS MATERIALIZED (
                ORDER BY (v.embedding{halfvec} <=> $7::vector{halfvec}) - $17::float8 * l.heading::int, l.id
            ) AS idx
     FROM (
-        SELECT s.id, bool_or(lower(left(t.content, char_length(b.name))) = lower(b.name)) AS heading
-        FROM bridge_entities b
-        JOIN entities e ON e.name = b.name
-        CROSS JOIN LATERAL unnest(e.source_ids) AS s(id)
-        JOIN text_chunks t ON t.id = s.id
-        WHERE cardinality(e.source_ids) <= {bridge_fanout}
-          AND s.id NOT IN (SELECT id FROM bridge_first)
-        GROUP BY s.id
+        SELECT id, bool_or(heading) AS heading
+        FROM (
+            SELECT s.id,
+                   regexp_replace(lower(btrim(split_part(t.content, E'\n', 1))), '\s*\([^)]*\)$', '')
+                       = lower(b.name) AS heading
+            FROM bridge_entities b
+            JOIN entities e ON e.name = b.name
+            CROSS JOIN LATERAL unnest(e.source_ids) AS s(id)
+            JOIN text_chunks t ON t.id = s.id
+            WHERE cardinality(e.source_ids) <= {bridge_fanout}
+            UNION ALL
+            SELECT id, true FROM bridge_articles
+        ) c
+        WHERE id NOT IN (SELECT id FROM bridge_first)
+        GROUP BY id
     ) l
     JOIN chunk_vectors v ON v.chunk_id = l.id
 ),

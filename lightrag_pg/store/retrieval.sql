@@ -464,13 +464,17 @@ bridge_first AS MATERIALIZED (
     SELECT id FROM query_chunks WHERE $16::int IS NOT NULL AND idx <= {bridge_from}
 ),
 bridge_articles AS MATERIALIZED (
-    SELECT DISTINCT s.id
-    FROM named_entities n
-    JOIN entities e ON e.name = n.name
-    CROSS JOIN LATERAL unnest(e.source_ids) AS s(id)
-    JOIN text_chunks t ON t.id = s.id
-    WHERE $16::int IS NOT NULL AND {bridge_articles} = 1 AND cardinality(e.source_ids) <= {bridge_fanout}
-      AND regexp_replace(lower(btrim(split_part(t.content, E'\n', 1))), '\s*\([^)]*\)$', '') = lower(n.name)
+    SELECT DISTINCT id FROM (
+        SELECT DISTINCT ON (n.name) n.name, s.id
+        FROM named_entities n
+        JOIN entities e ON e.name = n.name
+        CROSS JOIN LATERAL unnest(e.source_ids) AS s(id)
+        JOIN text_chunks t ON t.id = s.id
+        JOIN chunk_vectors v ON v.chunk_id = s.id
+        WHERE $16::int IS NOT NULL AND {bridge_articles} = 1 AND cardinality(e.source_ids) <= {bridge_fanout}
+          AND regexp_replace(lower(btrim(split_part(t.content, E'\n', 1))), '\s*\([^)]*\)$', '') = lower(n.name)
+        ORDER BY n.name, v.embedding{halfvec} <=> $7::vector{halfvec}, s.id
+    ) best
 ),
 bridge_entities AS MATERIALIZED (
     SELECT DISTINCT f.entity_name AS name

@@ -74,15 +74,15 @@ class Walk:
 
 @dataclass(frozen=True, slots=True)
 class Bridge:
-    """A second hop from the question's best passage, and from the passages about what it names.
+    """A second hop from the question's best passage, and from the articles of what it names.
 
     The starts are the first ``start`` fused (vector and lexical) chunks and, with
-    ``articles``, the articles of the entities the question names: the chunks whose first
-    line, less a trailing parenthesis, is such an entity's name ("Pterocarya", "David
-    Morse (politician)"). The entities of the starts that the question does not name, and
-    that are in at most ``fanout`` chunks, lead to their other chunks; those and the named
-    entities' articles are ranked by cosine distance to the question less ``heading`` for a
-    chunk under such an entity's heading (its article, about it rather than naming it).
+    ``articles``, the article of each entity the question names: of the chunks whose first
+    line, less a trailing parenthesis, is its name ("Pterocarya", "David Morse
+    (politician)"), the one most like the question. The entities of the starts that the
+    question does not name, and that are in at most ``fanout`` chunks, lead to their other
+    chunks; those and the articles are ranked by cosine distance to the question less
+    ``heading`` for a chunk under such an entity's heading (about it, not just naming it).
     The first ``keep`` fused chunks stay first; after them each of the first ``slots``
     bridge chunks takes every second place."""
 

@@ -131,14 +131,18 @@
 -- the arcs, run in a recursive CTE over the score vector as an array. The chunks are
 -- then ranked by score (at most $10), followed by the fused chunks the walk left out.
 -- Bridge ($16, the fused chunks kept on top, non-NULL: QueryParam.bridge): a second hop
--- from the question's best passage. The entities of its first {bridge_from} fused chunks
--- that the question does not name (named_entities) and that are in at most
--- {bridge_fanout} chunks lead to their other chunks, ranked by cosine distance to $7,
--- less $17 for a chunk that begins with such an entity's name (a passage under its
--- heading is about the entity, not just naming it). The first $16 fused chunks stay
--- first; after them each of the first {bridge_slots} bridge chunks takes every second
--- place (a chunk in both lists keeps its first place). It orders the chunks the walk
--- did not rank, so it also serves alone: the graph picks then make way, as for a walk.
+-- from the question's best passage and from the articles of what it names. A chunk's
+-- heading is its first line less a trailing parenthesis ("Acme (studio)" is Acme's); the
+-- articles (with {bridge_articles} = 1) are, for each entity the question names
+-- (named_entities) in at most {bridge_fanout} chunks, the chunk under its heading most
+-- like $7. The entities of the first {bridge_from} fused chunks and of the articles that
+-- the question does not name and that are in at most {bridge_fanout} chunks lead to
+-- their other chunks; those and the articles are ranked by cosine distance to $7, less
+-- $17 for a chunk under such an entity's heading (a passage about the entity, not just
+-- naming it). The first $16 fused chunks stay first; after them each of the first
+-- {bridge_slots} bridge chunks takes every second place (a chunk in both lists keeps its
+-- first place). It orders the chunks the walk did not rank, so it also serves alone:
+-- the graph picks then make way, as for a walk.
 WITH
 -- include: nearest_hits side=local keys=name table=entity_vectors query=$1 limit={top_k} threshold=$3 on="$1::vector IS NOT NULL"
 local_lexical AS MATERIALIZED (

@@ -75,7 +75,7 @@ async def test_a_passage_under_the_bridge_entitys_heading_comes_first(
 async def test_a_passage_only_beginning_with_the_name_is_no_heading(
     llm_rag: LightRAG, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """"Carol Ann" is not Carol's title line: a heading is the whole first line, less a
+    """ "Carol Ann" is not Carol's title line: a heading is the whole first line, less a
     parenthesis ("Carol (director)" is hers)."""
     corpus = {**CORPUS, BRIDGE: "Carol Ann grew up in Berlin.", "mention.md": "Ask Carol about a film."}
     await llm_rag.ainsert(list(corpus.values()), file_paths=list(corpus))
@@ -97,7 +97,9 @@ async def test_bridge_starts_from_the_articles_of_what_the_question_names(llm_ra
     await llm_rag.ainsert(list(corpus.values()), file_paths=list(corpus))
     question = "Where did the founder of the Globex studio of the film Zephyr grow up?"
     naive = passages(await llm_rag.aquery_data(question, QueryParam(mode="naive", chunk_top_k=9)))
-    bridged = passages(await llm_rag.aquery_data(question, QueryParam(mode="mix", chunk_top_k=4, bridge=True)))
+    bridged = passages(
+        await llm_rag.aquery_data(question, QueryParam(mode="mix", chunk_top_k=4, bridge=True))
+    )
     assert naive[0] == "film.md" and "alice.md" not in naive[:4], naive
     assert bridged[:2] == ["film.md", "globex.md"] and "alice.md" in bridged, (naive, bridged)
 
@@ -115,7 +117,9 @@ async def test_a_named_entity_gives_one_article_the_nearest(llm_rag: LightRAG) -
     await llm_rag.ainsert(list(corpus.values()), file_paths=list(corpus))
     question = "Where did the founder of the Globex studio of the film Zephyr grow up?"
     naive = passages(await llm_rag.aquery_data(question, QueryParam(mode="naive", chunk_top_k=10)))
-    bridged = passages(await llm_rag.aquery_data(question, QueryParam(mode="mix", chunk_top_k=4, bridge=True)))
+    bridged = passages(
+        await llm_rag.aquery_data(question, QueryParam(mode="mix", chunk_top_k=4, bridge=True))
+    )
     assert naive.index("globex.md") < naive.index("bank.md") and "alice.md" not in naive[:4], naive
     assert bridged[:3] == ["film.md", "globex.md", "alice.md"] and "bank.md" not in bridged, (naive, bridged)
 

@@ -62,14 +62,66 @@ async def test_a_passage_under_the_bridge_entitys_heading_comes_first(
     llm_rag: LightRAG, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Two passages name Carol: the one more like the question only mentions her, hers
-    begins with her name."""
-    corpus = {**CORPUS, "mention.md": "Ask Carol about a film."}
+    has her name as its title line."""
+    corpus = {**CORPUS, BRIDGE: "Carol\n\nCarol grew up in Berlin.", "mention.md": "Ask Carol about a film."}
     await llm_rag.ainsert(list(corpus.values()), file_paths=list(corpus))
     param = QueryParam(mode="mix", chunk_top_k=2, bridge=True)
     monkeypatch.setattr(retrieve, "BRIDGE", Bridge(heading=0.0))
     assert passages(await llm_rag.aquery_data(QUESTION, param)) == ["film.md", "mention.md"]
     monkeypatch.setattr(retrieve, "BRIDGE", Bridge(heading=1.0))
     assert passages(await llm_rag.aquery_data(QUESTION, param)) == ["film.md", BRIDGE]
+
+
+async def test_a_passage_only_beginning_with_the_name_is_no_heading(
+    llm_rag: LightRAG, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ "Carol Ann" is not Carol's title line: a heading is the whole first line, less a
+    parenthesis ("Carol (director)" is hers)."""
+    corpus = {**CORPUS, BRIDGE: "Carol Ann grew up in Berlin.", "mention.md": "Ask Carol about a film."}
+    await llm_rag.ainsert(list(corpus.values()), file_paths=list(corpus))
+    param = QueryParam(mode="mix", chunk_top_k=2, bridge=True)
+    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(heading=1.0))
+    assert passages(await llm_rag.aquery_data(QUESTION, param)) == ["film.md", "mention.md"]
+
+
+async def test_bridge_starts_from_the_articles_of_what_the_question_names(llm_rag: LightRAG) -> None:
+    """The question names the studio Globex; the best passage, the film's, leads nowhere
+    the question does not name, but Globex's article (its title line is the name) leads
+    to its founder Alice, whose passage no text search ranks near the top."""
+    corpus = {
+        "film.md": "Zephyr is a film of the studio Globex. The film Zephyr was shot in Oslo.",
+        "globex.md": "Globex (studio)\n\nAlice started it.",
+        "alice.md": "Alice lived in Paris.",
+        **{f"noise{i}.md": f"The film {i} of a studio opened in Oslo." for i in range(6)},
+    }
+    await llm_rag.ainsert(list(corpus.values()), file_paths=list(corpus))
+    question = "Where did the founder of the Globex studio of the film Zephyr grow up?"
+    naive = passages(await llm_rag.aquery_data(question, QueryParam(mode="naive", chunk_top_k=9)))
+    bridged = passages(
+        await llm_rag.aquery_data(question, QueryParam(mode="mix", chunk_top_k=4, bridge=True))
+    )
+    assert naive[0] == "film.md" and "alice.md" not in naive[:4], naive
+    assert bridged[:2] == ["film.md", "globex.md"] and "alice.md" in bridged, (naive, bridged)
+
+
+async def test_a_named_entity_gives_one_article_the_nearest(llm_rag: LightRAG) -> None:
+    """Two passages are titled Globex (homonyms): only the one more like the question is
+    its article, so the other does not take a bridge place from Alice's passage."""
+    corpus = {
+        "film.md": "Zephyr is a film of the studio Globex. The film Zephyr was shot in Oslo.",
+        "globex.md": "Globex (studio)\n\nAlice started the studio.",
+        "bank.md": "Globex (bank)\n\nA bank in Oslo.",
+        "alice.md": "Alice lived in Paris.",
+        **{f"noise{i}.md": f"The film {i} of a studio opened in Oslo." for i in range(6)},
+    }
+    await llm_rag.ainsert(list(corpus.values()), file_paths=list(corpus))
+    question = "Where did the founder of the Globex studio of the film Zephyr grow up?"
+    naive = passages(await llm_rag.aquery_data(question, QueryParam(mode="naive", chunk_top_k=10)))
+    bridged = passages(
+        await llm_rag.aquery_data(question, QueryParam(mode="mix", chunk_top_k=4, bridge=True))
+    )
+    assert naive.index("globex.md") < naive.index("bank.md") and "alice.md" not in naive[:4], naive
+    assert bridged[:3] == ["film.md", "globex.md", "alice.md"] and "bank.md" not in bridged, (naive, bridged)
 
 
 async def test_a_hub_entity_is_not_followed(bridge_rag: LightRAG, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -243,6 +243,7 @@ def placeholders(workspace: str) -> dict[str, Any]:
         "bridge_from": 1,
         "bridge_fanout": 32,
         "bridge_slots": 3,
+        "bridge_articles": 1,
         "rrf_k": 60,
         "pick_rrf_k": 0,
     }

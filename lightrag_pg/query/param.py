@@ -107,7 +107,8 @@ class _Fields:
     seeded from the question's entities and its best chunks, in place of the chunks
     picked behind the kept entities and relations (local, hybrid and mix)."""
     bridge: bool = False
-    """Follow the entities of the question's best passage that the question does not name
+    """Follow the entities of the question's best passage, and of the articles of the
+    entities it names (passages titled with the name), that the question does not name
     to their other passages, and give the three most like the question every second
     place after the best text match, in place of the chunks picked behind the kept
     entities and relations (mix: the other modes have no text match to start from)."""

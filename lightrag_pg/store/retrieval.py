@@ -74,19 +74,24 @@ class Walk:
 
 @dataclass(frozen=True, slots=True)
 class Bridge:
-    """A second hop from the question's best passage to the passages of what it names.
+    """A second hop from the question's best passage, and from the articles of what it names.
 
-    The entities of the first ``start`` fused (vector and lexical) chunks that the question
-    does not name, and that are in at most ``fanout`` chunks, lead to their other chunks,
-    ranked by cosine distance to the question less ``heading`` for a chunk that begins
-    with such an entity's name (its heading). The first ``keep`` fused chunks stay first;
-    after them each of the first ``slots`` bridge chunks takes every second place."""
+    The starts are the first ``start`` fused (vector and lexical) chunks and, with
+    ``articles``, the article of each entity the question names: of the chunks whose first
+    line, less a trailing parenthesis, is its name ("Pterocarya", "David Morse
+    (politician)"), the one most like the question. The entities of the starts that the
+    question does not name, and that are in at most ``fanout`` chunks, lead to their other
+    chunks; those and the articles are ranked by cosine distance to the question less
+    ``heading`` for a chunk under such an entity's heading (about it, not just naming it).
+    The first ``keep`` fused chunks stay first; after them each of the first ``slots``
+    bridge chunks takes every second place."""
 
     keep: int = 1
     start: int = 1
     fanout: int = 32
     slots: int = 3
-    heading: float = 0.1
+    heading: float = 0.3
+    articles: bool = True
 
 
 @lru_cache(maxsize=256)
@@ -100,7 +105,8 @@ def with_limits(
 ) -> str:
     """``sql`` with its LIMITs filled in (``{top_k}``, ``{chunk_top_k}``, ``{high_degree_set}``,
     the walk's bounds ``{walk_seeds}``, ``{walk_fanout}``, ``{walk_entities}``, ``{walk_steps}``
-    and the bridge's ``{bridge_from}``, ``{bridge_fanout}``, ``{bridge_slots}``), and
+    and the bridge's ``{bridge_from}``, ``{bridge_fanout}``, ``{bridge_slots}``,
+    ``{bridge_articles}``), and
     :data:`RRF_K` and :data:`PICK_RRF_K` as ``{rrf_k}`` and ``{pick_rrf_k}``.
 
     They are part of the statement's text, not parameters, so that its generic plan
@@ -120,6 +126,7 @@ def with_limits(
         bridge_from=int(bridge.start),
         bridge_fanout=int(bridge.fanout),
         bridge_slots=int(bridge.slots),
+        bridge_articles=int(bridge.articles),
         rrf_k=RRF_K,
         pick_rrf_k=PICK_RRF_K,
     )

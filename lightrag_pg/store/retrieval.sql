@@ -131,14 +131,18 @@
 -- the arcs, run in a recursive CTE over the score vector as an array. The chunks are
 -- then ranked by score (at most $10), followed by the fused chunks the walk left out.
 -- Bridge ($16, the fused chunks kept on top, non-NULL: QueryParam.bridge): a second hop
--- from the question's best passage. The entities of its first {bridge_from} fused chunks
--- that the question does not name (named_entities) and that are in at most
--- {bridge_fanout} chunks lead to their other chunks, ranked by cosine distance to $7,
--- less $17 for a chunk that begins with such an entity's name (a passage under its
--- heading is about the entity, not just naming it). The first $16 fused chunks stay
--- first; after them each of the first {bridge_slots} bridge chunks takes every second
--- place (a chunk in both lists keeps its first place). It orders the chunks the walk
--- did not rank, so it also serves alone: the graph picks then make way, as for a walk.
+-- from the question's best passage and from the articles of what it names. A chunk's
+-- heading is its first line less a trailing parenthesis ("Acme (studio)" is Acme's); the
+-- articles (with {bridge_articles} = 1) are, for each entity the question names
+-- (named_entities) in at most {bridge_fanout} chunks, the chunk under its heading most
+-- like $7. The entities of the first {bridge_from} fused chunks and of the articles that
+-- the question does not name and that are in at most {bridge_fanout} chunks lead to
+-- their other chunks; those and the articles are ranked by cosine distance to $7, less
+-- $17 for a chunk under such an entity's heading (a passage about the entity, not just
+-- naming it). The first $16 fused chunks stay first; after them each of the first
+-- {bridge_slots} bridge chunks takes every second place (a chunk in both lists keeps its
+-- first place). It orders the chunks the walk did not rank, so it also serves alone:
+-- the graph picks then make way, as for a walk.
 WITH
 -- include: nearest_hits side=local keys=name table=entity_vectors query=$1 limit={top_k} threshold=$3 on="$1::vector IS NOT NULL"
 local_lexical AS MATERIALIZED (
@@ -463,9 +467,22 @@ walk_picks AS (
 bridge_first AS MATERIALIZED (
     SELECT id FROM query_chunks WHERE $16::int IS NOT NULL AND idx <= {bridge_from}
 ),
+bridge_articles AS MATERIALIZED (
+    SELECT DISTINCT id FROM (
+        SELECT DISTINCT ON (n.name) n.name, s.id
+        FROM named_entities n
+        JOIN entities e ON e.name = n.name
+        CROSS JOIN LATERAL unnest(e.source_ids) AS s(id)
+        JOIN text_chunks t ON t.id = s.id
+        JOIN chunk_vectors v ON v.chunk_id = s.id
+        WHERE $16::int IS NOT NULL AND {bridge_articles} = 1 AND cardinality(e.source_ids) <= {bridge_fanout}
+          AND regexp_replace(lower(btrim(split_part(t.content, E'\n', 1))), '\s*\([^)]*\)$', '') = lower(n.name)
+        ORDER BY n.name, v.embedding{halfvec} <=> $7::vector{halfvec}, s.id
+    ) best
+),
 bridge_entities AS MATERIALIZED (
     SELECT DISTINCT f.entity_name AS name
-    FROM bridge_first b
+    FROM (SELECT id FROM bridge_first UNION SELECT id FROM bridge_articles) b
     JOIN text_chunks t ON t.id = b.id
     JOIN entity_fragments f ON f.doc_id = t.doc_id AND f.chunk_id = b.id
     WHERE f.entity_name NOT IN (SELECT name FROM named_entities)
@@ -476,14 +493,21 @@ bridge_chunks AS MATERIALIZED (
                ORDER BY (v.embedding{halfvec} <=> $7::vector{halfvec}) - $17::float8 * l.heading::int, l.id
            ) AS idx
     FROM (
-        SELECT s.id, bool_or(lower(left(t.content, char_length(b.name))) = lower(b.name)) AS heading
-        FROM bridge_entities b
-        JOIN entities e ON e.name = b.name
-        CROSS JOIN LATERAL unnest(e.source_ids) AS s(id)
-        JOIN text_chunks t ON t.id = s.id
-        WHERE cardinality(e.source_ids) <= {bridge_fanout}
-          AND s.id NOT IN (SELECT id FROM bridge_first)
-        GROUP BY s.id
+        SELECT id, bool_or(heading) AS heading
+        FROM (
+            SELECT s.id,
+                   regexp_replace(lower(btrim(split_part(t.content, E'\n', 1))), '\s*\([^)]*\)$', '')
+                       = lower(b.name) AS heading
+            FROM bridge_entities b
+            JOIN entities e ON e.name = b.name
+            CROSS JOIN LATERAL unnest(e.source_ids) AS s(id)
+            JOIN text_chunks t ON t.id = s.id
+            WHERE cardinality(e.source_ids) <= {bridge_fanout}
+            UNION ALL
+            SELECT id, true FROM bridge_articles
+        ) c
+        WHERE id NOT IN (SELECT id FROM bridge_first)
+        GROUP BY id
     ) l
     JOIN chunk_vectors v ON v.chunk_id = l.id
 ),

@@ -6,7 +6,7 @@ on using the live vectors of the old model; then one transaction swaps the
 shadows in and records the new model and dimension. Entity and relation vectors
 are computed from their stored texts as the writer computes them
 (:mod:`.composed`: a relation's short text is composed, not embedded, from the
-new model's vectors of its parts and of its source chunks, which are staged first).
+new model's vectors of its parts and of its source chunks, staged before relations).
 
 * **Progress is the staged rows themselves.** A live row is pending while no
   staged row carries the text it was computed from (entity and relation
@@ -245,7 +245,7 @@ class Reembedder:
             progress(counters)
 
     async def _staged_chunks(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """The new model's vectors of chunk ``ids`` (chunks are staged first)."""
+        """The new model's vectors of chunk ``ids`` (staged before the relations)."""
         async with self.pool.acquire() as conn:
             return await ReembedStore(conn).staged_chunk_vectors(ids)
 

@@ -24,9 +24,9 @@ from .rows import vectors
 SQL = load_queries(__package__, "reembed.sql")
 
 Kind = Literal["entities", "relations", "chunks"]
-KINDS: tuple[Kind, ...] = ("chunks", "entities", "relations")
-"""The kinds in the order they are staged: chunks first, whose staged vectors the
-composed relation vectors take in."""
+KINDS: tuple[Kind, ...] = ("entities", "chunks", "relations")
+"""The kinds in the order they are staged: chunks before relations, whose
+composed vectors take in the staged chunk vectors."""
 SHADOWS: dict[Kind, str] = {
     "entities": "entity_vectors_next",
     "relations": "relation_vectors_next",

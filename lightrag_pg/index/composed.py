@@ -35,8 +35,8 @@ before). Why the chunks: the relation's description, the sentence linking the pa
 is no part of its short text, and without it the Debian FAQ's mix and hybrid recall
 fell by about 3 points (``bench/quality.py``); the sentence's chunk is embedded
 already, so its vector brings the sentence's meaning back at no model call (R@5 as
-written | reworded, mix 85 | 88 without, 88 | 91 with; hybrid 82 | 85, 84 | 86; a
-weight of 0.5 gave 88 | 89 and 84 | 86).
+written | reworded: mix 85 | 88 without, 88 | 89 with; hybrid 82 | 85, 84 | 86). A
+weight of 1 did as well on the FAQ but cost HotpotQA's hybrid R@2 (``bench/multihop.py``).
 ``bench/ingest.py --corpus hotpotqa`` prints what it costs.
 """
 
@@ -53,7 +53,7 @@ from ..types import NO_KEYWORDS
 PART_FLOATS = 8_000_000
 """Numbers a :class:`PartVectors` keeps at most (32 MB: 20,833 vectors of 384 dimensions)."""
 
-CONTEXT_WEIGHT = 1.0
+CONTEXT_WEIGHT = 0.5
 """Weight of the source chunks' mean vector in a composed relation vector."""
 
 SOURCES = "\x1e"

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from lightrag_pg import EmbeddingFunc, LightRAG
+from lightrag_pg.index.composed import SOURCES
 from lightrag_pg.index.writer import MergeStats
 from lightrag_pg.testing import hashed_vectors
 from lightrag_pg.types import NO_KEYWORDS
@@ -167,7 +168,10 @@ async def test_offline_relations_are_embedded_without_their_sentence(rag_factory
             "SELECT r.keywords, r.description, v.content FROM relations r "
             "JOIN relation_vectors v USING (src, tgt) WHERE r.src = 'Marie Curie' AND r.tgt = 'Paris'"
         )
-    assert row["content"] == f"{row['keywords']}\tMarie Curie\nParis", "keywords and endpoints only"
+    async with rag.pool.acquire() as c:
+        chunk = await c.fetchval("SELECT id FROM text_chunks")
+    short = f"{row['keywords']}\tMarie Curie\nParis{SOURCES}{chunk}"
+    assert row["content"] == short, "keywords, endpoints and source chunks only"
     model.sent.clear()
     await rag.ainsert(["Famously, Marie Curie worked in Paris."], file_paths=["b.txt"])
     async with rag.pool.acquire() as c:
@@ -202,3 +206,29 @@ async def test_offline_relations_cost_no_text_of_their_own(rag_factory: RagFacto
     assert model.sent == [second], "its names and keywords were embedded already"
     async with rag.pool.acquire() as c:
         assert await c.fetchval("SELECT count(*) FROM relation_vectors") > relations
+
+
+async def test_offline_relation_vectors_take_in_their_source_chunks(rag_factory: RagFactory) -> None:
+    """A composed relation vector was a function of its keywords and endpoints alone: the
+    sentences linking the pair no longer counted, and the Debian FAQ's mix and hybrid
+    recall fell. It now adds the mean vector of its source chunks (no text embedded), so
+    a relation whose short text is unchanged moves with the chunks it comes from, and a
+    delete brings it back to what it was."""
+    pytest.importorskip("spacy")
+    model = CountingModel()
+    rag = await rag_factory(embedding_func=model.func(), extractor="nlp")
+    pair = "SELECT r.keywords, v.content, v.embedding::text AS vector FROM relations r "
+    pair += "JOIN relation_vectors v USING (src, tgt) WHERE r.src = 'Marie Curie' AND r.tgt = 'Paris'"
+    await rag.ainsert(["Marie Curie worked in Paris."], file_paths=["a.txt"])
+    async with rag.pool.acquire() as c:
+        first = await c.fetchrow(pair)
+    model.sent.clear()
+    await rag.ainsert(["Famously, Marie Curie worked in Paris."], file_paths=["b.txt"])
+    async with rag.pool.acquire() as c:
+        second = await c.fetchrow(pair)
+    assert second["keywords"] == first["keywords"]
+    assert second["vector"] != first["vector"], "a new source chunk moves the vector"
+    assert [t for t in model.sent if "Marie Curie\nParis" in t] == [], "no text of its own"
+    await rag.adelete_by_file_path("b.txt")
+    async with rag.pool.acquire() as c:
+        assert await c.fetchrow(pair) == first, "the delete recomputes it from the chunks left"

@@ -192,7 +192,9 @@ async def plan_custom_graph(editor: GraphEditor, graph: CustomGraph) -> Edit:
         relation_fragments=r_new,
         entity_vectors=await editor.entity_vectors(entities, {n: e_states[n].vector_content for n in names}),
         relation_vectors=await editor.relation_vectors(
-            relations, {p: r_states[p].vector_content for p in pairs}
+            relations,
+            {p: r_states[p].vector_content for p in pairs},
+            {c.id: v for c, v in zip(graph.chunks, chunk_vectors, strict=True)},
         ),
         before=documents,
         after=links,

@@ -262,11 +262,14 @@ class GraphEditor:
         return [rows[i].name for i in changed], [texts[i] for i in changed], vectors
 
     async def relation_vectors(
-        self, rows: list[RelationRow], stored: Mapping[Pair, str | None]
+        self,
+        rows: list[RelationRow],
+        stored: Mapping[Pair, str | None],
+        chunks: Mapping[str, np.ndarray] | None = None,
     ) -> tuple[list[Pair], list[str], np.ndarray]:
         texts = self.writer.texts(self.writer.relation, rows)
         changed, vectors = await self.writer.changed_vectors(
-            texts, [stored.get(r.pair) for r in rows], [r.pair for r in rows]
+            texts, [stored.get(r.pair) for r in rows], [r.pair for r in rows], chunks=chunks
         )
         return [rows[i].pair for i in changed], [texts[i] for i in changed], vectors
 

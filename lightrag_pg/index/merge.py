@@ -47,6 +47,7 @@ from ..store.rows import (
     canonical_pair,
 )
 from ..types import ExtractedEntity, ExtractedRelation
+from .composed import short_relation_text
 from .summary import split_description, unique_fragments
 
 F = TypeVar("F", EntityFragmentRow, RelationFragmentRow)
@@ -231,9 +232,11 @@ def entity_vector_text(row: EntityRow, rule: VectorTexts = "full") -> str:
 
 def relation_vector_text(row: RelationRow, rule: VectorTexts = "full") -> str:
     """What is embedded for a relation under ``rule``: keywords and endpoints, and its
-    description when ``full``."""
-    short = f"{row.keywords}\t{row.src}\n{row.tgt}"
-    return short if rule == "short" else f"{short}\n{row.description}"
+    description when ``full``; when ``short``, the ids of its source chunks, whose
+    vectors its composed vector takes in (:func:`~.composed.short_relation_text`)."""
+    if rule == "short":
+        return short_relation_text(row.keywords, row.src, row.tgt, row.source_ids)
+    return f"{row.keywords}\t{row.src}\n{row.tgt}\n{row.description}"
 
 
 def with_context_tokens(rows: Iterable[R], tokenizer: TokenEncoder) -> list[R]:

@@ -301,18 +301,34 @@ class Pipeline:
             "extractor": self.extractor.name,
             "seconds": round(time.monotonic() - started, 3),
         }
-        await self._finish(doc.id, chunks, vectors, details)
+        if self.writer.composes:
+            await self._finish(doc.id, [], vectors[:0], details, [c.id for c in chunks])
+        else:
+            await self._finish(doc.id, chunks, vectors, details)
         state.chunks_done += len(chunks)
 
+    async def _store_chunks(self, chunks: list[ChunkRow], vectors: np.ndarray) -> None:
+        """Store the chunks with their vectors before the merge, in one transaction of a
+        statement per :data:`SEGMENT_CHUNKS` chunks (the document stays unprocessed)."""
+        async with unit_of_work(self.pool) as uow:
+            for i in range(0, len(chunks), SEGMENT_CHUNKS):
+                await uow.chunks.upsert(chunks[i : i + SEGMENT_CHUNKS], vectors[i : i + SEGMENT_CHUNKS])
+
     async def _finish(
-        self, doc_id: str, chunks: list[ChunkRow], vectors: np.ndarray, details: dict[str, object]
+        self,
+        doc_id: str,
+        chunks: list[ChunkRow],
+        vectors: np.ndarray,
+        details: dict[str, object],
+        chunk_ids: list[str] | None = None,
     ) -> None:
-        """Store the chunks with their vectors and mark the document processed, in one
-        transaction: one statement, or for a long document one more per earlier segment
-        of :data:`SEGMENT_CHUNKS` chunks, so no statement grows with the document."""
+        """Store the chunks with their vectors and mark the document processed (with
+        ``chunk_ids``, default the chunks': those stored before), in one transaction: one
+        statement, or for a long document one more per earlier segment of
+        :data:`SEGMENT_CHUNKS` chunks, so no statement grows with the document."""
         if len(chunks) <= SEGMENT_CHUNKS:
             async with session(self.pool) as stores:  # one statement, one transaction
-                await stores.docs.finish(doc_id, chunks, vectors, details)
+                await stores.docs.finish(doc_id, chunks, vectors, details, chunk_ids)
             return
         last = (len(chunks) - 1) // SEGMENT_CHUNKS * SEGMENT_CHUNKS
         async with unit_of_work(self.pool) as uow:
@@ -345,6 +361,8 @@ class Pipeline:
                 await segment(part)
         async with self.extractor.batched():  # the last segment's answers with the merge's
             await segment(last)
+            if self.writer.composes:  # its relations' vectors take in their chunks' vectors
+                await self._store_chunks(chunks, np.concatenate(vectors, axis=0))
             counters.phase = "merging"
             entities = [e for x in extractions for e in x.entities]
             relations = [r for x in extractions for r in x.relations]

@@ -5,7 +5,8 @@ new model, batch by batch, into shadow tables sized for it, while queries go
 on using the live vectors of the old model; then one transaction swaps the
 shadows in and records the new model and dimension. Entity and relation vectors
 are computed from their stored texts as the writer computes them
-(:mod:`.composed`: a relation's short text is composed, not embedded).
+(:mod:`.composed`: a relation's short text is composed, not embedded, from the
+new model's vectors of its parts and of its source chunks, staged before relations).
 
 * **Progress is the staged rows themselves.** A live row is pending while no
   staged row carries the text it was computed from (entity and relation
@@ -35,11 +36,12 @@ are computed from their stored texts as the writer computes them
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 
 import asyncpg
+import numpy as np
 
 from ..db.advisory import lock_key, session_lock
 from ..db.dimensions import HALFVEC_HNSW_MAX_DIM
@@ -233,7 +235,7 @@ class Reembedder:
                 embeddings = await self.embed(contents)
             else:
                 keys: list[Key] = [r.key if kind == "relations" else r.key[0] for r in rows]
-                embeddings, _ = await self.parts.embed_rows(keys, contents)
+                embeddings, _ = await self.parts.embed_rows(keys, contents, self._staged_chunks)
             async with self.pool.acquire() as conn:
                 await ReembedStore(conn).stage(kind, rows, embeddings)
             after = rows[-1].key
@@ -241,6 +243,11 @@ class Reembedder:
             counters.staged = min(counters.total, counters.staged + len(rows))
             counters.batches += 1
             progress(counters)
+
+    async def _staged_chunks(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The new model's vectors of chunk ``ids`` (staged before the relations)."""
+        async with self.pool.acquire() as conn:
+            return await ReembedStore(conn).staged_chunk_vectors(ids)
 
     async def _swap(self) -> int:
         """One transaction: keep writers out, check nothing is pending, swap, record the model."""

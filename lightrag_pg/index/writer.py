@@ -53,7 +53,7 @@ from ..store.rows import EntityFragmentRow, EntityRow, MergeState, RelationFragm
 from ..store.uow import session, unit_of_work
 from ..tasks import gather_all
 from ..types import ExtractedEntity, ExtractedRelation
-from .composed import Key, PartVectors
+from .composed import Key, PartVectors, composed_parts
 from .merge import (
     VectorTexts,
     build_entity,
@@ -211,6 +211,7 @@ class GraphWriter:
         self.settings = settings
         self.entity = replace(ENTITY, vector_text=partial(entity_vector_text, rule=vector_texts))
         self.relation = replace(RELATION, vector_text=partial(relation_vector_text, rule=vector_texts))
+        self.composes = vector_texts == "short"
 
     async def merge(
         self,
@@ -301,8 +302,29 @@ class GraphWriter:
         ]
 
     def texts(self, kind: Kind[Any, R, Any], rows: Sequence[R]) -> list[str]:
-        """What the model reads of each row: the kind's vector text cut by :meth:`vector_texts`."""
-        return self.vector_texts([kind.vector_text(r) for r in rows])
+        """What the model reads of each row: the kind's vector text cut by :meth:`vector_texts`
+        (a composed relation's text whole: the model never reads it)."""
+        texts = [kind.vector_text(r) for r in rows]
+        read = [
+            i for i, (r, t) in enumerate(zip(rows, texts, strict=True))
+            if not isinstance(r, RelationRow) or composed_parts(t, r.src, r.tgt) is None
+        ]  # fmt: skip
+        for i, t in zip(read, self.vector_texts([texts[i] for i in read]), strict=True):
+            texts[i] = t
+        return texts
+
+    async def chunk_vectors(
+        self, ids: Sequence[str], known: Mapping[str, np.ndarray] | None = None
+    ) -> dict[str, np.ndarray]:
+        """The vectors of chunk ``ids``: those ``known`` (chunks not stored yet), the
+        others stored (one statement)."""
+        known = known or {}
+        found = {i: known[i] for i in ids if i in known}
+        rest = [i for i in ids if i not in known]
+        if rest:
+            async with session(self.pool) as s:
+                found |= await s.chunks.vectors(rest)
+        return found
 
     def _is_due(self, kind: Kind[Any, R, Any], state: MergeState[R]) -> bool:
         row = state.row
@@ -317,13 +339,16 @@ class GraphWriter:
         stored: list[str | None],
         keys: Sequence[Key],
         stats: MergeStats | None = None,
+        chunks: Mapping[str, np.ndarray] | None = None,
     ) -> tuple[list[int], np.ndarray]:
         """Indexes of the texts whose vector must be (re)computed (the model reads
         them differently from the stored text), and those vectors (``keys[i]`` is the
-        row of ``texts[i]``; :meth:`PartVectors.embed_rows`); the texts sent to the
-        model are counted in ``stats``."""
+        row of ``texts[i]``; :meth:`PartVectors.embed_rows`, source chunks not stored
+        yet in ``chunks``); the texts sent to the model are counted in ``stats``."""
         changed = [i for i, (t, old) in enumerate(zip(texts, stored, strict=True)) if t != old]
-        vectors, sent = await self.parts.embed_rows([keys[i] for i in changed], [texts[i] for i in changed])
+        vectors, sent = await self.parts.embed_rows(
+            [keys[i] for i in changed], [texts[i] for i in changed], partial(self.chunk_vectors, known=chunks)
+        )
         if stats is not None:
             stats.embedded += sent
             stats.reembedded += sum(stored[i] is not None for i in changed)

@@ -31,6 +31,11 @@ class ChunkStore:
         """Chunks in the order given; unknown ids are skipped."""
         return [ChunkRow.from_record(r) for r in await self.conn.fetch(self.sql["chunks_by_ids"], list(ids))]
 
+    async def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored vectors of chunk ``ids`` by id; unknown ids are left out."""
+        rows = await self.conn.fetch(self.sql["chunk_vectors_by_ids"], list(ids))
+        return {r["chunk_id"]: r["embedding"].to_numpy().astype(np.float32) for r in rows}
+
     async def with_similarity(self, ids: Sequence[str], query: np.ndarray) -> list[ChunkRow]:
         """Chunks by id (any order) with their cosine similarity to ``query``."""
         rows = await self.conn.fetch(self.sql["chunks_with_similarity"], list(ids), _query(query))

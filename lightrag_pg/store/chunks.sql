@@ -27,6 +27,12 @@ FROM unnest($1::text[]) WITH ORDINALITY AS i(id, ord)
 JOIN text_chunks c ON c.id = i.id
 ORDER BY i.ord;
 
+-- name: chunk_vectors_by_ids
+-- The stored vectors of the chunk ids given; unknown ids are skipped.
+SELECT v.chunk_id, v.embedding
+FROM chunk_vectors v
+WHERE v.chunk_id = ANY($1::text[]);
+
 -- name: search_chunks
 -- Nearest chunks to a query vector above a cosine threshold, best first.
 WITH hits AS MATERIALIZED (

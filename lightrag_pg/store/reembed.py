@@ -24,7 +24,9 @@ from .rows import vectors
 SQL = load_queries(__package__, "reembed.sql")
 
 Kind = Literal["entities", "relations", "chunks"]
-KINDS: tuple[Kind, ...] = ("entities", "relations", "chunks")
+KINDS: tuple[Kind, ...] = ("entities", "chunks", "relations")
+"""The kinds in the order they are staged: chunks before relations, whose
+composed vectors take in the staged chunk vectors."""
 SHADOWS: dict[Kind, str] = {
     "entities": "entity_vectors_next",
     "relations": "relation_vectors_next",
@@ -115,6 +117,11 @@ class ReembedStore:
         else:
             params = [[r.key[0] for r in rows]]
         await self.conn.execute(SQL[f"stage_{kind}"], *params, contents, vectors(embeddings))
+
+    async def staged_chunk_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The staged vectors of chunk ``ids`` by id; ids not staged are left out."""
+        rows = await self.conn.fetch(SQL["staged_chunk_vectors"], list(ids))
+        return {r["chunk_id"]: r["embedding"].to_numpy().astype(np.float32) for r in rows}
 
     async def build_indexes(self, dim: int) -> None:
         """Build the shadow tables' HNSW indexes (halfvec above 2,000 dimensions) unless built."""

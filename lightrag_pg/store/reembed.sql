@@ -140,6 +140,12 @@ ORDER BY u.id
 FOR KEY SHARE OF c
 ON CONFLICT (chunk_id) DO UPDATE SET content_md5 = EXCLUDED.content_md5, embedding = EXCLUDED.embedding;
 
+-- name: staged_chunk_vectors
+-- The staged vectors of the chunk ids given; ids not staged are skipped.
+SELECT n.chunk_id, n.embedding
+FROM chunk_vectors_next n
+WHERE n.chunk_id = ANY($1::text[]);
+
 -- name: hnsw_vector
 -- The cosine HNSW index of a shadow table of at most 2,000 dimensions, built
 -- once its rows are staged (before the swap, which then only renames it).

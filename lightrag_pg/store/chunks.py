@@ -9,7 +9,7 @@ import numpy as np
 
 from ..db.dimensions import HalfvecCast
 from ..db.sqlfile import load_vector_queries
-from .rows import ChunkRow, columns, vectors
+from .rows import ChunkRow, columns, vectors, vectors_by_id
 
 
 class ChunkStore:
@@ -33,8 +33,7 @@ class ChunkStore:
 
     async def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """The stored vectors of chunk ``ids`` by id; unknown ids are left out."""
-        rows = await self.conn.fetch(self.sql["chunk_vectors_by_ids"], list(ids))
-        return {r["chunk_id"]: r["embedding"].to_numpy().astype(np.float32) for r in rows}
+        return vectors_by_id(await self.conn.fetch(self.sql["chunk_vectors_by_ids"], list(ids)), "chunk_id")
 
     async def with_similarity(self, ids: Sequence[str], query: np.ndarray) -> list[ChunkRow]:
         """Chunks by id (any order) with their cosine similarity to ``query``."""

@@ -29,7 +29,7 @@ ORDER BY i.ord;
 
 -- name: chunk_vectors_by_ids
 -- The stored vectors of the chunk ids given; unknown ids are skipped.
-SELECT v.chunk_id, v.embedding
+SELECT v.chunk_id, v.embedding::real[] AS embedding
 FROM chunk_vectors v
 WHERE v.chunk_id = ANY($1::text[]);
 

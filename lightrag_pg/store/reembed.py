@@ -19,7 +19,7 @@ import numpy as np
 from ..db.dimensions import VECTOR_HNSW_MAX_DIM
 from ..db.identifiers import relation_of
 from ..db.sqlfile import load_queries, render, statements
-from .rows import vectors
+from .rows import vectors, vectors_by_id
 
 SQL = load_queries(__package__, "reembed.sql")
 
@@ -120,8 +120,7 @@ class ReembedStore:
 
     async def staged_chunk_vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """The staged vectors of chunk ``ids`` by id; ids not staged are left out."""
-        rows = await self.conn.fetch(SQL["staged_chunk_vectors"], list(ids))
-        return {r["chunk_id"]: r["embedding"].to_numpy().astype(np.float32) for r in rows}
+        return vectors_by_id(await self.conn.fetch(SQL["staged_chunk_vectors"], list(ids)), "chunk_id")
 
     async def build_indexes(self, dim: int) -> None:
         """Build the shadow tables' HNSW indexes (halfvec above 2,000 dimensions) unless built."""

@@ -142,7 +142,7 @@ ON CONFLICT (chunk_id) DO UPDATE SET content_md5 = EXCLUDED.content_md5, embeddi
 
 -- name: staged_chunk_vectors
 -- The staged vectors of the chunk ids given; ids not staged are skipped.
-SELECT n.chunk_id, n.embedding
+SELECT n.chunk_id, n.embedding::real[] AS embedding
 FROM chunk_vectors_next n
 WHERE n.chunk_id = ANY($1::text[]);
 

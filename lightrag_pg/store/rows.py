@@ -63,6 +63,11 @@ def vector_columns(
     return texts, values
 
 
+def vectors_by_id(records: Iterable[Mapping[str, Any]], key: str) -> dict[str, np.ndarray]:
+    """Rows of ``key`` and ``embedding`` (read as ``real[]``) as float32 vectors by ``key``."""
+    return {r[key]: np.asarray(r["embedding"], dtype=np.float32) for r in records}
+
+
 def canonical_pair(a: str, b: str) -> tuple[str, str]:
     """Order an undirected pair the way ``relations`` stores it (byte order, like COLLATE "C")."""
     return (a, b) if a < b else (b, a)

@@ -237,13 +237,18 @@ async def main(args: argparse.Namespace) -> None:
         await rag.finalize()
 
 
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_workspace_args(parser: argparse.ArgumentParser) -> None:
+    """The options naming a set and where its indexed workspace is (shared with the bound script)."""
     parser.add_argument("--set", default="hotpotqa", choices=SETS)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="where the sets are")
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="the embedded server's data")
     parser.add_argument("--dsn", default=None, help=f"PostgreSQL DSN (default ${DSN_ENV}, else embedded)")
     parser.add_argument("--workspace", default=None, help="default mh_<set>_<limit or all>")
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_workspace_args(parser)
     parser.add_argument("--modes", nargs="+", default=list(MODES), choices=VARIANTS)
     parser.add_argument("--lexical", default="on", choices=["on", "off"], help="lexical fusion")
     parser.add_argument("--limit", type=int, default=0, help="index only the first N passages")

@@ -34,7 +34,7 @@ from typing import Literal
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.multihop import DEFAULT_CACHE, DEFAULT_DATA, SETS, Question, indexed, load_set, passage_path
+from bench.multihop import Question, add_workspace_args, distinct_passages, indexed, load_set, passage_path
 from lightrag_pg import LightRAG, QueryParam
 from lightrag_pg.db.embedded import DSN_ENV, embedded_dsn
 from lightrag_pg.db.sqlfile import load_queries
@@ -134,7 +134,7 @@ async def gather(
     ent_rank: list[int] = []
     for i, q in enumerate(questions):
         data = await rag.aquery_data(q.text, QueryParam(mode="naive", chunk_top_k=NAIVE_DEPTH))
-        paths = list(dict.fromkeys(c["file_path"] for c in data["data"]["chunks"]))
+        paths = distinct_passages(data["data"]["chunks"])
         for r, p in enumerate(paths, 1):
             naive_q.append(i)
             naive_path.append(p)
@@ -205,11 +205,7 @@ async def main(args: argparse.Namespace) -> None:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--set", default="hotpotqa", choices=SETS)
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="where the sets are")
-    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="the embedded server's data")
-    parser.add_argument("--dsn", default=None, help=f"PostgreSQL DSN (default ${DSN_ENV}, else embedded)")
-    parser.add_argument("--workspace", default=None, help="default mh_<set>_<limit or all>")
+    add_workspace_args(parser)
     parser.add_argument("--limit", type=int, default=0, help="the --limit the set was indexed with")
     return parser.parse_args(argv)
 

@@ -23,6 +23,8 @@ from lightrag_pg.llm.tokenizer import get_tokenizer
 from lightrag_pg.sentences import Sentence, split_sentences
 from lightrag_pg.testing import hashed_embedding_func
 
+from .conftest import drop_if_exists
+
 ENDPOINT_VARS = (
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
@@ -221,7 +223,7 @@ def test_the_offline_demo_shows_the_answer_in_whole_sentences(
         assert main(argv) == 0
         again = capsys.readouterr().out
     finally:
-        asyncio.run(_drop(dsn, workspace_name))
+        asyncio.run(drop_if_exists(dsn, workspace_name))
     out = first.out
     assert f"{len(files)} new, 0 already present" in out
     assert f"0 new, {len(files)} already present" in again
@@ -270,15 +272,6 @@ def _marked(lines: list[str]) -> str:
     return " ".join(line.removeprefix(mark).strip() for line in lines if line.startswith(mark))
 
 
-async def _drop(dsn: str, name: str) -> None:
-    conn = await asyncpg.connect(dsn)
-    try:
-        if await workspace_exists(conn, name):
-            await drop_workspace(conn, name)
-    finally:
-        await conn.close()
-
-
 def test_sample_files_are_packaged() -> None:
     pyproject = (Path(__file__).parents[1] / "pyproject.toml").read_text(encoding="utf-8")
     assert '"sample/*.md"' in pyproject
@@ -297,7 +290,7 @@ def test_the_demo_with_an_llm_answers_then_shows_the_passages(
     try:
         assert main(["--dsn", dsn, "--workspace", workspace_name, "demo", "--mode", "naive"]) == 0
     finally:
-        asyncio.run(_drop(dsn, workspace_name))
+        asyncio.run(drop_if_exists(dsn, workspace_name))
     out = capsys.readouterr().out
     assert "extractor llm" in out and "Scripted answer" in out and "No LLM is configured" not in out
     sources = _sources(out)

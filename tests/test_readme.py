@@ -10,11 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import asyncpg
 import pytest
 
-from lightrag_pg.db.workspace import drop_workspace, workspace_exists
 from lightrag_pg.query.keyword_plan import resolve_keywords
+
+from .conftest import drop_if_exists
 
 ROOT = Path(__file__).resolve().parents[1]
 OFFLINE_UNSET = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "LLM_MODEL", "EMBEDDING_MODEL", "EMBEDDING_DIM")
@@ -41,7 +41,7 @@ def test_the_python_example_runs_offline_and_finds_the_entities(dsn: str, tmp_pa
             [sys.executable, str(script)], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300
         )
     finally:
-        asyncio.run(_drop(dsn, "curie"))
+        asyncio.run(drop_if_exists(dsn, "curie"))
     assert done.returncode == 0, done.stderr
     assert "[no-context]" not in done.stdout
     assert "['" in done.stdout and "Marie Curie" in done.stdout and "Sorbonne" in done.stdout
@@ -52,12 +52,3 @@ def test_a_question_without_keywords_logs_no_warning(caplog: pytest.LogCaptureFi
     with caplog.at_level(logging.WARNING):
         plan = resolve_keywords([], [], mode="mix", query="What links them?")
     assert plan.warnings and not caplog.records, "an app without logging set up printed them"
-
-
-async def _drop(dsn: str, workspace: str) -> None:
-    conn = await asyncpg.connect(dsn)
-    try:
-        if await workspace_exists(conn, workspace):
-            await drop_workspace(conn, workspace)
-    finally:
-        await conn.close()

@@ -11,10 +11,11 @@ import pytest
 
 from lightrag_pg import LightRAG, QueryParam
 from lightrag_pg.db.connect import split_connect_timeout
-from lightrag_pg.db.workspace import drop_workspace, workspace_exists
 from lightrag_pg.errors import ConfigurationError, ConnectFailed, EmbeddingError, PoolExhausted
 from lightrag_pg.llm.embedding_func import EmbeddingFunc
 from lightrag_pg.testing import hashed_embedding_func, hashed_vectors
+
+from .conftest import drop_if_exists
 
 
 @pytest.fixture
@@ -81,7 +82,7 @@ async def test_holding_the_only_connection_while_calling_the_same_instance_fails
         assert data["status"] in ("success", "failure")
     finally:
         await rag.finalize()
-        await drop(dsn, workspace_name)
+        await drop_if_exists(dsn, workspace_name)
 
 
 def test_waits_must_be_positive() -> None:
@@ -124,14 +125,3 @@ async def test_a_document_embedded_to_zero_fails_with_the_reason(dsn: str, works
             assert "all-zero vectors" in (status.error_msg or "")
         finally:
             await rag.drop_workspace()
-
-
-async def drop(dsn: str, workspace: str) -> None:
-    import asyncpg
-
-    conn = await asyncpg.connect(dsn)
-    try:
-        if await workspace_exists(conn, workspace):
-            await drop_workspace(conn, workspace)
-    finally:
-        await conn.close()

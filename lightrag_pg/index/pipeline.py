@@ -43,7 +43,7 @@ from ..llm.cached import CachedLLM
 from ..llm.embedding_func import EmbeddingFunc
 from ..llm.tokenizer import Tokenizer
 from ..store.rows import ChunkRow, DocumentRow
-from ..store.uow import session, unit_of_work
+from ..store.uow import Stores, session, unit_of_work
 from ..tasks import FairScheduler, gather_all
 from ..types import Extraction
 from .chunking import chunk_text
@@ -311,8 +311,7 @@ class Pipeline:
         """Store the chunks with their vectors before the merge, in one transaction of a
         statement per :data:`SEGMENT_CHUNKS` chunks (the document stays unprocessed)."""
         async with unit_of_work(self.pool) as uow:
-            for i in range(0, len(chunks), SEGMENT_CHUNKS):
-                await uow.chunks.upsert(chunks[i : i + SEGMENT_CHUNKS], vectors[i : i + SEGMENT_CHUNKS])
+            await _upsert_segments(uow, chunks, vectors)
 
     async def _finish(
         self,
@@ -332,8 +331,7 @@ class Pipeline:
             return
         last = (len(chunks) - 1) // SEGMENT_CHUNKS * SEGMENT_CHUNKS
         async with unit_of_work(self.pool) as uow:
-            for i in range(0, last, SEGMENT_CHUNKS):
-                await uow.chunks.upsert(chunks[i : i + SEGMENT_CHUNKS], vectors[i : i + SEGMENT_CHUNKS])
+            await _upsert_segments(uow, chunks[:last], vectors[:last])
             await uow.docs.finish(doc_id, chunks[last:], vectors[last:], details, [c.id for c in chunks])
 
     async def _index(
@@ -429,3 +427,10 @@ class Pipeline:
                 recorded = view
             except LightRAGError as exc:
                 log.warning("document %s: progress not recorded: %s", doc_id, exc)
+
+
+async def _upsert_segments(uow: Stores, chunks: list[ChunkRow], vectors: np.ndarray) -> None:
+    """Store ``chunks`` with their vectors in ``uow``, a statement per :data:`SEGMENT_CHUNKS`
+    chunks, so no statement grows with the document."""
+    for i in range(0, len(chunks), SEGMENT_CHUNKS):
+        await uow.chunks.upsert(chunks[i : i + SEGMENT_CHUNKS], vectors[i : i + SEGMENT_CHUNKS])

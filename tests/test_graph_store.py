@@ -153,3 +153,59 @@ async def test_a_driver_error_leaves_a_pool_connection_translated(rag: LightRAG)
     with pytest.raises(StorageError, match="UndefinedTable"):
         async with rag.pool.acquire() as conn:
             await conn.fetch("SELECT * FROM no_such_table")
+
+
+HUB_DOCS = 300
+
+HUB_LINKS = (  # $1: the documents linked to A and to (A, C)
+    "INSERT INTO full_docs (id, content, file_path) SELECT d, '', 'f' FROM unnest($1::text[]) d",
+    "INSERT INTO doc_entities (doc_id, entity_name) SELECT d, 'A' FROM unnest($1::text[]) d",
+    "INSERT INTO doc_relations (doc_id, src, tgt) SELECT d, 'A', 'C' FROM unnest($1::text[]) d",
+)
+HUB_FRAGMENTS = (  # $1: the documents whose fragments of A and (A, C) are stored
+    "INSERT INTO entity_fragments (entity_name, chunk_id, seq, doc_id, entity_type, description, file_path)"
+    " SELECT 'A', d || '-c', 0, d, 'Person', 'about A', 'f' FROM unnest($1::text[]) d",
+    "INSERT INTO relation_fragments (src, tgt, chunk_id, seq, doc_id, keywords, description, weight,"
+    " file_path) SELECT 'A', 'C', d || '-c', 0, d, 'k', 'A and C', 1.0, 'f' FROM unnest($1::text[]) d",
+)
+
+
+async def test_merge_states_of_a_hub_read_its_links_and_fragments_once(rag: LightRAG) -> None:
+    """Fault: the check for contributions merged before fragments were recorded (a link
+    without fragments) compared every link of a row with every fragment of it, so the
+    merge state of a row named by n documents cost n * n (every merge into a hub)."""
+    from lightrag_pg.store.graph import SQL
+
+    await seed(rag)
+    docs = [f"doc-{i:03d}" for i in range(HUB_DOCS)]
+    async with rag.session() as s:
+        for statement in HUB_LINKS:
+            await s.conn.execute(statement, docs)
+        for statement in HUB_FRAGMENTS:  # the last document's links predate fragments: it has none
+            await s.conn.execute(statement, docs[:-1])
+        entity = await s.graph.entity_states("new", ["A"])
+        relation = await s.graph.relation_states("new", [("A", "C")])
+        assert entity["A"].unrecorded and relation[("A", "C")].unrecorded
+        for statement in HUB_FRAGMENTS:
+            await s.conn.execute(statement, docs[-1:])
+        entity = await s.graph.entity_states("new", ["A"])
+        relation = await s.graph.relation_states("new", [("A", "C")])
+        assert not entity["A"].unrecorded and not relation[("A", "C")].unrecorded
+        rows = {
+            "entity_states": await rows_processed(s.conn, SQL["entity_states"], ["A"], "new", True),
+            "relation_states": await rows_processed(
+                s.conn, SQL["relation_states"], ["A"], ["C"], "new", True
+            ),
+        }
+    assert all(n < 20 * HUB_DOCS for n in rows.values()), rows
+
+
+async def rows_processed(conn: asyncpg.Connection, sql: str, *args: object) -> int:
+    """Rows all the plan nodes of one run of ``sql`` produce, every loop counted."""
+    plan = json.loads(await conn.fetchval(f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}", *args))
+    nodes, total = [plan[0]["Plan"]], 0.0
+    while nodes:
+        node = nodes.pop()
+        total += node["Actual Rows"] * node["Actual Loops"]
+        nodes += node.get("Plans", [])
+    return round(total)

@@ -211,9 +211,9 @@ LEFT JOIN entity_vectors v ON v.name = n.name
 LEFT JOIN doc_entities d ON d.doc_id = $2 AND d.entity_name = n.name
 CROSS JOIN LATERAL (
     SELECT EXISTS (
-        SELECT 1 FROM doc_entities l
-        WHERE l.entity_name = n.name AND NOT EXISTS (
-            SELECT 1 FROM entity_fragments f WHERE f.entity_name = l.entity_name AND f.doc_id = l.doc_id)
+        SELECT l.doc_id FROM doc_entities l WHERE l.entity_name = n.name
+        EXCEPT
+        SELECT f.doc_id FROM entity_fragments f WHERE f.entity_name = n.name
     ) AS unrecorded
 ) u;
 
@@ -238,10 +238,9 @@ LEFT JOIN relation_vectors v ON v.src = p.src AND v.tgt = p.tgt
 LEFT JOIN doc_relations d ON d.doc_id = $3 AND d.src = p.src AND d.tgt = p.tgt
 CROSS JOIN LATERAL (
     SELECT EXISTS (
-        SELECT 1 FROM doc_relations l
-        WHERE l.src = p.src AND l.tgt = p.tgt AND NOT EXISTS (
-            SELECT 1 FROM relation_fragments f
-            WHERE f.src = l.src AND f.tgt = l.tgt AND f.doc_id = l.doc_id)
+        SELECT l.doc_id FROM doc_relations l WHERE l.src = p.src AND l.tgt = p.tgt
+        EXCEPT
+        SELECT f.doc_id FROM relation_fragments f WHERE f.src = p.src AND f.tgt = p.tgt
     ) AS unrecorded
 ) u;
 
@@ -289,9 +288,9 @@ WITH touched AS (
 SELECT e.name, e.entity_type, e.description, e.source_ids, e.file_paths, e.version,
        e.created_at, e.updated_at, 0::bigint AS degree, v.content AS vector_content,
        EXISTS (
-           SELECT 1 FROM doc_entities l
-           WHERE l.entity_name = e.name AND NOT EXISTS (
-               SELECT 1 FROM entity_fragments f WHERE f.entity_name = l.entity_name AND f.doc_id = l.doc_id)
+           SELECT l.doc_id FROM doc_entities l WHERE l.entity_name = e.name
+           EXCEPT
+           SELECT f.doc_id FROM entity_fragments f WHERE f.entity_name = e.name
        ) AS unrecorded
 FROM touched t
 JOIN entities e ON e.name = t.name
@@ -308,10 +307,9 @@ WITH touched AS (
 SELECT r.src, r.tgt, r.keywords, r.description, r.weight, r.source_ids, r.file_paths,
        r.version, r.created_at, r.updated_at, 0::bigint AS degree, v.content AS vector_content,
        EXISTS (
-           SELECT 1 FROM doc_relations l
-           WHERE l.src = r.src AND l.tgt = r.tgt AND NOT EXISTS (
-               SELECT 1 FROM relation_fragments f
-               WHERE f.src = l.src AND f.tgt = l.tgt AND f.doc_id = l.doc_id)
+           SELECT l.doc_id FROM doc_relations l WHERE l.src = r.src AND l.tgt = r.tgt
+           EXCEPT
+           SELECT f.doc_id FROM relation_fragments f WHERE f.src = r.src AND f.tgt = r.tgt
        ) AS unrecorded
 FROM touched t
 JOIN relations r ON r.src = t.src AND r.tgt = t.tgt
@@ -358,10 +356,9 @@ FOR UPDATE;
 SELECT r.src, r.tgt, r.keywords, r.description, r.weight, r.source_ids, r.file_paths,
        r.version, r.created_at, r.updated_at, 0::bigint AS degree, v.content AS vector_content,
        EXISTS (
-           SELECT 1 FROM doc_relations l
-           WHERE l.src = r.src AND l.tgt = r.tgt AND NOT EXISTS (
-               SELECT 1 FROM relation_fragments f
-               WHERE f.src = l.src AND f.tgt = l.tgt AND f.doc_id = l.doc_id)
+           SELECT l.doc_id FROM doc_relations l WHERE l.src = r.src AND l.tgt = r.tgt
+           EXCEPT
+           SELECT f.doc_id FROM relation_fragments f WHERE f.src = r.src AND f.tgt = r.tgt
        ) AS unrecorded
 FROM relations r
 LEFT JOIN relation_vectors v ON v.src = r.src AND v.tgt = r.tgt

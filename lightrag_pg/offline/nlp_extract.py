@@ -227,7 +227,8 @@ class SpacyExtractor:
             for src, tgt, path, first, second in linked:
                 pair = pairs.get((tgt, src)) or pairs.get((src, tgt))
                 if pair is None:
-                    words = _between(tree.tokens, first.end, second.start, taken) or _main_verb(sentences[index])
+                    words = _between(tree.tokens, first.end, second.start, taken)
+                    words = words or _main_verb(sentences[index])
                     pair = pairs[(src, tgt)] = _Pair(
                         src=src,
                         tgt=tgt,

@@ -41,6 +41,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from ._spacy_text import SKIPPED_LABELS, collapse, english_words
@@ -124,31 +125,7 @@ class _Finder:
 
     def is_word(self, text: str) -> bool:
         """True for an English word, inflected or prefixed ("searches", "unsubscribe")."""
-        if not self.known:
-            return True
-        low = text.lower()
-        forms = {low}
-        for suffix, repl in (
-            ("ies", "y"),
-            ("es", ""),
-            ("s", ""),
-            ("ing", ""),
-            ("ing", "e"),
-            ("ed", ""),
-            ("ed", "e"),
-        ):
-            if low.endswith(suffix) and len(low) > len(suffix) + 2:
-                forms.add(low[: -len(suffix)] + repl)
-        for prefix in WORD_PREFIXES:
-            forms.update(
-                f[len(prefix) :] for f in list(forms) if f.startswith(prefix) and len(f) > len(prefix) + 3
-            )
-        if forms & self.known:
-            return True
-        return any(
-            low[:i] in self.known and (low[i:] in self.known or low[i:].rstrip("s") in self.known)
-            for i in range(3, len(low) - 2)
-        )
+        return _is_word(text.lower())
 
     def _free(self, start: int, end: int) -> bool:
         return start < end and not any(self.taken[start:end])
@@ -372,6 +349,36 @@ class _Finder:
         if root.lower_ in CALENDAR_WORDS:
             return False
         return self.noun_counts[head] >= 2 or _is_defined(root) or root.i in self.first_subjects
+
+
+@lru_cache(maxsize=1 << 16)
+def _is_word(low: str) -> bool:
+    """:meth:`_Finder.is_word` of a lower-case word (remembered: words recur across texts)."""
+    known = english_words()
+    if not known:
+        return True
+    forms = {low}
+    for suffix, repl in (
+        ("ies", "y"),
+        ("es", ""),
+        ("s", ""),
+        ("ing", ""),
+        ("ing", "e"),
+        ("ed", ""),
+        ("ed", "e"),
+    ):
+        if low.endswith(suffix) and len(low) > len(suffix) + 2:
+            forms.add(low[: -len(suffix)] + repl)
+    for prefix in WORD_PREFIXES:
+        forms.update(
+            f[len(prefix) :] for f in list(forms) if f.startswith(prefix) and len(f) > len(prefix) + 3
+        )
+    if forms & known:
+        return True
+    return any(
+        low[:i] in known and (low[i:] in known or low[i:].rstrip("s") in known)
+        for i in range(3, len(low) - 2)
+    )
 
 
 def _is_compound_head(token: Any) -> bool:

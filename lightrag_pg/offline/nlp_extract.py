@@ -157,6 +157,7 @@ class SpacyExtractor:
         mentions = [m for m in find_mentions(doc) if normalize_name(m.name, self.max_name_length)]
         keys = mention_keys(mentions)
         sentences = list(doc.sents)
+        texts = [collapse(sent.text) for sent in sentences]
         sentence_of = [0] * len(doc)
         for index, sent in enumerate(sentences):
             sentence_of[sent.start : sent.end] = [index] * len(sent)
@@ -171,7 +172,7 @@ class SpacyExtractor:
                 ent.context[kind] += value
             index = sentence_of[mention.start]
             per_sentence.setdefault(index, {}).setdefault(key, []).append(mention)
-            text = collapse(sentences[index].text)
+            text = texts[index]
             if len(ent.sentences) < 2 and text not in ent.sentences:
                 ent.sentences.append(text)
         names = {key: _surface(e, key) for key, e in entities.items()}
@@ -198,7 +199,7 @@ class SpacyExtractor:
                 chunk_id=chunk_id,
                 file_path=file_path,
             )
-            for p in self._pairs(per_sentence, sentences, names, doc, taken)
+            for p in self._pairs(per_sentence, sentences, texts, names, _Tree(doc), taken)
         )
         return Extraction(entities=out_entities, relations=out_relations)
 
@@ -206,8 +207,9 @@ class SpacyExtractor:
         self,
         per_sentence: dict[int, dict[str, list[Mention]]],
         sentences: list[Any],
+        texts: list[str],
         names: dict[str, str],
-        doc: Any,
+        tree: _Tree,
         taken: list[bool],
     ) -> list[_Pair]:
         """One record per unordered pair of entity names linked in a sentence (see the
@@ -215,17 +217,18 @@ class SpacyExtractor:
         pairs: dict[tuple[str, str], _Pair] = {}
         for index in sorted(per_sentence):
             members = list(per_sentence[index].items())[: self.max_entities_per_sentence]
-            text = collapse(sentences[index].text)
+            text = texts[index]
             links = []
             for i, (a, first_mentions) in enumerate(members):
                 for b, second_mentions in members[i + 1 :]:
                     if names[a] != names[b]:  # two merge keys that came out under one name are one entity
-                        links.append((names[a], names[b], *_closest(doc, first_mentions, second_mentions)))
+                        links.append((names[a], names[b], *tree.closest(first_mentions, second_mentions)))
             linked = _spanning(links)
             for src, tgt, path, first, second in linked:
                 pair = pairs.get((tgt, src)) or pairs.get((src, tgt))
                 if pair is None:
-                    words = _between(doc, first.end, second.start, taken) or _main_verb(sentences[index])
+                    words = _between(tree.tokens, first.end, second.start, taken)
+                    words = words or _main_verb(sentences[index])
                     pair = pairs[(src, tgt)] = _Pair(
                         src=src,
                         tgt=tgt,
@@ -319,38 +322,6 @@ def _evidence(entity: _Entity) -> dict[str, float]:
     return total
 
 
-def _chain(token: Any) -> tuple[list[Any], list[bool]]:
-    """``token`` and its ancestors, and for each whether it was reached from the one
-    before by a ``conj`` arc (a coordinated word: "X and Y" attach Y as X does)."""
-    nodes, coordinated = [token], [False]
-    while token.head.i != token.i:
-        coordinated.append(token.dep_ == "conj")
-        token = token.head
-        nodes.append(token)
-    return nodes, coordinated
-
-
-def _path_words(a: Any, b: Any) -> int:
-    """Content words on the dependency path between tokens ``a`` and ``b``, the ends
-    excluded, as is a word a coordinated word's path passes through."""
-    up_a, conj_a = _chain(a)
-    up_b, conj_b = _chain(b)
-    depth = {t.i: n for n, t in enumerate(up_a)}
-    meet = next((n for n, t in enumerate(up_b) if t.i in depth), None)
-    if meet is None:
-        return len(up_a) + len(up_b)  # not in one tree
-    top = depth[up_b[meet].i]
-
-    def counted(nodes: list[Any], coordinated: list[bool], end: int) -> int:
-        return sum(nodes[k].pos_ not in LINK_POS and not coordinated[k] for k in range(1, end))
-
-    words = counted(up_a, conj_a, top) + counted(up_b, conj_b, meet)
-    lca = up_b[meet]
-    if lca.i not in (a.i, b.i) and lca.pos_ not in LINK_POS and not (conj_a[top] or conj_b[meet]):
-        words += 1
-    return words
-
-
 def _spanning(links: list[_Link]) -> list[_Link]:
     """The links of a sentence that join all its entities with the fewest and shortest
     links: shortest first (then first listed), each kept when it joins two entities not
@@ -371,23 +342,77 @@ def _spanning(links: list[_Link]) -> list[_Link]:
     return kept
 
 
-def _closest(doc: Any, firsts: list[Mention], seconds: list[Mention]) -> tuple[int, Mention, Mention]:
-    """The shortest link between a mention of each list: the content words on its path,
-    and the two mentions in text order."""
-    best: tuple[int, Mention, Mention] | None = None
-    for x in firsts:
-        for y in seconds:
-            words = _path_words(doc[x.start : x.end].root, doc[y.start : y.end].root)
-            if best is None or words < best[0]:
-                best = (words, x, y) if x.start <= y.start else (words, y, x)
-    assert best is not None
-    return best
+class _Tree:
+    """The dependency tree of a document as plain lists, for the paths between mentions."""
+
+    def __init__(self, doc: Any) -> None:
+        self.doc = doc
+        self.tokens = list(doc)
+        self.heads = [t.head.i for t in self.tokens]
+        self.conj = [t.dep_ == "conj" for t in self.tokens]
+        self.content = [t.pos_ not in LINK_POS for t in self.tokens]
+        self._chains: dict[int, tuple[list[int], list[bool]]] = {}
+        self._roots: dict[tuple[int, int], int] = {}
+
+    def chain(self, i: int) -> tuple[list[int], list[bool]]:
+        """Token ``i`` and its ancestors, and for each whether it was reached from the one
+        before by a ``conj`` arc (a coordinated word: "X and Y" attach Y as X does)."""
+        found = self._chains.get(i)
+        if found is None:
+            nodes, coordinated, k = [i], [False], i
+            while self.heads[k] != k:
+                coordinated.append(self.conj[k])
+                k = self.heads[k]
+                nodes.append(k)
+            found = self._chains[i] = (nodes, coordinated)
+        return found
+
+    def root(self, mention: Mention) -> int:
+        """The index of the syntactic root of ``mention``'s tokens."""
+        key = (mention.start, mention.end)
+        found = self._roots.get(key)
+        if found is None:
+            found = self._roots[key] = self.doc[mention.start : mention.end].root.i
+        return found
+
+    def path_words(self, a: int, b: int) -> int:
+        """Content words on the dependency path between tokens ``a`` and ``b``, the ends
+        excluded, as is a word a coordinated word's path passes through."""
+        up_a, conj_a = self.chain(a)
+        up_b, conj_b = self.chain(b)
+        depth = {t: n for n, t in enumerate(up_a)}
+        meet = next((n for n, t in enumerate(up_b) if t in depth), None)
+        if meet is None:
+            return len(up_a) + len(up_b)  # not in one tree
+        top = depth[up_b[meet]]
+        content = self.content
+
+        def counted(nodes: list[int], coordinated: list[bool], end: int) -> int:
+            return sum(content[nodes[k]] and not coordinated[k] for k in range(1, end))
+
+        words = counted(up_a, conj_a, top) + counted(up_b, conj_b, meet)
+        lca = up_b[meet]
+        if lca not in (a, b) and content[lca] and not (conj_a[top] or conj_b[meet]):
+            words += 1
+        return words
+
+    def closest(self, firsts: list[Mention], seconds: list[Mention]) -> tuple[int, Mention, Mention]:
+        """The shortest link between a mention of each list: the content words on its path,
+        and the two mentions in text order."""
+        best: tuple[int, Mention, Mention] | None = None
+        for x in firsts:
+            for y in seconds:
+                words = self.path_words(self.root(x), self.root(y))
+                if best is None or words < best[0]:
+                    best = (words, x, y) if x.start <= y.start else (words, y, x)
+        assert best is not None
+        return best
 
 
-def _between(doc: Any, start: int, end: int, taken: list[bool]) -> list[str]:
-    """Lemmas of the content words of ``doc[start:end]`` outside mentions (see the module docstring)."""
+def _between(tokens: list[Any], start: int, end: int, taken: list[bool]) -> list[str]:
+    """Lemmas of the content words of ``tokens[start:end]`` outside mentions (see the module docstring)."""
     words: list[str] = []
-    for token in doc[start:end]:
+    for token in tokens[start:end]:
         lemma = token.lemma_.lower()
         if taken[token.i] or not token.is_alpha or token.is_stop or lemma in words:
             continue

@@ -41,6 +41,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from ._spacy_text import SKIPPED_LABELS, collapse, english_words
@@ -111,43 +112,20 @@ def is_plausible_name(name: str) -> bool:
 class _Finder:
     def __init__(self, doc: Any) -> None:
         self.doc = doc
+        self.tokens = list(doc)
         self.known = english_words()
         self.taken = [False] * len(doc)
         self.numeric = [False] * len(doc)
         self.found: list[Mention] = []
-        self.groups = _word_groups(doc)
-        self.noun_counts = Counter(t.lemma_.lower() for t in doc if t.pos_ in ("NOUN", "PROPN"))
+        self.groups = _word_groups(self.tokens)
+        self.noun_counts = Counter(t.lemma_.lower() for t in self.tokens if t.pos_ in ("NOUN", "PROPN"))
         self.first_subjects = _first_subjects(doc)
-        self.inner_capitals = {t.text for t in doc if t.text[:1].isupper() and not t.is_sent_start}
+        self.inner_capitals = {t.text for t in self.tokens if t.text[:1].isupper() and not t.is_sent_start}
         self.nicknames: dict[tuple[int, int], str] = {}
 
     def is_word(self, text: str) -> bool:
         """True for an English word, inflected or prefixed ("searches", "unsubscribe")."""
-        if not self.known:
-            return True
-        low = text.lower()
-        forms = {low}
-        for suffix, repl in (
-            ("ies", "y"),
-            ("es", ""),
-            ("s", ""),
-            ("ing", ""),
-            ("ing", "e"),
-            ("ed", ""),
-            ("ed", "e"),
-        ):
-            if low.endswith(suffix) and len(low) > len(suffix) + 2:
-                forms.add(low[: -len(suffix)] + repl)
-        for prefix in WORD_PREFIXES:
-            forms.update(
-                f[len(prefix) :] for f in list(forms) if f.startswith(prefix) and len(f) > len(prefix) + 3
-            )
-        if forms & self.known:
-            return True
-        return any(
-            low[:i] in self.known and (low[i:] in self.known or low[i:].rstrip("s") in self.known)
-            for i in range(3, len(low) - 2)
-        )
+        return _is_word(text.lower())
 
     def _free(self, start: int, end: int) -> bool:
         return start < end and not any(self.taken[start:end])
@@ -158,14 +136,14 @@ class _Finder:
     def skip_links(self) -> None:
         """Mark URLs, e-mail addresses and paths, so that no part of them becomes a name."""
         for start, end in self.groups:
-            text = self.doc[start:end].text
+            text = _text(self.tokens, start, end)
             slashes = text.count("/")
             if _NOT_A_NAME.search(text) or (slashes and ("." in text or slashes >= 2 or text.endswith("/"))):
                 self._take(start, end)
 
     def _add(self, mention: Mention) -> None:
         self._take(mention.start, mention.end)
-        if not any(t.is_sent_start for t in self.doc[mention.start + 1 : mention.end]):
+        if not any(t.is_sent_start for t in self.tokens[mention.start + 1 : mention.end]):
             self.found.append(mention)  # a name never runs across sentences ("Chunking. A document")
 
     def names(self) -> None:
@@ -177,7 +155,7 @@ class _Finder:
             elif ent.label_ in NER_TYPES and not any(t.text in ",()[]" or t.pos_ == "CCONJ" for t in ent):
                 if all(t.is_lower and self.is_word(t.text) for t in ent if t.is_alpha):
                     continue  # "keyword extraction": a term, whatever the label
-                start, end = _trim_name(self.doc, ent.start, ent.end)
+                start, end = _trim_name(self.tokens, ent.start, ent.end)
                 if self._free(start, end):
                     spans.append((start, end, ent.label_))
         labelled = {i: label for start, end, label in spans for i in range(start, end)}
@@ -198,7 +176,7 @@ class _Finder:
     def _join_nicknames(self, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
         """A person's name with a quoted nickname inside ('Richard "Dick" Humbert') as one span,
         named by :meth:`_nickname_name`."""
-        doc, out, i = self.doc, [], 0
+        doc, out, i = self.tokens, [], 0
         while i < len(spans):
             if i + 2 < len(spans):
                 (s1, e1, l1), (s2, e2, l2), (s3, e3, l3) = spans[i : i + 3]
@@ -233,27 +211,31 @@ class _Finder:
             touching = bool(runs) and (
                 runs[-1][1] == start
                 or (
-                    self.doc[runs[-1][1]].tag_ == "POS"
+                    self.tokens[runs[-1][1]].tag_ == "POS"
                     and runs[-1][1] + 1 == start
                     and self._is_name_head(start, end)
                 )
             )
             if capital and not any(self.taken[start:end]):
-                if touching and not self.doc[start].is_sent_start:
+                if touching and not self.tokens[start].is_sent_start:
                     runs[-1][1] = end
                 else:
                     runs.append([start, end])
-            elif touching and any(c.isdigit() for c in self.doc[start:end].text) and not self.taken[start]:
+            elif (
+                touching
+                and any(c.isdigit() for c in _text(self.tokens, start, end))
+                and not self.taken[start]
+            ):
                 runs[-1][1] = end
         out = []
         for start, end in runs:
-            first = self.doc[start]
-            lone = end - start == 1 or all(t.text in "-." or t.i == start for t in self.doc[start:end])
+            first = self.tokens[start]
+            lone = end - start == 1 or all(t.text in "-." or t.i == start for t in self.tokens[start:end])
             if lone and self._sentence_initial_word(first) and start not in ents:
                 continue
             if lone and first.lower_ in CALENDAR_WORDS:
                 continue
-            if all(t.lower_ in CALENDAR_WORDS or t.like_num or t.is_punct for t in self.doc[start:end]):
+            if all(t.lower_ in CALENDAR_WORDS or t.like_num or t.is_punct for t in self.tokens[start:end]):
                 continue  # a date ("July 2011", "August 20")
             out.append((start, end))
         return out
@@ -261,7 +243,9 @@ class _Finder:
     def _is_name_head(self, start: int, end: int) -> bool:
         """A capitalised word that ends a name after a possessive ("User's Guide")."""
         return (
-            end - start == 1 and self.doc[start].text[:1].isupper() and self.doc[start].lower_ in NAME_HEADS
+            end - start == 1
+            and self.tokens[start].text[:1].isupper()
+            and self.tokens[start].lower_ in NAME_HEADS
         )
 
     def _sentence_initial_word(self, token: Any) -> bool:
@@ -269,7 +253,7 @@ class _Finder:
         return token.is_sent_start and self.is_word(token.text) and token.text not in self.inner_capitals
 
     def _is_capitalised(self, start: int, end: int) -> bool:
-        span = self.doc[start:end]
+        span = self.tokens[start:end]
         first, last = span[0], span[-1]
         if not first.text[:1].isupper() or (len(span) > 1 and last.pos_ == "ADJ" and last.is_lower):
             return False  # "Unix-compatible"
@@ -280,13 +264,13 @@ class _Finder:
         return True
 
     def _add_name(self, start: int, end: int, label: str) -> None:
-        start, end = _trim_name(self.doc, start, end)
+        start, end = _trim_name(self.tokens, start, end)
         if not self._free(start, end):
             return
         kind = ""
         if label not in _NO_EXTENSION:
             end, kind = self._kind_extension(end)
-        name = self.nicknames.get((start, end)) or _span_text(self.doc[start:end])
+        name = self.nicknames.get((start, end)) or _span_text(self.tokens[start:end])
         if not is_plausible_name(name):
             return
         mention = Mention(start, end, name, "name", label)
@@ -299,7 +283,7 @@ class _Finder:
 
     def _kind_extension(self, end: int) -> tuple[int, str]:
         """``end`` moved over the common nouns after a name when the last is a kind of thing."""
-        doc, stop = self.doc, end
+        doc, stop = self.tokens, end
         while (
             stop < len(doc)
             and not self.taken[stop]
@@ -320,8 +304,8 @@ class _Finder:
                 self._add_name(start, end, "")
 
     def _is_code_like(self, start: int, end: int) -> bool:
-        span = self.doc[start:end]
-        text = span.text
+        span = self.tokens[start:end]
+        text = _text(self.tokens, start, end)
         if len(span) > 1 and span[-1].pos_ == "ADJ" and span[-1].is_lower:
             return False
         if _CODE_LIKE.search(text) and not _SURNAME_PREFIX.fullmatch(text):
@@ -340,8 +324,8 @@ class _Finder:
                 continue
             if root.pos_ == "PROPN" and not self._sentence_initial_word(root):
                 continue
-            start = _term_start(self.doc, chunk.start, root.i, self.taken)
-            span = self.doc[start : root.i + 1]
+            start = _term_start(self.tokens, chunk.start, root.i, self.taken)
+            span = self.tokens[start : root.i + 1]
             if not self._is_term(span):
                 continue
             mention = Mention(start, root.i + 1, _term_name(span), "term")
@@ -367,12 +351,42 @@ class _Finder:
         return self.noun_counts[head] >= 2 or _is_defined(root) or root.i in self.first_subjects
 
 
+@lru_cache(maxsize=1 << 16)
+def _is_word(low: str) -> bool:
+    """:meth:`_Finder.is_word` of a lower-case word (remembered: words recur across texts)."""
+    known = english_words()
+    if not known:
+        return True
+    forms = {low}
+    for suffix, repl in (
+        ("ies", "y"),
+        ("es", ""),
+        ("s", ""),
+        ("ing", ""),
+        ("ing", "e"),
+        ("ed", ""),
+        ("ed", "e"),
+    ):
+        if low.endswith(suffix) and len(low) > len(suffix) + 2:
+            forms.add(low[: -len(suffix)] + repl)
+    for prefix in WORD_PREFIXES:
+        forms.update(
+            f[len(prefix) :] for f in list(forms) if f.startswith(prefix) and len(f) > len(prefix) + 3
+        )
+    if forms & known:
+        return True
+    return any(
+        low[:i] in known and (low[i:] in known or low[i:].rstrip("s") in known)
+        for i in range(3, len(low) - 2)
+    )
+
+
 def _is_compound_head(token: Any) -> bool:
     """True for the head noun of a compound ("source chunk ids"): part of a term, not a name."""
     return token.i > 0 and token.doc[token.i - 1].dep_ == "compound" and token.doc[token.i - 1].head == token
 
 
-def _word_groups(doc: Any) -> list[tuple[int, int]]:
+def _word_groups(doc: list[Any]) -> list[tuple[int, int]]:
     """Token ranges of the whitespace-separated words, without edge punctuation or a possessive."""
     groups: list[tuple[int, int]] = []
     start = 0
@@ -385,7 +399,7 @@ def _word_groups(doc: Any) -> list[tuple[int, int]]:
                 doc[e - 1].text in _WORD_EDGE or doc[e - 1].tag_ == "POS" or doc[e - 1].is_space
             ):
                 e -= 1
-            while e > s and doc[e - 1].text in (".", "-") and not _is_initials(doc[s:e].text):
+            while e > s and doc[e - 1].text in (".", "-") and not _is_initials(_text(doc, s, e)):
                 e -= 1
             if s < e:
                 groups.append((s, e))
@@ -397,7 +411,7 @@ def _is_initials(text: str) -> bool:
     return bool(re.fullmatch(r"(?:[A-Z]\.)+[A-Z]?\.?", text))
 
 
-def _trim_name(doc: Any, start: int, end: int) -> tuple[int, int]:
+def _trim_name(doc: list[Any], start: int, end: int) -> tuple[int, int]:
     while start < end and (
         doc[start].pos_ in ("DET", "PUNCT", "SPACE") or doc[start].lower_ in ("the", "a", "an")
     ):
@@ -405,7 +419,7 @@ def _trim_name(doc: Any, start: int, end: int) -> tuple[int, int]:
     while end > start and (doc[end - 1].pos_ in ("PUNCT", "SPACE", "PART") or doc[end - 1].tag_ == "POS"):
         if doc[end - 1].text == ")" and any(t.text == "(" for t in doc[start:end]):
             break
-        if doc[end - 1].text == "." and _is_initials(doc[start:end].text.split()[-1]):
+        if doc[end - 1].text == "." and _is_initials(_text(doc, start, end).split()[-1]):
             break
         end -= 1
     return start, end
@@ -413,6 +427,12 @@ def _trim_name(doc: Any, start: int, end: int) -> tuple[int, int]:
 
 def _span_text(span: Any) -> str:
     return collapse("".join(t.text + t.whitespace_ for t in span))
+
+
+def _text(tokens: list[Any], start: int, end: int) -> str:
+    """The text of ``tokens[start:end]``, as spaCy's ``Span.text`` gives it."""
+    text = "".join(t.text_with_ws for t in tokens[start:end])
+    return text[:-1] if start < end and tokens[end - 1].whitespace_ else text
 
 
 def _name_evidence(span: Any, evidence: defaultdict[str, float]) -> None:
@@ -490,7 +510,7 @@ def _first_subjects(doc: Any) -> set[int]:
     return set()
 
 
-def _term_start(doc: Any, floor: int, root: int, taken: list[bool]) -> int:
+def _term_start(doc: list[Any], floor: int, root: int, taken: list[bool]) -> int:
     """Where a term headed by ``root`` starts: back over nouns, hyphenated parts and specific adjectives."""
     start, words = root, 1
     while start > floor:

@@ -224,6 +224,13 @@ SHARED_CHUNKS = {
 }
 
 
+FAR_CHUNKS = {
+    "chunk-local": "alpha beta gamma delta",
+    "chunk-near": "alpha beta gamma zeta",
+    "chunk-far": "river stone",
+}
+
+
 async def seed_shared_chunk(rag: LightRAG) -> None:
     """Local finds Ares (chunk-local, chunk-shared), global the relation Boreas–Chione
     (chunk-global, chunk-shared); by similarity to the question chunk-shared is second
@@ -263,6 +270,39 @@ async def test_hybrid_ranks_first_a_chunk_that_both_local_and_global_pick(lexica
             assert found[:3] == ["chunk-local", "chunk-global", "chunk-shared"]
         else:
             assert found == ["chunk-local", "chunk-shared"]
+
+
+async def seed_far_relation_chunk(rag: LightRAG) -> None:
+    """Ares is in chunk-local, chunk-near and chunk-far (in that order of similarity to
+    the question); his edge to Boreas was read from chunk-far."""
+    entities = [
+        EntityRow("Ares", "person", "A god of war", source_ids=["chunk-local", "chunk-near", "chunk-far"]),
+        EntityRow("Boreas", "person", "The north wind", source_ids=["chunk-far"]),
+    ]
+    relation = RelationRow("Ares", "Boreas", "rivals", "Ares and Boreas are rivals", source_ids=["chunk-far"])
+    async with rag.unit_of_work() as uow:
+        await uow.graph.upsert_entities_if_unchanged(entities)
+        await uow.graph.upsert_relations_if_unchanged([relation])
+        names = [e.name for e in entities]
+        await uow.vectors.upsert_entities(names, names, hashed_vectors(["ares war", "north wind"], DIM))
+        await uow.vectors.upsert_relations([relation.pair], ["rivals"], hashed_vectors(["rivals"], DIM))
+
+
+async def test_local_relation_chunk_no_longer_takes_second_place_ahead_of_nearer_ones(
+    lexical_rag: LightRAG,
+) -> None:
+    """Local's relations are edges of its found entities, so the chunks picked behind them
+    are those the entity side left out (here by its quota of two picks for one entity).
+    With fusion, local orders both sides' picks by similarity to the question, so the far
+    chunk behind Ares's edge comes after chunk-near; upstream's round-robin (without
+    fusion) gave it second place."""
+    await store_chunks(lexical_rag, FAR_CHUNKS)
+    await seed_far_relation_chunk(lexical_rag)
+    for lexical, expected in ((True, ["local", "near", "far"]), (False, ["local", "far", "near"])):
+        param = QueryParam(mode="local", chunk_top_k=5, lexical=lexical, ll_keywords=["ares war"], top_k=1)
+        data = await lexical_rag.aquery_data(SHARED_QUESTION, param)
+        found = [c["file_path"].removesuffix(".txt") for c in data["data"]["chunks"]]
+        assert found == [f"chunk-{name}" for name in expected], lexical
 
 
 async def seed_entities(rag: LightRAG) -> None:

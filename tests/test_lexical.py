@@ -256,7 +256,7 @@ async def test_hybrid_ranks_first_a_chunk_that_both_local_and_global_pick(lexica
     kept relations by reciprocal rank: chunk-shared, picked on both sides, comes first.
     Upstream's round-robin (without fusion) has the relation side skip the chunks the
     entity side picked, so chunk-global takes second place and chunk-shared waits for
-    the entity side's turn. Local mode, with one side, keeps its order."""
+    the entity side's turn. Local mode finds no relation here: its entity picks alone."""
     await store_chunks(lexical_rag, SHARED_CHUNKS)
     await seed_shared_chunk(lexical_rag)
     keywords = {"ll_keywords": ["ares war"], "hl_keywords": ["boreas family"], "top_k": 1}
@@ -288,19 +288,25 @@ async def seed_far_relation_chunk(rag: LightRAG) -> None:
         await uow.vectors.upsert_relations([relation.pair], ["rivals"], hashed_vectors(["rivals"], DIM))
 
 
-async def test_local_relation_chunk_no_longer_takes_second_place_ahead_of_nearer_ones(
-    lexical_rag: LightRAG,
+@pytest.mark.parametrize(
+    ("mode", "keywords"),
+    [("local", {"ll_keywords": ["ares war"]}), ("global", {"hl_keywords": ["rivals"], "max_entity_tokens": 20})],
+)
+async def test_a_far_relation_chunk_no_longer_takes_second_place_in_one_sided_modes(
+    lexical_rag: LightRAG, mode: str, keywords: dict[str, object]
 ) -> None:
-    """Local's relations are edges of its found entities, so the chunks picked behind them
-    are those the entity side left out (here by its quota of two picks for one entity).
-    With fusion, local orders both sides' picks by similarity to the question, so the far
-    chunk behind Ares's edge comes after chunk-near; upstream's round-robin (without
-    fusion) gave it second place."""
+    """Local's relations are the edges of its found entities, global's entities the
+    endpoints of its found relations: one search, so the chunks picked behind the
+    relations are those the entity side left out (local: its quota of two picks for one
+    entity; global: Boreas cut by the entity budget). With fusion, both sides' picks are
+    ordered by similarity to the question, so the far chunk behind the edge comes after
+    chunk-near; upstream's round-robin (without fusion) gave it second place."""
     await store_chunks(lexical_rag, FAR_CHUNKS)
     await seed_far_relation_chunk(lexical_rag)
     for lexical, expected in ((True, ["local", "near", "far"]), (False, ["local", "far", "near"])):
-        param = QueryParam(mode="local", chunk_top_k=5, lexical=lexical, ll_keywords=["ares war"], top_k=1)
+        param = QueryParam(mode=mode, chunk_top_k=5, lexical=lexical, top_k=1, **keywords)  # type: ignore[arg-type]
         data = await lexical_rag.aquery_data(SHARED_QUESTION, param)
+        assert [e["entity_name"] for e in data["data"]["entities"]] == ["Ares"]
         found = [c["file_path"].removesuffix(".txt") for c in data["data"]["chunks"]]
         assert found == [f"chunk-{name}" for name in expected], lexical
 

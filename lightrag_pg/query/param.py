@@ -101,8 +101,8 @@ class _Fields:
     and mix, entities in the graph modes, and the entities the question names. Mix then
     fuses all its chunk lists (vector, lexical, picks behind the kept entities and
     relations) by reciprocal rank instead of merging them round-robin, hybrid its
-    two (the picks behind the kept entities and relations), and local orders its two
-    by their similarity to the question."""
+    two (the picks behind the kept entities and relations), and local and global
+    order their two by similarity to the question."""
     pagerank: bool = False
     """Rank the graph's chunks by a personalized PageRank over the entity–chunk graph,
     seeded from the question's entities and its best chunks, in place of the chunks

@@ -114,15 +114,15 @@
 -- {pick_rrf_k} for {rrf_k}, and the relation side keeps the chunks the entity side
 -- picked: a chunk picked behind both the kept entities and the kept relations rises
 -- instead of waiting for the relation side's turn after each side's first pick.
--- When $11 is given, the vector side is off and only the local side is on ($1, not $2:
--- local), its entity and relation picks are merged by their similarity to $7 (ties by
--- place, entity side first): a local relation is an edge of a found entity, so its
--- chunks are that entity's, and the relation side holds only the chunks of found
--- entities the entity budget cut (or the entity pick's quota left out); ranked by the
--- same similarity as the entity picks, they no longer take every second place ahead of
--- closer ones. Otherwise (global, hybrid with one side, or $11 NULL) the vector hits
--- fused with the lexical ones (none without $11) are merged round-robin as above. Both
--- functions come with the workspace's backend.
+-- When $11 is given, the vector side is off and one graph side is on ($1 or $2: local,
+-- global, hybrid with one side), its entity and relation picks are merged by their
+-- similarity to $7 (ties by place, entity side first). Both lists come from one search
+-- and are ranked by that similarity: local's relations are the edges of its found
+-- entities and global's entities the endpoints of its found relations, so a relation's
+-- chunks are its endpoints' and the relation side holds only the chunks the entity side
+-- left out (entities the budget cut, the pick's quota); round-robin gave those every
+-- second place ahead of closer ones. Otherwise ($11 NULL) the vector hits are merged
+-- round-robin as above. Both functions come with the workspace's backend.
 -- Walk ($14, the damping, non-NULL: QueryParam.pagerank): a personalized PageRank over
 -- the entity-chunk graph takes the place of the entity and relation picks. Seeds: the
 -- first {walk_seeds} local entities, each 1 / (rank * its chunk count) (a rare name
@@ -532,7 +532,7 @@ fusing AS (
            CASE WHEN picks THEN {pick_rrf_k} ELSE {rrf_k} END AS rrf_k
     FROM (SELECT $11::text IS NOT NULL AND $8 > 0 AS chunks,
                  $11::text IS NOT NULL AND $8 = 0 AND $1::vector IS NOT NULL AND $2::vector IS NOT NULL AS picks,
-                 $11::text IS NOT NULL AND $8 = 0 AND $1::vector IS NOT NULL AND $2::vector IS NULL AS by_similarity,
+                 $11::text IS NOT NULL AND $8 = 0 AND ($1::vector IS NULL) <> ($2::vector IS NULL) AS by_similarity,
                  $14::float8 IS NOT NULL OR $16::int IS NOT NULL AS walks) lists
 ),
 entity_listed AS (

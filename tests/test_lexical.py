@@ -290,7 +290,10 @@ async def seed_far_relation_chunk(rag: LightRAG) -> None:
 
 @pytest.mark.parametrize(
     ("mode", "keywords"),
-    [("local", {"ll_keywords": ["ares war"]}), ("global", {"hl_keywords": ["rivals"], "max_entity_tokens": 20})],
+    [
+        ("local", {"ll_keywords": ["ares war"]}),
+        ("global", {"hl_keywords": ["rivals"], "max_entity_tokens": 20}),
+    ],
 )
 async def test_a_far_relation_chunk_no_longer_takes_second_place_in_one_sided_modes(
     lexical_rag: LightRAG, mode: str, keywords: dict[str, object]

@@ -224,6 +224,13 @@ SHARED_CHUNKS = {
 }
 
 
+FAR_CHUNKS = {
+    "chunk-local": "alpha beta gamma delta",
+    "chunk-near": "alpha beta gamma zeta",
+    "chunk-far": "river stone",
+}
+
+
 async def seed_shared_chunk(rag: LightRAG) -> None:
     """Local finds Ares (chunk-local, chunk-shared), global the relation Boreas–Chione
     (chunk-global, chunk-shared); by similarity to the question chunk-shared is second
@@ -249,7 +256,7 @@ async def test_hybrid_ranks_first_a_chunk_that_both_local_and_global_pick(lexica
     kept relations by reciprocal rank: chunk-shared, picked on both sides, comes first.
     Upstream's round-robin (without fusion) has the relation side skip the chunks the
     entity side picked, so chunk-global takes second place and chunk-shared waits for
-    the entity side's turn. Local mode, with one side, keeps its order."""
+    the entity side's turn. Local mode finds no relation here: its entity picks alone."""
     await store_chunks(lexical_rag, SHARED_CHUNKS)
     await seed_shared_chunk(lexical_rag)
     keywords = {"ll_keywords": ["ares war"], "hl_keywords": ["boreas family"], "top_k": 1}
@@ -263,6 +270,48 @@ async def test_hybrid_ranks_first_a_chunk_that_both_local_and_global_pick(lexica
             assert found[:3] == ["chunk-local", "chunk-global", "chunk-shared"]
         else:
             assert found == ["chunk-local", "chunk-shared"]
+
+
+async def seed_far_relation_chunk(rag: LightRAG) -> None:
+    """Ares is in chunk-local, chunk-near and chunk-far (in that order of similarity to
+    the question); his edge to Boreas was read from chunk-far."""
+    entities = [
+        EntityRow("Ares", "person", "A god of war", source_ids=["chunk-local", "chunk-near", "chunk-far"]),
+        EntityRow("Boreas", "person", "The north wind", source_ids=["chunk-far"]),
+    ]
+    relation = RelationRow("Ares", "Boreas", "rivals", "Ares and Boreas are rivals", source_ids=["chunk-far"])
+    async with rag.unit_of_work() as uow:
+        await uow.graph.upsert_entities_if_unchanged(entities)
+        await uow.graph.upsert_relations_if_unchanged([relation])
+        names = [e.name for e in entities]
+        await uow.vectors.upsert_entities(names, names, hashed_vectors(["ares war", "north wind"], DIM))
+        await uow.vectors.upsert_relations([relation.pair], ["rivals"], hashed_vectors(["rivals"], DIM))
+
+
+@pytest.mark.parametrize(
+    ("mode", "keywords"),
+    [
+        ("local", {"ll_keywords": ["ares war"]}),
+        ("global", {"hl_keywords": ["rivals"], "max_entity_tokens": 20}),
+    ],
+)
+async def test_a_far_relation_chunk_no_longer_takes_second_place_in_one_sided_modes(
+    lexical_rag: LightRAG, mode: str, keywords: dict[str, object]
+) -> None:
+    """Local's relations are the edges of its found entities, global's entities the
+    endpoints of its found relations: one search, so the chunks picked behind the
+    relations are those the entity side left out (local: its quota of two picks for one
+    entity; global: Boreas cut by the entity budget). With fusion, both sides' picks are
+    ordered by similarity to the question, so the far chunk behind the edge comes after
+    chunk-near; upstream's round-robin (without fusion) gave it second place."""
+    await store_chunks(lexical_rag, FAR_CHUNKS)
+    await seed_far_relation_chunk(lexical_rag)
+    for lexical, expected in ((True, ["local", "near", "far"]), (False, ["local", "far", "near"])):
+        param = QueryParam(mode=mode, chunk_top_k=5, lexical=lexical, top_k=1, **keywords)  # type: ignore[arg-type]
+        data = await lexical_rag.aquery_data(SHARED_QUESTION, param)
+        assert [e["entity_name"] for e in data["data"]["entities"]] == ["Ares"]
+        found = [c["file_path"].removesuffix(".txt") for c in data["data"]["chunks"]]
+        assert found == [f"chunk-{name}" for name in expected], lexical
 
 
 async def seed_entities(rag: LightRAG) -> None:

@@ -100,8 +100,9 @@ class _Fields:
     """Fuse lexical search (BM25 or full text) with the vector searches: chunks in naive
     and mix, entities in the graph modes, and the entities the question names. Mix then
     fuses all its chunk lists (vector, lexical, picks behind the kept entities and
-    relations) by reciprocal rank instead of merging them round-robin, and hybrid its
-    two (the picks behind the kept entities and relations)."""
+    relations) by reciprocal rank instead of merging them round-robin, hybrid its
+    two (the picks behind the kept entities and relations), and local and global
+    order their two by similarity to the question."""
     pagerank: bool = False
     """Rank the graph's chunks by a personalized PageRank over the entity–chunk graph,
     seeded from the question's entities and its best chunks, in place of the chunks

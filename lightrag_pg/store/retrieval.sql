@@ -114,9 +114,15 @@
 -- {pick_rrf_k} for {rrf_k}, and the relation side keeps the chunks the entity side
 -- picked: a chunk picked behind both the kept entities and the kept relations rises
 -- instead of waiting for the relation side's turn after each side's first pick.
--- Otherwise (local, global, hybrid with one side, or $11 NULL) the vector hits fused
--- with the lexical ones (none without $11) are merged round-robin as above. Both functions come with the
--- workspace's backend.
+-- When $11 is given, the vector side is off and one graph side is on ($1 or $2: local,
+-- global, hybrid with one side), its entity and relation picks are merged by their
+-- similarity to $7 (ties by place, entity side first). Both lists come from one search
+-- and are ranked by that similarity: local's relations are the edges of its found
+-- entities and global's entities the endpoints of its found relations, so a relation's
+-- chunks are its endpoints' and the relation side holds only the chunks the entity side
+-- left out (entities the budget cut, the pick's quota); round-robin gave those every
+-- second place ahead of closer ones. Otherwise ($11 NULL) the vector hits are merged
+-- round-robin as above. Both functions come with the workspace's backend.
 -- Walk ($14, the damping, non-NULL: QueryParam.pagerank): a personalized PageRank over
 -- the entity-chunk graph takes the place of the entity and relation picks. Seeds: the
 -- first {walk_seeds} local entities, each 1 / (rank * its chunk count) (a rare name
@@ -522,9 +528,11 @@ bridged AS (
     GROUP BY id
 ),
 fusing AS (
-    SELECT chunks OR picks AS chunks, picks, walks, CASE WHEN picks THEN {pick_rrf_k} ELSE {rrf_k} END AS rrf_k
+    SELECT chunks OR picks AS chunks, picks, by_similarity, walks,
+           CASE WHEN picks THEN {pick_rrf_k} ELSE {rrf_k} END AS rrf_k
     FROM (SELECT $11::text IS NOT NULL AND $8 > 0 AS chunks,
                  $11::text IS NOT NULL AND $8 = 0 AND $1::vector IS NOT NULL AND $2::vector IS NOT NULL AS picks,
+                 $11::text IS NOT NULL AND $8 = 0 AND ($1::vector IS NULL) <> ($2::vector IS NULL) AS by_similarity,
                  $14::float8 IS NOT NULL OR $16::int IS NOT NULL AS walks) lists
 ),
 entity_listed AS (
@@ -541,8 +549,8 @@ entity_candidates AS (
     JOIN chunk_vectors v ON v.chunk_id = l.id
 ),
 entity_picks AS (
-    SELECT id, idx FROM (
-        SELECT id, row_number() OVER (ORDER BY similarity DESC, item, listed DESC, pos) AS idx
+    SELECT id, idx, similarity FROM (
+        SELECT id, similarity, row_number() OVER (ORDER BY similarity DESC, item, listed DESC, pos) AS idx
         FROM entity_candidates
     ) ranked
     WHERE idx <= ($9 * (SELECT count(DISTINCT item) FROM entity_listed)) / 2
@@ -560,20 +568,20 @@ relation_candidates AS (
     JOIN chunk_vectors v ON v.chunk_id = l.id
 ),
 relation_picks AS (
-    SELECT id, idx FROM (
-        SELECT id, row_number() OVER (ORDER BY similarity DESC, item, listed DESC, pos) AS idx
+    SELECT id, idx, similarity FROM (
+        SELECT id, similarity, row_number() OVER (ORDER BY similarity DESC, item, listed DESC, pos) AS idx
         FROM relation_candidates
     ) ranked
     WHERE idx <= ($9 * (SELECT count(DISTINCT item) FROM relation_first)) / 2
 ),
 merged AS (
-    SELECT DISTINCT ON (id) id, idx, side
+    SELECT DISTINCT ON (id) id, idx, side, similarity
     FROM (
-        SELECT id, idx, 0 AS side FROM query_chunks
+        SELECT id, idx, 0 AS side, NULL::float8 AS similarity FROM query_chunks
         UNION ALL
-        SELECT id, idx, 1 FROM entity_picks
+        SELECT id, idx, 1, similarity FROM entity_picks
         UNION ALL
-        SELECT id, idx, 2 FROM relation_picks
+        SELECT id, idx, 2, similarity FROM relation_picks
     ) lists
     WHERE NOT (SELECT chunks FROM fusing) AND NOT (SELECT walks FROM fusing)
     ORDER BY id, idx, side
@@ -595,7 +603,10 @@ fused AS (
     GROUP BY ranks.id
 ),
 ordered AS (
-    SELECT id, row_number() OVER (ORDER BY idx, side) AS rank FROM merged
+    SELECT id, row_number() OVER (
+               ORDER BY CASE WHEN (SELECT by_similarity FROM fusing) THEN similarity END DESC NULLS LAST, idx, side
+           ) AS rank
+    FROM merged
     UNION ALL
     SELECT id, row_number() OVER (ORDER BY score DESC, best, id) FROM fused
     UNION ALL

@@ -16,7 +16,7 @@ import asyncpg
 import pytest
 import pytest_asyncio
 
-from lightrag_pg import LightRAG
+from lightrag_pg import LightRAG, QueryParam
 from lightrag_pg.db.workspace import drop_workspace, workspace_exists
 from lightrag_pg.llm.openai_client import OpenAIChat
 from lightrag_pg.testing import hashed_embedding_func as embedding_func
@@ -66,6 +66,13 @@ async def drop_if_exists(dsn: str, *names: str) -> None:
                 await drop_workspace(connection, name)
     finally:
         await connection.close()
+
+
+async def passages(rag: LightRAG, question: str, param: QueryParam) -> list[str]:
+    """The passages (file paths) of the chunks ``rag`` returns for ``question``, first
+    occurrence first."""
+    data = await rag.aquery_data(question, param)
+    return list(dict.fromkeys(c["file_path"] for c in data["data"]["chunks"]))
 
 
 @pytest_asyncio.fixture

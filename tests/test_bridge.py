@@ -11,6 +11,8 @@ from lightrag_pg.query import retrieve
 from lightrag_pg.store.retrieval import Bridge
 from lightrag_pg.testing import StatementCounter
 
+from .conftest import passages
+
 BRIDGE = "carol.md"
 NAMED = "acme.md"
 CORPUS = {
@@ -28,21 +30,15 @@ async def bridge_rag(llm_rag: LightRAG) -> LightRAG:
     return llm_rag
 
 
-def passages(data: dict) -> list[str]:
-    return list(dict.fromkeys(c["file_path"] for c in data["data"]["chunks"]))
-
-
 async def test_bridge_follows_the_best_passage_to_the_one_the_text_searches_miss(
     bridge_rag: LightRAG,
 ) -> None:
     """The question names the film, not its director: the film's passage names Carol, and
     her passage comes right after it. Acme, which the question also names, is not followed:
     its passage, more like the question than Carol's, would otherwise come first."""
-    naive = passages(await bridge_rag.aquery_data(QUESTION, QueryParam(mode="naive", chunk_top_k=2)))
-    mix = passages(await bridge_rag.aquery_data(QUESTION, QueryParam(mode="mix", chunk_top_k=2)))
-    bridged = passages(
-        await bridge_rag.aquery_data(QUESTION, QueryParam(mode="mix", chunk_top_k=4, bridge=True))
-    )
+    naive = await passages(bridge_rag, QUESTION, QueryParam(mode="naive", chunk_top_k=2))
+    mix = await passages(bridge_rag, QUESTION, QueryParam(mode="mix", chunk_top_k=2))
+    bridged = await passages(bridge_rag, QUESTION, QueryParam(mode="mix", chunk_top_k=4, bridge=True))
     assert naive[0] == "film.md" and BRIDGE not in naive and BRIDGE not in mix, (naive, mix)
     assert bridged[:2] == ["film.md", BRIDGE], bridged
 
@@ -51,11 +47,11 @@ async def test_bridge_chunks_come_after_the_kept_ones_up_to_their_slots(
     bridge_rag: LightRAG, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     param = QueryParam(mode="mix", chunk_top_k=4, bridge=True)
-    naive = passages(await bridge_rag.aquery_data(QUESTION, QueryParam(mode="naive", chunk_top_k=4)))
+    naive = await passages(bridge_rag, QUESTION, QueryParam(mode="naive", chunk_top_k=4))
     monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=2))
-    assert passages(await bridge_rag.aquery_data(QUESTION, param))[:3] == ["film.md", NAMED, BRIDGE]
+    assert (await passages(bridge_rag, QUESTION, param))[:3] == ["film.md", NAMED, BRIDGE]
     monkeypatch.setattr(retrieve, "BRIDGE", Bridge(slots=0))
-    assert passages(await bridge_rag.aquery_data(QUESTION, param)) == naive
+    assert await passages(bridge_rag, QUESTION, param) == naive
 
 
 async def test_a_passage_under_the_bridge_entitys_heading_comes_first(
@@ -67,9 +63,9 @@ async def test_a_passage_under_the_bridge_entitys_heading_comes_first(
     await llm_rag.ainsert(list(corpus.values()), file_paths=list(corpus))
     param = QueryParam(mode="mix", chunk_top_k=2, bridge=True)
     monkeypatch.setattr(retrieve, "BRIDGE", Bridge(heading=0.0))
-    assert passages(await llm_rag.aquery_data(QUESTION, param)) == ["film.md", "mention.md"]
+    assert await passages(llm_rag, QUESTION, param) == ["film.md", "mention.md"]
     monkeypatch.setattr(retrieve, "BRIDGE", Bridge(heading=1.0))
-    assert passages(await llm_rag.aquery_data(QUESTION, param)) == ["film.md", BRIDGE]
+    assert await passages(llm_rag, QUESTION, param) == ["film.md", BRIDGE]
 
 
 async def test_a_passage_only_beginning_with_the_name_is_no_heading(
@@ -81,7 +77,7 @@ async def test_a_passage_only_beginning_with_the_name_is_no_heading(
     await llm_rag.ainsert(list(corpus.values()), file_paths=list(corpus))
     param = QueryParam(mode="mix", chunk_top_k=2, bridge=True)
     monkeypatch.setattr(retrieve, "BRIDGE", Bridge(heading=1.0))
-    assert passages(await llm_rag.aquery_data(QUESTION, param)) == ["film.md", "mention.md"]
+    assert await passages(llm_rag, QUESTION, param) == ["film.md", "mention.md"]
 
 
 async def test_bridge_starts_from_the_articles_of_what_the_question_names(llm_rag: LightRAG) -> None:
@@ -96,10 +92,8 @@ async def test_bridge_starts_from_the_articles_of_what_the_question_names(llm_ra
     }
     await llm_rag.ainsert(list(corpus.values()), file_paths=list(corpus))
     question = "Where did the founder of the Globex studio of the film Zephyr grow up?"
-    naive = passages(await llm_rag.aquery_data(question, QueryParam(mode="naive", chunk_top_k=9)))
-    bridged = passages(
-        await llm_rag.aquery_data(question, QueryParam(mode="mix", chunk_top_k=4, bridge=True))
-    )
+    naive = await passages(llm_rag, question, QueryParam(mode="naive", chunk_top_k=9))
+    bridged = await passages(llm_rag, question, QueryParam(mode="mix", chunk_top_k=4, bridge=True))
     assert naive[0] == "film.md" and "alice.md" not in naive[:4], naive
     assert bridged[:2] == ["film.md", "globex.md"] and "alice.md" in bridged, (naive, bridged)
 
@@ -116,10 +110,8 @@ async def test_a_named_entity_gives_one_article_the_nearest(llm_rag: LightRAG) -
     }
     await llm_rag.ainsert(list(corpus.values()), file_paths=list(corpus))
     question = "Where did the founder of the Globex studio of the film Zephyr grow up?"
-    naive = passages(await llm_rag.aquery_data(question, QueryParam(mode="naive", chunk_top_k=10)))
-    bridged = passages(
-        await llm_rag.aquery_data(question, QueryParam(mode="mix", chunk_top_k=4, bridge=True))
-    )
+    naive = await passages(llm_rag, question, QueryParam(mode="naive", chunk_top_k=10))
+    bridged = await passages(llm_rag, question, QueryParam(mode="mix", chunk_top_k=4, bridge=True))
     assert naive.index("globex.md") < naive.index("bank.md") and "alice.md" not in naive[:4], naive
     assert bridged[:3] == ["film.md", "globex.md", "alice.md"] and "bank.md" not in bridged, (naive, bridged)
 
@@ -127,9 +119,9 @@ async def test_a_named_entity_gives_one_article_the_nearest(llm_rag: LightRAG) -
 async def test_a_hub_entity_is_not_followed(bridge_rag: LightRAG, monkeypatch: pytest.MonkeyPatch) -> None:
     """Carol is in two chunks: with a fan-out cap of one she is a hub."""
     param = QueryParam(mode="mix", chunk_top_k=2, bridge=True)
-    assert BRIDGE in passages(await bridge_rag.aquery_data(QUESTION, param))
+    assert BRIDGE in await passages(bridge_rag, QUESTION, param)
     monkeypatch.setattr(retrieve, "BRIDGE", Bridge(fanout=1))
-    assert BRIDGE not in passages(await bridge_rag.aquery_data(QUESTION, param))
+    assert BRIDGE not in await passages(bridge_rag, QUESTION, param)
 
 
 async def test_bridge_is_deterministic(bridge_rag: LightRAG) -> None:
@@ -152,18 +144,14 @@ async def test_bridge_stays_within_the_statement_budget(bridge_rag: LightRAG) ->
 
 @pytest.mark.parametrize("mode", ["local", "hybrid"])
 async def test_bridge_leaves_the_modes_without_text_matches_alone(bridge_rag: LightRAG, mode: str) -> None:
-    plain = await bridge_rag.aquery_data(QUESTION, QueryParam(mode=mode))  # type: ignore[arg-type]
-    bridged = await bridge_rag.aquery_data(QUESTION, QueryParam(mode=mode, bridge=True))  # type: ignore[arg-type]
-    assert passages(bridged) == passages(plain)
+    plain = await passages(bridge_rag, QUESTION, QueryParam(mode=mode))  # type: ignore[arg-type]
+    bridged = await passages(bridge_rag, QUESTION, QueryParam(mode=mode, bridge=True))  # type: ignore[arg-type]
+    assert bridged == plain
 
 
 async def test_bridge_after_the_walk_keeps_the_walk_first(bridge_rag: LightRAG) -> None:
-    walked = passages(
-        await bridge_rag.aquery_data(QUESTION, QueryParam(mode="mix", chunk_top_k=4, pagerank=True))
-    )
-    both = passages(
-        await bridge_rag.aquery_data(
-            QUESTION, QueryParam(mode="mix", chunk_top_k=4, pagerank=True, bridge=True)
-        )
+    walked = await passages(bridge_rag, QUESTION, QueryParam(mode="mix", chunk_top_k=4, pagerank=True))
+    both = await passages(
+        bridge_rag, QUESTION, QueryParam(mode="mix", chunk_top_k=4, pagerank=True, bridge=True)
     )
     assert both[0] == walked[0] and BRIDGE in both, (both, walked)

@@ -10,6 +10,8 @@ from lightrag_pg.query import retrieve
 from lightrag_pg.store.retrieval import Walk
 from lightrag_pg.testing import StatementCounter
 
+from .conftest import passages
+
 BRIDGE = "carol.md"
 CORPUS = {
     "film.md": "The Zephyr film was made by Acme in a studio. Its director was Carol.",
@@ -28,18 +30,12 @@ async def bridge_rag(llm_rag: LightRAG) -> LightRAG:
     return llm_rag
 
 
-def passages(data: dict) -> list[str]:
-    return list(dict.fromkeys(c["file_path"] for c in data["data"]["chunks"]))
-
-
 async def test_pagerank_finds_the_bridge_passage_the_text_searches_miss(bridge_rag: LightRAG) -> None:
     """The question names the film, not its director: only the graph leads from the film's
     passage, through Carol, to hers."""
-    naive = passages(await bridge_rag.aquery_data(QUESTION, QueryParam(mode="naive", chunk_top_k=4)))
-    mix = passages(await bridge_rag.aquery_data(QUESTION, QueryParam(mode="mix", chunk_top_k=4)))
-    walked = passages(
-        await bridge_rag.aquery_data(QUESTION, QueryParam(mode="mix", chunk_top_k=4, pagerank=True))
-    )
+    naive = await passages(bridge_rag, QUESTION, QueryParam(mode="naive", chunk_top_k=4))
+    mix = await passages(bridge_rag, QUESTION, QueryParam(mode="mix", chunk_top_k=4))
+    walked = await passages(bridge_rag, QUESTION, QueryParam(mode="mix", chunk_top_k=4, pagerank=True))
     assert "film.md" in naive and BRIDGE not in naive and BRIDGE not in mix, (naive, mix)
     assert walked[0] == "film.md" and BRIDGE in walked, (walked, naive, mix)
 
@@ -49,7 +45,7 @@ async def test_a_walk_led_by_the_entities_ranks_the_bridge_first(
 ) -> None:
     monkeypatch.setattr(retrieve, "WALK", Walk(chunk_weight=0.05))
     param = QueryParam(mode="mix", chunk_top_k=2, pagerank=True)
-    assert passages(await bridge_rag.aquery_data(QUESTION, param)) == ["film.md", BRIDGE]
+    assert await passages(bridge_rag, QUESTION, param) == ["film.md", BRIDGE]
 
 
 async def test_pagerank_is_deterministic(bridge_rag: LightRAG) -> None:
@@ -77,8 +73,8 @@ async def test_a_hub_entity_is_left_out_of_the_walk(
     """Carol is in two chunks: with a fan-out cap of one she is a hub, and the walk cannot
     cross from the film to her passage; a cap of one entity keeps only the first seed."""
     param = QueryParam(mode="mix", chunk_top_k=4, pagerank=True)
-    assert BRIDGE in passages(await bridge_rag.aquery_data(QUESTION, param))
+    assert BRIDGE in await passages(bridge_rag, QUESTION, param)
     monkeypatch.setattr(retrieve, "WALK", Walk(fanout=1))
-    assert BRIDGE not in passages(await bridge_rag.aquery_data(QUESTION, param))
+    assert BRIDGE not in await passages(bridge_rag, QUESTION, param)
     monkeypatch.setattr(retrieve, "WALK", Walk(entities=1))
-    assert BRIDGE not in passages(await bridge_rag.aquery_data(QUESTION, param))
+    assert BRIDGE not in await passages(bridge_rag, QUESTION, param)

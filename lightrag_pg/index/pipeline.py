@@ -332,7 +332,8 @@ class Pipeline:
         last = (len(chunks) - 1) // SEGMENT_CHUNKS * SEGMENT_CHUNKS
         async with unit_of_work(self.pool) as uow:
             await _upsert_segments(uow, chunks[:last], vectors[:last])
-            await uow.docs.finish(doc_id, chunks[last:], vectors[last:], details, [c.id for c in chunks])
+            ids = chunk_ids if chunk_ids is not None else [c.id for c in chunks]
+            await uow.docs.finish(doc_id, chunks[last:], vectors[last:], details, ids)
 
     async def _index(
         self,

@@ -416,7 +416,8 @@ async def test_an_offline_workspace_is_reembedded_as_an_offline_build_with_the_n
 ) -> None:
     """Offline relation vectors are composed from their parts' vectors, not embedded
     from their text: a re-embed that embedded the stored text gave them other vectors
-    than indexing with the new model does."""
+    than indexing with the new model does. ``embedded`` counts the texts sent to the
+    model (it counted the rows staged)."""
     pytest.importorskip("spacy")
 
     def offline(ws: str, dim: int) -> LightRAG:
@@ -426,8 +427,10 @@ async def test_an_offline_workspace_is_reembedded_as_an_offline_build_with_the_n
     async with old, control:
         await old.ainsert(DOCS)
         await control.ainsert(DOCS)
-        result = await old.areembed(Counting(NEW).func(), batch_size=5)
+        new = Counting(NEW)
+        result = await old.areembed(new.func(), batch_size=5)
         assert result.vectors == await vector_count(conn, old.workspace)
+        assert result.embedded == len(new.texts) < result.vectors, "texts sent, not rows staged"
         rows = await vector_rows(conn, old.workspace)
         assert rows["relations"] and all(c.count("\n") == 1 for _, _, c, _ in rows["relations"]), (
             "short texts"

@@ -232,14 +232,14 @@ class Reembedder:
                 return
             contents = [r.content for r in rows]
             if kind == "chunks":
-                embeddings = await self.embed(contents)
+                embeddings, sent = await self.embed(contents), len(contents)
             else:
                 keys: list[Key] = [r.key if kind == "relations" else r.key[0] for r in rows]
-                embeddings, _ = await self.parts.embed_rows(keys, contents, self._staged_chunks)
+                embeddings, sent = await self.parts.embed_rows(keys, contents, self._staged_chunks)
             async with self.pool.acquire() as conn:
                 await ReembedStore(conn).stage(kind, rows, embeddings)
             after = rows[-1].key
-            counters.embedded += len(rows)
+            counters.embedded += sent
             counters.staged = min(counters.total, counters.staged + len(rows))
             counters.batches += 1
             progress(counters)

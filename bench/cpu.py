@@ -4,8 +4,9 @@ Linux only (it reads ``/proc``). The split has four parts:
 
 * spaCy: the CPU time of the threads running the extractor, counted per call
   (``time.thread_time`` around each call);
-* embedding: the same for the embedding model's calls, plus every native thread
-  Python does not know (onnxruntime's intra-op pool);
+* embedding: the same for the embedding model's calls (the bench wraps the local
+  MiniLM's batches, which run on its own threads), plus every native thread Python
+  does not know (an intra-op pool, when a model runs one);
 * PostgreSQL: the server's processes (the postmaster, its live children, and the
   children it has reaped);
 * the rest of Python: the process's CPU time less the first two.

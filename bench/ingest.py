@@ -280,10 +280,12 @@ async def server_pid(rag: LightRAG) -> int | None:
 
 
 def metered_embedding(meter: Meter) -> EmbeddingFunc:
-    """The local MiniLM whose calls are counted and timed by ``meter``."""
+    """The local MiniLM whose calls are counted and timed by ``meter`` (the calling
+    thread's tokenizing, and each batch's run on the model's threads)."""
     embedding = local_embedding_func()
     model = embedding.func
     model.embed_sync = meter.wrap("embedding", model.embed_sync, count=len)  # type: ignore[union-attr]
+    model._encode_batch = meter.wrap("embedding", model._encode_batch)  # type: ignore[union-attr]
     return embedding
 
 

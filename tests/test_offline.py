@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import pytest
 
@@ -191,8 +193,13 @@ def test_minilm_truncate_cuts_where_the_model_stops_reading(minilm: LocalMiniLM)
 
 def test_minilm_vector_of_a_text_does_not_depend_on_its_batch(minilm: LocalMiniLM) -> None:
     """Batches shared by documents must not change a text's vector: the workspace stays a
-    function of its documents whichever texts a pipeline embeds together."""
+    function of its documents whichever texts a pipeline embeds together, and whichever
+    batches run at the same time."""
     texts = ["Marie Curie", "Polonium was discovered by Marie Curie in 1898. " * 6, "radium", "a b"]
     alone = np.stack([minilm.embed_sync([t])[0] for t in texts])
     together = LocalMiniLM(batch_size=8).embed_sync(texts)
     assert np.array_equal(alone, together)
+    in_parallel = LocalMiniLM(batch_size=1)  # one batch per text, spread over the model's threads
+    with ThreadPoolExecutor(3) as callers:
+        calls = list(callers.map(in_parallel.embed_sync, [texts, texts[::-1], texts]))
+    assert all(np.array_equal(v, alone) for v in (calls[0], calls[1][::-1], calls[2]))

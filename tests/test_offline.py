@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -203,3 +206,22 @@ def test_minilm_vector_of_a_text_does_not_depend_on_its_batch(minilm: LocalMiniL
     with ThreadPoolExecutor(3) as callers:
         calls = list(callers.map(in_parallel.embed_sync, [texts, texts[::-1], texts]))
     assert all(np.array_equal(v, alone) for v in (calls[0], calls[1][::-1], calls[2]))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_minilm_embeds_in_a_process_forked_after_it_ran(minilm: LocalMiniLM) -> None:
+    """The model's threads are not copied into a forked child: a child that used the
+    parent's pool waited forever for batches no thread would run."""
+    texts = ["Marie Curie", "radium", "Polonium was discovered in 1898."]
+    expected = minilm.embed_sync(texts)
+    pid = os.fork()
+    if pid == 0:  # the child: exit 0 only with the parent's vectors
+        os._exit(0 if np.array_equal(minilm.embed_sync(texts), expected) else 1)
+    deadline = time.monotonic() + 60
+    while (done := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if done[0] == 0:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked child did not finish embedding within 60 s")
+    assert os.waitstatus_to_exitcode(done[1]) == 0

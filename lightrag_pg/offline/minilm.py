@@ -138,6 +138,16 @@ _runners_made = threading.Lock()
 _runner_pool: ThreadPoolExecutor | None = None
 
 
+def _forget_runners() -> None:
+    """In a forked child: the parent's threads are not there, start new ones on demand."""
+    global _runner_pool, _runners_made
+    _runner_pool, _runners_made = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_runners)
+
+
 def _cores() -> int:
     """The cores this process may run on."""
     try:

@@ -1,9 +1,11 @@
-"""Concurrency helpers: awaitables that never outlive their caller, and fair turns."""
+"""Concurrency helpers: awaitables that never outlive their caller, fair turns, and the
+cores to share."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -34,6 +36,14 @@ async def gather_all(*aws: Awaitable[T]) -> list[T]:
 
 LINGER = 2.0
 """Seconds an owner keeps a slot free for itself after its last job (see :class:`FairScheduler`)."""
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the platform has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
 
 
 @dataclass(eq=False)

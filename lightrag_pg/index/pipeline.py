@@ -26,7 +26,6 @@ import asyncio
 import dataclasses
 import functools
 import logging
-import os
 import time
 import weakref
 from collections.abc import Callable, Collection, Sequence
@@ -44,7 +43,7 @@ from ..llm.embedding_func import EmbeddingFunc
 from ..llm.tokenizer import Tokenizer
 from ..store.rows import ChunkRow, DocumentRow
 from ..store.uow import Stores, session, unit_of_work
-from ..tasks import FairScheduler, gather_all
+from ..tasks import FairScheduler, gather_all, usable_cores
 from ..types import Extraction
 from .chunking import chunk_text
 from .embedding_pool import EmbeddingPool
@@ -70,10 +69,10 @@ _SCHEDULERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, FairScheduler]
 
 def scheduler_width(settings: Settings, *, offline: bool) -> int:
     """Slots the chunk scheduler needs: ``max_parallel_chunks``, but no more than the
-    machine's cores for the ``offline`` extractor, whose jobs are computation in threads
+    cores the process may run on for the ``offline`` extractor, whose jobs are computation in threads
     (more of them only slow each one down, and the event loop with them)."""
     if offline:
-        return min(settings.max_parallel_chunks, os.cpu_count() or 1)
+        return min(settings.max_parallel_chunks, usable_cores())
     return settings.max_parallel_chunks
 
 

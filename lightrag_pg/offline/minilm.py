@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigurationError
+from ..tasks import usable_cores
 
 MODEL_NAME = "all-MiniLM-L6-v2-onnx-int8"
 EMBEDDING_DIM = 384
@@ -148,14 +149,6 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_runners)
 
 
-def _cores() -> int:
-    """The cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
-
-
 def _runners() -> ThreadPoolExecutor:
     """The threads that run the model, one per core, shared by every caller.
 
@@ -169,7 +162,7 @@ def _runners() -> ThreadPoolExecutor:
     global _runner_pool
     with _runners_made:
         if _runner_pool is None:
-            _runner_pool = ThreadPoolExecutor(max_workers=_cores(), thread_name_prefix="minilm")
+            _runner_pool = ThreadPoolExecutor(max_workers=usable_cores(), thread_name_prefix="minilm")
         return _runner_pool
 
 

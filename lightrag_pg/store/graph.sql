@@ -29,37 +29,50 @@ ORDER BY r.src, r.tgt;
 
 -- name: write_entities
 -- Optimistic merge write of entities, in one statement. Each row ($1-$7) carries the
--- version it was computed from; a row is written only if nobody changed it since (0
--- means "did not exist"); a row read at version > 0 that was deleted since is not
--- created again. For the rows written, and only those, it also stores the new vector
--- ($8 its text, $9 its values; NULL: the vector stays), records the fragments
--- ($10-$16) and, unless $17 is NULL, links document $17.
+-- version it was computed from. A row read at version v > 0 is updated only if the
+-- newest committed row is still at v: the stored rows are locked in name order and
+-- re-checked after any wait, so a row changed or deleted since the read is left
+-- alone (never created again from what was read before the delete). Only rows never
+-- seen (version 0) are inserted, and only if nobody created them meanwhile. For the
+-- rows written, and only those, it also stores the new vector ($8 its text, $9 its
+-- values; NULL: the vector stays), records the fragments ($10-$16) and, unless $17
+-- is NULL, links document $17.
 -- Returns the names written; the others must be merged again.
 WITH rows AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::jsonb[], $6::int[],
                          $7::int[], $8::text[], $9::vector[])
         AS u(name, entity_type, description, source_ids, file_paths, version, context_tokens,
              vector_content, embedding)
-), written AS (
-    INSERT INTO entities AS e (name, entity_type, description, source_ids, file_paths, version,
-                               context_tokens)
+), unchanged AS (
+    SELECT e.name FROM entities e JOIN rows u ON u.name = e.name
+    WHERE u.version > 0 AND e.version = u.version
+    ORDER BY e.name COLLATE "C"
+    FOR NO KEY UPDATE OF e
+), updated AS (
+    UPDATE entities e SET
+        entity_type = u.entity_type,
+        description = u.description,
+        context_tokens = u.context_tokens,
+        source_ids = ARRAY(SELECT jsonb_array_elements_text(u.source_ids)),
+        file_paths = ARRAY(SELECT jsonb_array_elements_text(u.file_paths)),
+        version = u.version + 1,
+        updated_at = now()
+    FROM rows u JOIN unchanged c USING (name)
+    WHERE e.name = u.name AND e.version = u.version
+    RETURNING e.name
+), inserted AS (
+    INSERT INTO entities (name, entity_type, description, source_ids, file_paths, version, context_tokens)
     SELECT u.name, u.entity_type, u.description,
            ARRAY(SELECT jsonb_array_elements_text(u.source_ids)),
            ARRAY(SELECT jsonb_array_elements_text(u.file_paths)),
-           u.version + 1, u.context_tokens
+           1, u.context_tokens
     FROM rows u
-    WHERE u.version = 0 OR EXISTS (SELECT 1 FROM entities x WHERE x.name = u.name)
+    WHERE u.version = 0
     ORDER BY u.name COLLATE "C"
-    ON CONFLICT (name) DO UPDATE SET
-        entity_type = EXCLUDED.entity_type,
-        description = EXCLUDED.description,
-        context_tokens = EXCLUDED.context_tokens,
-        source_ids = EXCLUDED.source_ids,
-        file_paths = EXCLUDED.file_paths,
-        version = EXCLUDED.version,
-        updated_at = EXCLUDED.updated_at
-    WHERE e.version + 1 = EXCLUDED.version
-    RETURNING e.name
+    ON CONFLICT (name) DO NOTHING
+    RETURNING name
+), written AS (
+    SELECT name FROM updated UNION ALL SELECT name FROM inserted
 ), vectors AS (
     INSERT INTO entity_vectors AS v (name, content, embedding)
     SELECT u.name, u.vector_content, u.embedding FROM rows u JOIN written w USING (name)
@@ -87,7 +100,7 @@ SELECT name FROM written;
 -- Optimistic merge write of relations, in one statement; see write_entities. First
 -- the missing endpoints ($21-$27, with their vectors $28, $29) are created (existing
 -- ones are untouched), then the relations ($1-$9) are written under the version check
--- (both endpoints must exist), with, for the relations written, their new vectors
+-- (updated at the version read, or inserted if never seen; both endpoints must exist), with, for the relations written, their new vectors
 -- ($10, $11) and fragments ($12-$20); document $30 (unless NULL) is linked to the
 -- relations written and the endpoints created. Endpoints come first because the
 -- result reads the endpoints created before the relations written, and a reader
@@ -127,27 +140,38 @@ WITH ends AS (
                          $7::jsonb[], $8::int[], $9::int[], $10::text[], $11::vector[])
         AS u(src, tgt, keywords, description, weight, source_ids, file_paths, version, context_tokens,
              vector_content, embedding)
-), written AS (
-    INSERT INTO relations AS r (src, tgt, keywords, description, weight, source_ids, file_paths, version,
-                                context_tokens)
+), unchanged AS (
+    SELECT r.src, r.tgt FROM relations r JOIN rows u ON u.src = r.src AND u.tgt = r.tgt
+    WHERE u.version > 0 AND r.version = u.version
+    ORDER BY r.src COLLATE "C", r.tgt COLLATE "C"
+    FOR NO KEY UPDATE OF r
+), updated AS (
+    UPDATE relations r SET
+        keywords = u.keywords,
+        description = u.description,
+        context_tokens = u.context_tokens,
+        weight = u.weight,
+        source_ids = ARRAY(SELECT jsonb_array_elements_text(u.source_ids)),
+        file_paths = ARRAY(SELECT jsonb_array_elements_text(u.file_paths)),
+        version = u.version + 1,
+        updated_at = now()
+    FROM rows u JOIN unchanged c USING (src, tgt)
+    WHERE r.src = u.src AND r.tgt = u.tgt AND r.version = u.version
+    RETURNING r.src, r.tgt
+), inserted AS (
+    INSERT INTO relations (src, tgt, keywords, description, weight, source_ids, file_paths, version,
+                           context_tokens)
     SELECT u.src, u.tgt, u.keywords, u.description, u.weight,
            ARRAY(SELECT jsonb_array_elements_text(u.source_ids)),
            ARRAY(SELECT jsonb_array_elements_text(u.file_paths)),
-           u.version + 1, u.context_tokens
+           1, u.context_tokens
     FROM rows u
-    WHERE u.version = 0 OR EXISTS (SELECT 1 FROM relations x WHERE x.src = u.src AND x.tgt = u.tgt)
+    WHERE u.version = 0
     ORDER BY u.src COLLATE "C", u.tgt COLLATE "C"
-    ON CONFLICT (src, tgt) DO UPDATE SET
-        keywords = EXCLUDED.keywords,
-        description = EXCLUDED.description,
-        context_tokens = EXCLUDED.context_tokens,
-        weight = EXCLUDED.weight,
-        source_ids = EXCLUDED.source_ids,
-        file_paths = EXCLUDED.file_paths,
-        version = EXCLUDED.version,
-        updated_at = EXCLUDED.updated_at
-    WHERE r.version + 1 = EXCLUDED.version
-    RETURNING r.src, r.tgt
+    ON CONFLICT (src, tgt) DO NOTHING
+    RETURNING src, tgt
+), written AS (
+    SELECT src, tgt FROM updated UNION ALL SELECT src, tgt FROM inserted
 ), vectors AS (
     INSERT INTO relation_vectors AS v (src, tgt, content, embedding)
     SELECT u.src, u.tgt, u.vector_content, u.embedding FROM rows u JOIN written w USING (src, tgt)

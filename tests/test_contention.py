@@ -9,11 +9,9 @@ from typing import Any
 import asyncpg
 import pytest
 
-from lightrag_pg.config import Settings
 from lightrag_pg.errors import ConcurrentUpdate
-from lightrag_pg.index.summary import Summarizer
-from lightrag_pg.index.writer import LOCKED_ROUNDS, OPTIMISTIC_ROUNDS, Due, GraphWriter, MergeStats
-from lightrag_pg.llm.tokenizer import get_tokenizer
+from lightrag_pg.index.rounds import LOCKED_ROUNDS, OPTIMISTIC_ROUNDS, settle
+from lightrag_pg.index.writer import MergeStats
 
 from .crash_support import Worker, assert_consistent, drop_if_exists, snapshot, spec
 from .fake_openai import FakeOpenAI
@@ -127,16 +125,11 @@ async def test_three_processes_on_popular_entities_all_succeed(
         await drop_if_exists(conn, control_ws)
 
 
-def bare_writer() -> GraphWriter:
-    settings = Settings()
-    return GraphWriter(None, None, Summarizer(settings, get_tokenizer(), None), settings)  # type: ignore[arg-type]
-
-
 async def test_rows_written_in_the_last_allowed_round_are_done() -> None:
     rounds: list[str] = []
 
     def round_fn(kind: str, succeed_at: int) -> Any:
-        async def run(doc_id: str, pending: dict[str, int], due: Due, stats: MergeStats) -> set[str]:
+        async def run(pending: dict[str, int]) -> set[str]:
             rounds.append(kind)
             return set(pending) if len(rounds) == succeed_at else set()
 
@@ -144,14 +137,12 @@ async def test_rows_written_in_the_last_allowed_round_are_done() -> None:
 
     last = OPTIMISTIC_ROUNDS + LOCKED_ROUNDS
     stats = MergeStats()
-    written = await bare_writer().until_done(
-        round_fn("optimistic", last), round_fn("locked", last), "doc", {"A": 1, "B": 2}, stats, Due()
+    written = await settle(
+        "doc", {"A": 1, "B": 2}, round_fn("optimistic", last), round_fn("locked", last), stats
     )
     assert written == 2 and stats.rounds == last and stats.locked_rounds == LOCKED_ROUNDS
     assert rounds == ["optimistic"] * OPTIMISTIC_ROUNDS + ["locked"] * LOCKED_ROUNDS
 
     rounds.clear()
     with pytest.raises(ConcurrentUpdate, match="2 rows kept changing"):
-        await bare_writer().until_done(
-            round_fn("optimistic", 0), round_fn("locked", 0), "doc", {"A": 1, "B": 2}, MergeStats(), Due()
-        )
+        await settle("doc", {"A": 1, "B": 2}, round_fn("optimistic", 0), round_fn("locked", 0), MergeStats())

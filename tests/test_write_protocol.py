@@ -14,7 +14,10 @@ from lightrag_pg.store.rows import EntityRow, RelationRow
 async def _seed(rag: LightRAG) -> tuple[EntityRow, RelationRow]:
     async with rag.unit_of_work() as uow:
         await uow.graph.write_entities(
-            [EntityRow("Ann", "Person", "from A", ["chunk-a"]), EntityRow("Bo", "Person", "from A", ["chunk-a"])]
+            [
+                EntityRow("Ann", "Person", "from A", ["chunk-a"]),
+                EntityRow("Bo", "Person", "from A", ["chunk-a"]),
+            ]
         )
         await uow.graph.write_relations([RelationRow("Ann", "Bo", "met", "from A", 1.0, ["chunk-a"])])
     async with rag.session() as s:

@@ -7,12 +7,12 @@ and relation they contributed to is rebuilt once from its remaining
 fragments, by the insert's rules (:mod:`.merge`), or deleted with its vector
 when no fragment remains; the AGE mirror follows through its triggers.
 
-The pattern is the writer's (:class:`~.writer.GraphWriter`): read the rows
-and the remaining fragments, compute the rebuilt rows (summaries and
-vectors, only for changed text) with no transaction open, then write
-everything in one transaction that checks no rebuilt row moved meanwhile;
-if one did, nothing is written and the round runs again. After
-:data:`~.writer.OPTIMISTIC_ROUNDS` lost rounds, a round takes the row locks
+The protocol is the writer's (:mod:`.rounds`): read the rows and the
+remaining fragments, compute the rebuilt rows (summaries and vectors, only
+for changed text) with no transaction open, then write everything in one
+transaction that checks no rebuilt row moved meanwhile; if one did, nothing
+is written and the round runs again. After
+:data:`~.rounds.OPTIMISTIC_ROUNDS` lost rounds, a round takes the row locks
 and writes joined descriptions without calling a model, and the rows are
 refreshed after the commit, as the writer does.
 
@@ -49,9 +49,8 @@ from .merge import (
     group_by_pair,
     with_context_tokens,
 )
+from .rounds import expect_written, lock_rows, settle_one
 from .writer import Due, GraphWriter, MergeStats
-
-Pair = tuple[str, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,10 +81,6 @@ class _Plan:
     relation_changed: list[int] = field(default_factory=list)
     entity_vectors: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.float32))
     relation_vectors: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.float32))
-
-
-class _Moved(Exception):
-    """A rebuilt row changed between the read and the write: roll back, run again."""
 
 
 class DocumentDeleter:
@@ -132,22 +127,13 @@ class DocumentDeleter:
             due = Due()
             outcome: list[DeletionResult] = []
 
-            async def optimistic(_: str, pending: dict[str, None], due: Due, __: MergeStats) -> set[str]:
-                try:
-                    outcome[:] = [await self._optimistic_round(ids, replacements, keep_cache)]
-                except _Moved:
-                    return set()
-                return set(pending)
+            async def optimistic() -> None:
+                outcome[:] = [await self._optimistic_round(ids, replacements, keep_cache)]
 
-            async def locked(_: str, pending: dict[str, None], due: Due, __: MergeStats) -> set[str]:
-                try:
-                    outcome[:] = [await self._locked_round(ids, replacements, keep_cache, due)]
-                except _Moved:
-                    return set()
-                return set(pending)
+            async def locked() -> None:
+                outcome[:] = [await self._locked_round(ids, replacements, keep_cache, due)]
 
-            label = f"delete of {len(ids)} documents"
-            await self.writer.until_done(optimistic, locked, label, {"all": None}, stats, due)
+            await settle_one(f"delete of {len(ids)} documents", optimistic, locked, stats)
             await self.writer.refresh("", due)
         finally:
             await self.locks.release_all(ids)
@@ -253,8 +239,7 @@ class DocumentDeleter:
         async with unit_of_work(self.pool) as uow:
             entities = await uow.graph.entities_touched_by(ids)
             relations = await uow.graph.relations_touched_by(ids)
-            await uow.graph.lock_entities([t.row.name for t in entities])
-            await uow.graph.lock_relations([t.row.pair for t in relations])
+            await lock_rows(uow.graph, [t.row.name for t in entities], [t.row.pair for t in relations])
             _, _, plan, e_desc, r_desc = await self._read(uow, ids)
             join = self.writer.summarizer.join
             plan.entities = [
@@ -271,22 +256,18 @@ class DocumentDeleter:
     async def _write(
         self, uow: Stores, ids: list[str], replacements: Sequence[DocumentRow], keep_cache: bool, plan: _Plan
     ) -> list[str]:
-        """The one transaction's writes; raises :class:`_Moved` if a row changed since it was read."""
+        """The one transaction's writes; raises :class:`~.rounds.RowsMoved` if a row moved since it
+        was read."""
         plan.entities = with_context_tokens(plan.entities, self.writer.tokenizer)
         plan.relations = with_context_tokens(plan.relations, self.writer.tokenizer)
         deleted = await uow.docs.delete(ids, keep_cache=keep_cache)
         await uow.docs.insert(replacements)
-        written_e = await uow.graph.upsert_entities_if_unchanged(plan.entities)
-        written_r = await uow.graph.upsert_relations_if_unchanged(plan.relations)
-        gone_r = await uow.graph.delete_relations_if_unchanged(plan.dead_relations)
-        gone_e = await uow.graph.delete_entities_if_unchanged(plan.dead_entities)
-        if (
-            len(written_e) != len(plan.entities)
-            or len(written_r) != len(plan.relations)
-            or len(gone_r) != len(plan.dead_relations)
-            or len(gone_e) != len(plan.dead_entities)
-        ):
-            raise _Moved
+        expect_written(plan.entities, await uow.graph.upsert_entities_if_unchanged(plan.entities))
+        expect_written(plan.relations, await uow.graph.upsert_relations_if_unchanged(plan.relations))
+        expect_written(
+            plan.dead_relations, await uow.graph.delete_relations_if_unchanged(plan.dead_relations)
+        )
+        expect_written(plan.dead_entities, await uow.graph.delete_entities_if_unchanged(plan.dead_entities))
         return sorted(deleted)
 
 

@@ -1,13 +1,13 @@
 """Editing the graph by hand: create, edit, rename, merge and delete entities and relations.
 
-Every edit is one transaction, planned the writer's way (:mod:`.writer`):
-read the rows and their fragments with no transaction open, compute the
-new rows (summaries and vectors included), then write them in one
-transaction that first locks the rows it planned on and checks their
-versions (and, when entities go, that the set of relations touching them is
-the one planned on). If anything moved, the transaction is rolled back and
-the edit is planned again from what is now stored, so two concurrent edits
-of one entity both land.
+Every edit is one transaction, planned by the write protocol of the
+writer and the deleter (:mod:`.rounds`): read the rows and their fragments
+with no transaction open, compute the new rows (summaries and vectors
+included), then write them in one transaction that first locks the rows it
+planned on and checks their versions (and, when entities go, that the set
+of relations touching them is the one planned on). If anything moved, the
+transaction is rolled back and the edit is planned again from what is now
+stored, so two concurrent edits of one entity both land.
 
 A manual edit is a contribution of its own: a fragment with chunk id
 :data:`~.merge.MANUAL_CHUNK_ID` in the reserved document
@@ -19,9 +19,7 @@ description), so the endpoints outlive the documents that named them.
 
 from __future__ import annotations
 
-import asyncio
 import math
-import random
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -31,7 +29,7 @@ import numpy as np
 
 from ..config import Settings
 from ..db.pool import WorkspacePool
-from ..errors import ConcurrentUpdate, GraphItemExists, GraphItemNotFound, InvalidInput, ProvenanceMissing
+from ..errors import GraphItemExists, GraphItemNotFound, InvalidInput, ProvenanceMissing
 from ..store.rows import (
     EntityFragmentRow,
     EntityRow,
@@ -51,21 +49,14 @@ from .merge import (
     group_by_pair,
     with_context_tokens,
 )
+from .rounds import Pair, expect_written, lock_for_edit, settle_one
 from .writer import GraphWriter
 
-Pair = tuple[str, str]
-
 EDIT_ROUNDS = 8
-"""Plans tried before an edit gives up because its rows keep changing."""
-EDIT_BACKOFF = 0.01
-"""Seconds: after losing round ``n`` (from 0) an edit waits a random time up to this
-times 2**n before planning again, so two writers racing on one row fall out of step."""
+"""Plans tried before an edit gives up because its rows keep changing (each one
+locks its rows before it writes)."""
 ENTITY_FIELDS = frozenset({"entity_name", "entity_type", "description"})
 RELATION_FIELDS = frozenset({"keywords", "description", "weight"})
-
-
-class _Moved(Exception):
-    """A row the edit planned on changed before its transaction: plan again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,30 +184,18 @@ class GraphEditor:
 
     async def run(self, plan: Callable[[], Awaitable[Edit]], what: str) -> None:
         """Plan and apply an edit until it lands on rows nobody changed meanwhile."""
-        for attempt in range(EDIT_ROUNDS):
-            edit = await plan()
-            try:
-                await self.apply(edit)
-            except (_Moved, ConcurrentUpdate):
-                await asyncio.sleep(random.uniform(0.0, EDIT_BACKOFF * 2**attempt))
-                continue
-            return
-        raise ConcurrentUpdate(
-            f"{what}: the rows kept changing under concurrent writers; nothing was changed"
-        )
+
+        async def attempt() -> None:
+            await self.apply(await plan())
+
+        await settle_one(what, attempt, optimistic_rounds=0, locked_rounds=EDIT_ROUNDS)
 
     async def apply(self, edit: Edit) -> None:
-        """Write ``edit`` in one transaction; raise :class:`_Moved` if a planned-on row moved."""
+        """Write ``edit`` in one transaction; raise :class:`~.rounds.RowsMoved` if a
+        planned-on row moved."""
         async with unit_of_work(self.pool) as uow:
             g = uow.graph
-            if edit.entities:
-                found = await g.lock_entities_for_edit(sorted(edit.entities))
-                if found != {n: v for n, v in edit.entities.items() if v}:
-                    raise _Moved
-            if edit.relations or edit.touching:
-                found_r = await g.lock_relations_for_edit(sorted(edit.relations), edit.touching)
-                if found_r != {p: v for p, v in edit.relations.items() if v}:
-                    raise _Moved
+            await lock_for_edit(g, edit.entities, edit.relations, edit.touching)
             if edit.before is not None:
                 await edit.before(uow)
             if edit.manual:
@@ -225,15 +204,12 @@ class GraphEditor:
                 )
             edit.put_entities = with_context_tokens(edit.put_entities, self.writer.tokenizer)
             edit.put_relations = with_context_tokens(edit.put_relations, self.writer.tokenizer)
-            if len(await g.upsert_entities_if_unchanged(edit.put_entities)) != len(edit.put_entities):
-                raise _Moved
-            if len(await g.upsert_relations_if_unchanged(edit.put_relations)) != len(edit.put_relations):
-                raise _Moved
+            expect_written(edit.put_entities, await g.upsert_entities_if_unchanged(edit.put_entities))
+            expect_written(edit.put_relations, await g.upsert_relations_if_unchanged(edit.put_relations))
             await g.add_entity_fragments(edit.entity_fragments)
             await g.add_relation_fragments(edit.relation_fragments)
             await g.move_links(edit.entity_links, edit.relation_links)
-            if len(await g.delete_entities_if_unchanged(edit.drop_entities)) != len(edit.drop_entities):
-                raise _Moved
+            expect_written(edit.drop_entities, await g.delete_entities_if_unchanged(edit.drop_entities))
             if edit.entity_vectors is not None and edit.entity_vectors[0]:
                 await uow.vectors.upsert_entities(*edit.entity_vectors)
             if edit.relation_vectors is not None and edit.relation_vectors[0]:

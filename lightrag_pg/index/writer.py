@@ -16,8 +16,10 @@ the order the row's fragments came in. A document's contribution to a row is
 recorded in the same transaction (``doc_entities``/``doc_relations``), so
 re-running a document after a crash never merges it twice.
 
-Under contention (popular entities named by many documents at once) rows can
-keep changing. After :data:`OPTIMISTIC_ROUNDS` the rows still pending are
+The rounds, the version checks and the lock order are the write protocol of
+:mod:`.rounds`, shared with the deleter and the graph editor. Under
+contention (popular entities named by many documents at once) rows can keep
+changing. After :data:`~.rounds.OPTIMISTIC_ROUNDS` the rows still pending are
 merged under their row locks, taken in name order in one statement. No model
 is called while the locks are held: the descriptions are joined as text and
 the vectors left as they were. Such a row is *due*: its stored vector text
@@ -46,7 +48,6 @@ import numpy as np
 
 from ..config import Settings
 from ..db.pool import WorkspacePool
-from ..errors import ConcurrentUpdate, ReferenceGone
 from ..llm.embedding_func import EmbeddingFunc
 from ..store.graph import GraphStore
 from ..store.rows import EntityFragmentRow, EntityRow, MergeState, RelationFragmentRow, RelationRow
@@ -65,6 +66,7 @@ from .merge import (
     relation_vector_text,
     with_context_tokens,
 )
+from .rounds import Pair, lock_rows, settle
 from .summary import Summarizer, split_description
 
 K = TypeVar("K")
@@ -72,14 +74,7 @@ V = TypeVar("V")
 R = TypeVar("R", EntityRow, RelationRow)
 F = TypeVar("F", EntityFragmentRow, RelationFragmentRow)
 
-OPTIMISTIC_ROUNDS = 3
-"""Optimistic rounds before the rows still changing are merged under their locks."""
-LOCKED_ROUNDS = 3
-"""Locked rounds before giving up (a locked round only misses rows created or
-deleted by someone else between its lock and its write)."""
 BATCH = 200
-
-Pair = tuple[str, str]
 
 
 @dataclass
@@ -103,7 +98,6 @@ class Due:
     relations: set[Pair] = field(default_factory=set)
 
 
-Round = Callable[[str, dict[K, V], Due, MergeStats], Awaitable[set[K]]]
 Vectors = Mapping[Any, tuple[str, np.ndarray]]
 
 
@@ -161,7 +155,7 @@ ENTITY: Kind[str, EntityRow, EntityFragmentRow] = Kind(
     endpoints=lambda row: (),
     states=GraphStore.entity_states,
     states_and_fragments=GraphStore.entity_states_and_fragments,
-    lock=GraphStore.lock_entities,
+    lock=lambda graph, names: lock_rows(graph, names, ()),
     write=_write_entities,
 )
 RELATION: Kind[Pair, RelationRow, RelationFragmentRow] = Kind(
@@ -174,7 +168,7 @@ RELATION: Kind[Pair, RelationRow, RelationFragmentRow] = Kind(
     endpoints=lambda row: row.pair,
     states=GraphStore.relation_states,
     states_and_fragments=GraphStore.relation_states_and_fragments,
-    lock=GraphStore.lock_relations,
+    lock=lambda graph, pairs: lock_rows(graph, (), pairs),
     write=GraphStore.write_relations,
 )
 
@@ -243,49 +237,17 @@ class GraphWriter:
         report = on_batch or (lambda done, total: None)
         report(0, len(batches))
         for done, (kind, batch) in enumerate(batches, 1):
-            written = await self.until_done(
-                partial(self._round, kind), partial(self._locked_round, kind), doc_id, batch, stats, due
+            written = await settle(
+                f"document {doc_id}",
+                batch,
+                partial(self._round, kind, doc_id, due, stats),
+                partial(self._locked_round, kind, doc_id, due, stats),
+                stats,
             )
             setattr(stats, kind.plural, getattr(stats, kind.plural) + written)
             report(done, len(batches))
         await self.refresh(doc_id, due, stats)
         return stats
-
-    async def until_done(
-        self,
-        optimistic: Round[K, V],
-        locked: Round[K, V],
-        doc_id: str,
-        pending: dict[K, V],
-        stats: MergeStats,
-        due: Due,
-    ) -> int:
-        """Run ``optimistic`` rounds, then ``locked`` ones, until every key of ``pending``
-        is done (a round returns the keys it finished); return how many were done.
-
-        A round rolled back by a deadlock or serialization failure finishes nothing,
-        as does one whose relation lost an endpoint that a graph edit removed after
-        the round read it (the next round reads it missing and creates it again).
-        """
-        written = 0
-        for attempt in range(OPTIMISTIC_ROUNDS + LOCKED_ROUNDS):
-            if not pending:
-                break
-            stats.rounds += 1
-            round_fn = optimistic if attempt < OPTIMISTIC_ROUNDS else locked
-            if round_fn is locked:
-                stats.locked_rounds += 1
-            try:
-                done = await round_fn(doc_id, pending, due, stats)
-            except (ConcurrentUpdate, ReferenceGone):  # the round was rolled back
-                done = set()
-            written += len(done)
-            pending = {k: v for k, v in pending.items() if k not in done}
-        if pending:
-            raise ConcurrentUpdate(
-                f"document {doc_id}: {len(pending)} rows kept changing under concurrent merges"
-            )
-        return written
 
     def vector_texts(self, texts: list[str]) -> list[str]:
         """``texts`` cut to what the embedding model reads (:attr:`EmbeddingFunc.truncate`,
@@ -413,7 +375,7 @@ class GraphWriter:
         return sorted(rows, key=lambda e: e.name)
 
     async def _round(
-        self, kind: AnyKind, doc_id: str, pending: dict[Any, list[Any]], due: Due, stats: MergeStats
+        self, kind: AnyKind, doc_id: str, due: Due, stats: MergeStats, pending: dict[Any, list[Any]]
     ) -> set[Any]:
         async with session(self.pool) as s:
             current, stored = await kind.states_and_fragments(s.graph, doc_id, list(pending))
@@ -449,7 +411,7 @@ class GraphWriter:
         return written | already
 
     async def _locked_round(
-        self, kind: AnyKind, doc_id: str, pending: dict[Any, list[Any]], due: Due, stats: MergeStats
+        self, kind: AnyKind, doc_id: str, due: Due, stats: MergeStats, pending: dict[Any, list[Any]]
     ) -> set[Any]:
         # Missing endpoints are created before the rows are locked: every writer
         # takes entity rows before relation rows, so lockers cannot deadlock.

@@ -103,14 +103,6 @@ class LightRAG(StatusMethods, GraphMethods):
         opened = self._services is not None
         return run_sync(coro, opened=opened, initialize=self.initialize, finalize=self.finalize)
 
-    async def _replace_changed(self, docs: list[DocumentRow]) -> list[str]:
-        async with self.session() as s:
-            stored = {d.id: d.content for d in await s.docs.get([d.id for d in docs])}
-        changed = [d for d in docs if d.id in stored and stored[d.id] != d.content]
-        if changed:
-            await self._run.deleter().delete([d.id for d in changed], keep_cache=True, replacements=changed)
-        return sorted(d.id for d in changed)
-
     async def initialize(self) -> None:
         """Start the embedded server if needed, create or upgrade the workspace, open the pool.
 
@@ -204,7 +196,7 @@ class LightRAG(StatusMethods, GraphMethods):
         intake = prepare_batch(texts, ids, file_paths, track_id=track_id, max_bytes=max_bytes)
         new_ids = await self._run.pipeline().enqueue(intake.documents)
         known = [d for d in intake.documents if d.id not in set(new_ids)]
-        replaced = await self._replace_changed(known) if replace and known else []
+        replaced = await self._run.deleter().replace_changed(known) if replace and known else []
         skipped = [d.id for d in known if d.id not in set(replaced)]
         return InsertResult(track_id, new_ids, skipped, Progress(), intake.duplicates, replaced)
 

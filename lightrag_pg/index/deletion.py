@@ -109,6 +109,17 @@ class DocumentDeleter:
             raise DocumentNotFound(f"no document with id or file path {shown}{more}; nothing was deleted")
         return sorted({i for i, _ in found})
 
+    async def replace_changed(self, docs: Sequence[DocumentRow]) -> list[str]:
+        """Replace the stored documents among ``docs`` whose content differs (one
+        :meth:`delete` keeping the cached extraction answers, the new versions stored as
+        pending in its transaction); the ids replaced, in order."""
+        async with session(self.pool) as s:
+            stored = {d.id: d.content for d in await s.docs.get([d.id for d in docs])}
+        changed = [d for d in docs if d.id in stored and stored[d.id] != d.content]
+        if changed:
+            await self.delete([d.id for d in changed], keep_cache=True, replacements=changed)
+        return sorted(d.id for d in changed)
+
     async def delete(
         self,
         doc_ids: Sequence[str],

@@ -109,7 +109,6 @@ class Kind(Generic[K, R, F]):
     lock and write it."""
 
     name: Literal["entity", "relation"]
-    plural: Literal["entities", "relations"]
     key: Callable[[R], K]
     label: Callable[[R], str]
     vector_text: Callable[[R], str]
@@ -124,10 +123,15 @@ class Kind(Generic[K, R, F]):
     """``write(graph, rows, vectors, fragments, doc_id, endpoints, endpoint_vectors)``:
     the versioned write; returns the keys written and the endpoints created."""
 
-    def due(self, due: Due) -> set[K]:
-        """The keys of this kind in ``due``."""
-        rows: set[K] = getattr(due, self.plural)
-        return rows
+    due: Callable[[Due], set[K]]
+    """The keys of this kind in a :class:`Due`."""
+    count: Callable[[MergeStats, int], None]
+    """Add rows of this kind written to a :class:`MergeStats`."""
+    model_reads: Callable[[R, str], bool]
+    """Whether the embedding model reads a row's vector text (not: a vector composed
+    from its parts' vectors, :mod:`.composed`)."""
+    creates_endpoints: bool
+    """Whether a write of this kind creates the entities its rows need."""
 
 
 AnyKind = Kind[Any, Any, Any]
@@ -147,7 +151,10 @@ async def _write_entities(
 
 ENTITY: Kind[str, EntityRow, EntityFragmentRow] = Kind(
     name="entity",
-    plural="entities",
+    due=lambda due: due.entities,
+    count=lambda stats, n: setattr(stats, "entities", stats.entities + n),
+    model_reads=lambda row, text: True,
+    creates_endpoints=False,
     key=lambda row: row.name,
     label=lambda row: row.name,
     vector_text=entity_vector_text,
@@ -160,7 +167,10 @@ ENTITY: Kind[str, EntityRow, EntityFragmentRow] = Kind(
 )
 RELATION: Kind[Pair, RelationRow, RelationFragmentRow] = Kind(
     name="relation",
-    plural="relations",
+    due=lambda due: due.relations,
+    count=lambda stats, n: setattr(stats, "relations", stats.relations + n),
+    model_reads=lambda row, text: composed_parts(text, row.src, row.tgt) is None,
+    creates_endpoints=True,
     key=lambda row: row.pair,
     label=lambda row: f"{row.src} - {row.tgt}",
     vector_text=relation_vector_text,
@@ -244,7 +254,7 @@ class GraphWriter:
                 partial(self._locked_round, kind, doc_id, due, stats),
                 stats,
             )
-            setattr(stats, kind.plural, getattr(stats, kind.plural) + written)
+            kind.count(stats, written)
             report(done, len(batches))
         await self.refresh(doc_id, due, stats)
         return stats
@@ -269,7 +279,7 @@ class GraphWriter:
         texts = [kind.vector_text(r) for r in rows]
         read = [
             i for i, (r, t) in enumerate(zip(rows, texts, strict=True))
-            if not isinstance(r, RelationRow) or composed_parts(t, r.src, r.tgt) is None
+            if kind.model_reads(r, t)
         ]  # fmt: skip
         for i, t in zip(read, self.vector_texts([texts[i] for i in read]), strict=True):
             texts[i] = t
@@ -416,7 +426,7 @@ class GraphWriter:
         # Missing endpoints are created before the rows are locked: every writer
         # takes entity rows before relation rows, so lockers cannot deadlock.
         new_entities: list[EntityRow] = []
-        if kind.name == "relation":
+        if kind.creates_endpoints:
             async with session(self.pool) as s:
                 before = await kind.states(s.graph, doc_id, list(pending))
             rebuilt = self._rebuild(kind, pending, before, {})

@@ -47,7 +47,7 @@ import sys
 import tempfile
 import time
 import venv
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -513,12 +513,14 @@ def run_upstream(
     embedding: str,
     settings: dict[str, Any],
     parallel: bool = False,
+    on_inserted: Callable[[], None] | None = None,
 ) -> tuple[list[dict[str, Any]], Graph, str]:
     """Index and query with upstream in its virtualenv, answering its LLM and embedding requests.
 
     ``parallel``: all documents in one insert with upstream's default parallelism (else one
-    document, one LLM and one embedding call at a time). Also returns upstream's graph and
-    the workspace it wrote.
+    document, one LLM and one embedding call at a time). ``on_inserted()`` is called as
+    upstream reports each document in. Also returns upstream's graph and the workspace it
+    wrote.
     """
     workspace = workspace_name("diff_up")
     work = work / workspace
@@ -565,6 +567,8 @@ def run_upstream(
                 results[message["index"]] = message["data"]
                 continue
             elif kind == "inserted":
+                if on_inserted is not None:
+                    on_inserted()
                 continue
             elif kind == "graph":
                 graph = graph_from_rows(message["entities"], message["relations"])

@@ -33,7 +33,6 @@ from .results import InsertResult, new_track_id
 from .services import Parts, Services, open_services, run_sync
 from .store.clearing import ClearResult, clear_workspace
 from .store.pipeline_state import PipelineStateStore
-from .store.rows import DocumentRow
 from .store.uow import Stores, session, unit_of_work
 from .types import DocStatus
 

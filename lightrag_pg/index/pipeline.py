@@ -50,7 +50,7 @@ from .embedding_pool import EmbeddingPool
 from .extract import Extractor
 from .intake import md5_id
 from .progress import Progress, ProgressCallback, ignore_progress
-from .writer import GraphWriter, MergeStats
+from .writer import Due, GraphWriter, MergeStats
 
 log = logging.getLogger(__name__)
 
@@ -198,9 +198,18 @@ class Pipeline:
         ``wait_for``: for them this call waits until they are finished (or
         takes them over if that process dies). When documents were processed,
         the retrieval tables they grew a lot are analyzed (one statement).
+
+        The rows whose many fragments need a summary are summarised once, after
+        every merge of the run (:meth:`GraphWriter.merge`), with those a run that
+        stopped early left unsummarised.
         """
+        due = Due()
         async with session(self.pool) as s:
             ids = await s.docs.unfinished_ids()
+            if self.writer.summarizer.llm is not None:
+                due.entities, due.relations = await s.graph.unsummarized(
+                    max(2, self.settings.force_llm_summary_on_merge)
+                )
         state = Progress(docs_total=len(ids))
         progress(state)
         if self._gate is None:
@@ -211,7 +220,7 @@ class Pipeline:
             delay = 0.05
             while True:
                 async with gate:
-                    outcome = await self._process_one(doc_id, state, progress)
+                    outcome = await self._process_one(doc_id, state, progress, due)
                 if outcome != BUSY or doc_id not in wait_for:
                     break
                 await asyncio.sleep(delay)
@@ -221,6 +230,8 @@ class Pipeline:
                 progress(state)
 
         await gather_all(*(run(i) for i in ids))
+        async with self.extractor.batched():  # the summaries' cache look-ups, a batch each
+            await self.writer.refresh("", due)
         if state.docs_done:
             async with session(self.pool) as s:
                 await s.statistics.analyze_grown()
@@ -230,7 +241,7 @@ class Pipeline:
         """Release the document locks."""
         await self.locks.close()
 
-    async def _process_one(self, doc_id: str, state: Progress, progress: ProgressCallback) -> str:
+    async def _process_one(self, doc_id: str, state: Progress, progress: ProgressCallback, due: Due) -> str:
         if not await self.locks.try_acquire(doc_id):
             return BUSY
         try:
@@ -239,7 +250,7 @@ class Pipeline:
             if not claimed:
                 return FINISHED_ELSEWHERE
             try:
-                await self._run(claimed[0], state, progress)
+                await self._run(claimed[0], state, progress, due)
                 state.docs_done += 1
             except Exception as exc:  # recorded in doc_status, never lost
                 log.exception("document %s failed", doc_id)
@@ -275,7 +286,7 @@ class Pipeline:
             for p in pieces
         ]
 
-    async def _run(self, doc: DocumentRow, state: Progress, progress: ProgressCallback) -> None:
+    async def _run(self, doc: DocumentRow, state: Progress, progress: ProgressCallback, due: Due) -> None:
         started = time.monotonic()
         chunks = await self._scheduler().run(self.owner, lambda: asyncio.to_thread(self._chunks, doc))
         state.chunks_total += len(chunks)
@@ -283,7 +294,7 @@ class Pipeline:
         counters = _DocumentCounters(len(chunks))
         reporter = asyncio.ensure_future(self._report(doc.id, counters))
         try:
-            extractions, vectors, stats = await self._index(doc.id, chunks, counters, state, progress)
+            extractions, vectors, stats = await self._index(doc.id, chunks, counters, state, progress, due)
         finally:
             reporter.cancel()
             await asyncio.gather(reporter, return_exceptions=True)
@@ -341,6 +352,7 @@ class Pipeline:
         counters: _DocumentCounters,
         state: Progress,
         progress: ProgressCallback,
+        due: Due,
     ) -> tuple[list[Extraction], np.ndarray, MergeStats]:
         """Extract and embed the chunks segment by segment, then merge the document."""
         gate = asyncio.Semaphore(self.settings.max_parallel_chunks)
@@ -365,7 +377,7 @@ class Pipeline:
             entities = [e for x in extractions for e in x.entities]
             relations = [r for x in extractions for r in x.relations]
             stats = await self.writer.merge(
-                doc_id, entities, relations, _merge_reporter(counters, state, progress)
+                doc_id, entities, relations, _merge_reporter(counters, state, progress), due
             )
         counters.phase = "storing"
         return extractions, np.concatenate(vectors, axis=0), stats

@@ -112,6 +112,11 @@ class Summarizer:
         total = sum(self.tokenizer.count(f) for f in fragments)
         return total >= self.settings.summary_max_tokens
 
+    def many(self, fragments: Sequence[str]) -> bool:
+        """Whether there are enough ``fragments`` for a summary whatever their length
+        (``force_llm_summary_on_merge``, and a model to ask)."""
+        return self.llm is not None and len(fragments) >= max(2, self.settings.force_llm_summary_on_merge)
+
     def join(self, fragments: Sequence[str]) -> str:
         """The fragments joined with the separator (the newest kept within
         ``max_description_length``), without calling the LLM."""

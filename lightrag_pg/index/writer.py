@@ -39,7 +39,7 @@ endpoint is missing creates it (a placeholder entity) in its own write.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, Generic, Literal, TypeVar
@@ -223,6 +223,7 @@ class GraphWriter:
         entities: Sequence[ExtractedEntity],
         relations: Sequence[ExtractedRelation],
         on_batch: Callable[[int, int], None] | None = None,
+        due: Due | None = None,
     ) -> MergeStats:
         """Merge all of a document's mentions: entities first, then relations.
 
@@ -230,9 +231,17 @@ class GraphWriter:
         document's), so it does not depend on the order documents arrive in.
         ``on_batch(done, total)`` is called once the batches are known and after
         each batch of :data:`BATCH` names or pairs is written.
+
+        With ``due`` (an indexing run's), a row whose many fragments need a summary
+        is written with them joined (and its vector of that text) and added to
+        ``due``: the run summarises it once, after all its merges (:meth:`refresh`),
+        so a popular row costs one summary per run, not one per document. Without,
+        rows are summarised as they are merged and the due rows refreshed before
+        this returns.
         """
         stats = MergeStats()
-        due = Due()
+        deferred = due is not None
+        due = due if due is not None else Due()
         entity_fragments, relation_fragments = document_fragments(doc_id, entities, relations)
         batches: list[tuple[AnyKind, dict[Any, Any]]] = []
         groups: list[tuple[AnyKind, dict[Any, Any]]] = [
@@ -250,13 +259,14 @@ class GraphWriter:
             written = await settle(
                 f"document {doc_id}",
                 batch,
-                partial(self._round, kind, doc_id, due, stats),
+                partial(self._round, kind, doc_id, due, stats, deferred),
                 partial(self._locked_round, kind, doc_id, due, stats),
                 stats,
             )
             kind.count(stats, written)
             report(done, len(batches))
-        await self.refresh(doc_id, due, stats)
+        if not deferred:
+            await self.refresh(doc_id, due, stats)
         return stats
 
     def vector_texts(self, texts: list[str]) -> list[str]:
@@ -333,10 +343,17 @@ class GraphWriter:
         return await gather_all(*(self.summarizer.describe(kind, lab, f) for lab, f in pairs))
 
     async def _summarized(
-        self, kind: Kind[Any, R, Any], rows: list[R], fragments: list[list[str]]
+        self, kind: Kind[Any, R, Any], rows: list[R], fragments: list[list[str]], skip: Collection[Any] = ()
     ) -> list[R]:
-        """``rows`` with the descriptions the summarizer makes of their ``fragments``."""
-        descriptions = await self.describe_all(kind.name, [kind.label(r) for r in rows], fragments)
+        """``rows`` with the descriptions the summarizer makes of their ``fragments`` (those
+        whose key is in ``skip``: joined, no model call)."""
+        asked = [i for i, r in enumerate(rows) if kind.key(r) not in skip]
+        described = await self.describe_all(
+            kind.name, [kind.label(rows[i]) for i in asked], [fragments[i] for i in asked]
+        )
+        descriptions = [self.summarizer.join(f) for f in fragments]
+        for i, d in zip(asked, described, strict=True):
+            descriptions[i] = d
         return [replace(r, description=d) for r, d in zip(rows, descriptions, strict=True)]
 
     def _joined(self, rows: list[R], fragments: list[list[str]]) -> list[R]:
@@ -385,7 +402,13 @@ class GraphWriter:
         return sorted(rows, key=lambda e: e.name)
 
     async def _round(
-        self, kind: AnyKind, doc_id: str, due: Due, stats: MergeStats, pending: dict[Any, list[Any]]
+        self,
+        kind: AnyKind,
+        doc_id: str,
+        due: Due,
+        stats: MergeStats,
+        defer: bool,
+        pending: dict[Any, list[Any]],
     ) -> set[Any]:
         async with session(self.pool) as s:
             current, stored = await kind.states_and_fragments(s.graph, doc_id, list(pending))
@@ -394,7 +417,12 @@ class GraphWriter:
         kind.due(due).update(k for k in already if self._is_due(kind, current[k]))
         if not rebuilt.rows:
             return already
-        merged = await self._summarized(kind, rebuilt.rows, rebuilt.fragments)
+        deferred = {
+            kind.key(r)
+            for r, f in zip(rebuilt.rows, rebuilt.fragments, strict=True)
+            if defer and self.summarizer.many(f)
+        }
+        merged = await self._summarized(kind, rebuilt.rows, rebuilt.fragments, skip=deferred)
         new_entities = self._described_endpoints(kind, merged, rebuilt.endpoints)
         merged = with_context_tokens(merged, self.tokenizer)
         new_entities = with_context_tokens(new_entities, self.tokenizer)
@@ -418,6 +446,7 @@ class GraphWriter:
                     [e.name for e in new_entities], end_texts, [changed[k] - n for k in ends], vectors[ends]
                 ),
             )
+        kind.due(due).update(written & deferred)
         return written | already
 
     async def _locked_round(
@@ -459,21 +488,42 @@ class GraphWriter:
                 await self._refresh(kind, doc_id, keys[i : i + BATCH], stats)
 
     async def _refresh(self, kind: AnyKind, doc_id: str, keys: list[Any], stats: MergeStats | None) -> None:
+        """One optimistic round over due rows: each is described again from its stored
+        fragments (as a merge would; a row without any, from its stored description) and
+        written, with a new vector if its text changed, only if it changed. A row that
+        moved meanwhile was written by another writer, which refreshes it itself."""
         async with session(self.pool) as s:
-            current = await kind.states(s.graph, doc_id, keys)
-        rows = [
-            state.row for state in current.values() if state.row is not None and self._is_due(kind, state)
-        ]
+            current, stored = await kind.states_and_fragments(s.graph, "", keys)
+        from_fragments = {
+            k for k, state in current.items() if state.row is not None and (k in stored or state.unrecorded)
+        }
+        rebuilt = self._rebuild(kind, {k: [] for k in sorted(from_fragments)}, current, stored)
+        rows = list(rebuilt.rows)
+        fragments = list(rebuilt.fragments)
+        for k in keys:
+            row = current[k].row
+            if row is not None and k not in from_fragments and self._is_due(kind, current[k]):
+                rows.append(row)
+                fragments.append(split_description(row.description))
         if not rows:
             return
-        rows = await self._summarized(kind, rows, [split_description(r.description) for r in rows])
+        rows = await self._summarized(kind, rows, fragments)
         texts = self.texts(kind, rows)
         stored_texts = [current[kind.key(r)].vector_content for r in rows]
+        moved = [
+            i for i, (r, t, old) in enumerate(zip(rows, texts, stored_texts, strict=True))
+            if t != old or r.description != current[kind.key(r)].row.description  # type: ignore[union-attr]
+        ]  # fmt: skip
+        if not moved:
+            return
+        rows = [rows[i] for i in moved]
+        texts = [texts[i] for i in moved]
+        stored_texts = [stored_texts[i] for i in moved]
         keys = [kind.key(r) for r in rows]
         changed, vectors = await self.changed_vectors(texts, stored_texts, keys, stats)
         rows = with_context_tokens(rows, self.tokenizer)
         async with session(self.pool) as s:
-            await kind.write(s.graph, rows, by_key([kind.key(r) for r in rows], texts, changed, vectors))
+            await kind.write(s.graph, rows, by_key(keys, texts, changed, vectors))
 
 
 def by_key(

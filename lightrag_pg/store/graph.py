@@ -193,6 +193,13 @@ class GraphStore:
         }
         return states, stored
 
+    async def unsummarized(self, fragments: int) -> tuple[set[str], set[tuple[str, str]]]:
+        """The entities and relations described by their fragments joined although they
+        have at least ``fragments`` distinct ones (their summary is due)."""
+        rows = await self.conn.fetch(SQL["unsummarized"], fragments)
+        names = {r["src"] for r in rows if r["tgt"] is None}
+        return names, {(r["src"], r["tgt"]) for r in rows if r["tgt"] is not None}
+
     async def entity_fragments(
         self, names: Sequence[str], except_docs: Sequence[str] = ()
     ) -> list[EntityFragmentRow]:

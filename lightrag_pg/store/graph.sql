@@ -268,6 +268,19 @@ CROSS JOIN LATERAL (
     ) AS unrecorded
 ) u;
 
+-- name: unsummarized
+-- Rows still described by their fragments joined although they have at least $1
+-- distinct ones: their summary is due. An indexing run summarises the rows it merged
+-- after all its merges; a run that stopped in between leaves such rows.
+SELECT e.name AS src, NULL::text AS tgt FROM entities e
+WHERE strpos(e.description, '<SEP>') > 0
+  AND (SELECT count(DISTINCT f.description) FROM entity_fragments f WHERE f.entity_name = e.name) >= $1
+UNION ALL
+SELECT r.src, r.tgt FROM relations r
+WHERE strpos(r.description, '<SEP>') > 0
+  AND (SELECT count(DISTINCT f.description) FROM relation_fragments f
+       WHERE f.src = r.src AND f.tgt = r.tgt) >= $1;
+
 -- name: entity_fragments_of
 -- Every fragment of the given entities, except those of the documents in $2.
 SELECT f.entity_name, f.chunk_id, f.seq, f.doc_id, f.entity_type, f.description, f.file_path

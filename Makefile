@@ -11,6 +11,7 @@ demo: install
 	$(PYTHON) -m lightrag_pg demo
 
 test: install
+	$(PYTHON) -m mypy
 	$(PYTHON) -m pytest -q
 
 bench: install

@@ -314,14 +314,16 @@ def recorded_dim(connection: Connection, workspace: str) -> int | None:
     """The embedding dimension stored in a workspace, or None for a new one."""
     if not run(connection, SQL["has_workspace_info"], validate_workspace(workspace)):
         return None
-    return run(connection, render(SQL["recorded_dim"], schema=schema_of(workspace)))
+    dim: int | None = run(connection, render(SQL["recorded_dim"], schema=schema_of(workspace)))
+    return dim
 
 
 def recorded_lexical(connection: Connection, workspace: str) -> str | None:
     """The lexical search backend recorded in a workspace, or None (new, or older than 0008)."""
     if not run(connection, SQL["has_workspace_info"], validate_workspace(workspace)):
         return None
-    return run(connection, render(SQL["recorded_lexical"], schema=schema_of(workspace)))
+    lexical: str | None = run(connection, render(SQL["recorded_lexical"], schema=schema_of(workspace)))
+    return lexical
 
 
 def configure_context(context: Any, connection: Connection, target: MigrationTarget) -> None:

@@ -131,7 +131,7 @@ def server_settings(workspace: str, statement_timeout_ms: int = 0) -> dict[str, 
     return settings
 
 
-class WorkspaceConnection(asyncpg.Connection):
+class WorkspaceConnection(asyncpg.Connection):  # type: ignore[misc]
     """A pooled connection that knows which workspace its ``search_path`` points at.
 
     ``workspace`` is ``None`` when unknown (after :meth:`reset`), which the
@@ -212,7 +212,7 @@ class SharedPool:
     @property
     def max_size(self) -> int:
         """The most connections the pool opens."""
-        return self.pool.get_max_size()
+        return int(self.pool.get_max_size())
 
     def workspace(self, name: str, embedding_dim: int) -> WorkspacePool:
         """The pool as workspace ``name`` (of ``embedding_dim`` dimensions) uses it."""

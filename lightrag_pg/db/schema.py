@@ -7,6 +7,8 @@ need the workspace's embedding dimension, hence :func:`build_metadata`.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pgvector.sqlalchemy import VECTOR
 from sqlalchemy import (
     BigInteger,
@@ -34,17 +36,17 @@ from ..types import UNKNOWN_SOURCE
 from .dimensions import VECTOR_HNSW_MAX_DIM
 
 
-def _ts(name: str, comment: str) -> Column:
+def _ts(name: str, comment: str) -> Column[Any]:
     return Column(
         name, DateTime(timezone=True), nullable=False, server_default=text("now()"), comment=comment
     )
 
 
-def _text_array(name: str, comment: str) -> Column:
+def _text_array(name: str, comment: str) -> Column[Any]:
     return Column(name, ARRAY(Text), nullable=False, server_default=text("'{}'::text[]"), comment=comment)
 
 
-def _merged_columns(kind: str) -> list[Column]:
+def _merged_columns(kind: str) -> list[Column[Any]]:
     """Provenance and bookkeeping columns shared by entities and relations."""
     return [
         _text_array("source_ids", f"Ids of the chunks the {kind} was extracted from (capped)"),
@@ -121,7 +123,7 @@ def _lexical_indexes(table: str, lexical: str) -> list[Index]:
     ]
 
 
-def _lexical_columns(table: str, lexical: str) -> list[Column]:
+def _lexical_columns(table: str, lexical: str) -> list[Column[Any]]:
     """The stored lexemes of chunk text on the tsvector backend (migration 0009)."""
     if table != "text_chunks" or lexical == "bm25":
         return []

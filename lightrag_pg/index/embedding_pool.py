@@ -130,8 +130,8 @@ class EmbeddingPool:
         batch = self._take()
         job = asyncio.current_task()
         if job in self._jobs:
-            self._started.add(job)  # type: ignore[arg-type]
-            self._jobs[job] = batch  # type: ignore[index]
+            self._started.add(job)
+            self._jobs[job] = batch
         if not batch:
             return
         try:

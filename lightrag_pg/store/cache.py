@@ -38,7 +38,8 @@ class CacheStore:
 
     async def get(self, key: str) -> str | None:
         """The cached answer for ``key``, if any."""
-        return await self.conn.fetchval(SQL["get"], key)
+        answer: str | None = await self.conn.fetchval(SQL["get"], key)
+        return answer
 
     async def put(
         self,

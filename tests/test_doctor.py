@@ -146,3 +146,14 @@ async def test_doctor_command_reports_and_repairs(
 def test_doctor_command_on_a_missing_workspace(dsn: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["doctor", "--dsn", dsn, "--workspace", "no_such_ws"]) == 2
     assert "workspace 'no_such_ws' does not exist" in capsys.readouterr().err
+
+
+def test_doctor_without_a_workspace_checks_every_one(
+    dsn: str, capsys: pytest.CaptureFixture[str], rag: LightRAG
+) -> None:
+    assert main(["doctor", "--dsn", dsn]) == 0
+    assert f"{rag.workspace}: ok" in capsys.readouterr().out
+    assert main(["workspaces", "--dsn", dsn]) == 0
+    header, *rows = capsys.readouterr().out.splitlines()
+    assert header.split()[:2] == ["WORKSPACE", "DIM"]
+    assert any(r.split()[0] == rag.workspace for r in rows)

@@ -79,7 +79,7 @@ async def test_role_without_ag_catalog_grants_runs_without_the_mirror(
         await rag.finalize()
     assert await asyncio.to_thread(main, ["--dsn", role_dsn, "workspaces"]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith(workspace_name))
-    assert "graph_enabled=false" in line
+    assert line.split()[3] == "disabled"
     role_conn = await asyncpg.connect(role_dsn)
     try:
         await drop_workspace(role_conn, workspace_name)

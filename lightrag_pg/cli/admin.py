@@ -51,12 +51,20 @@ async def run_list(args: argparse.Namespace) -> int:
     from ..db.workspace import list_workspaces, read_info
 
     async with connected(args) as (conn, _):
+        rows = [("WORKSPACE", "DIM", "EMBEDDING MODEL", "GRAPH", "REVISION")]
         for name in await list_workspaces(conn):
             info = await read_info(conn, name)
             assert info is not None
-            graph = f"graph_enabled={str(info.graph_enabled).lower()}"
-            model = info.embedding_model or ""
-            print(f"{name}\tdim={info.embedding_dim}\t{model}\t{graph}\trev {info.revision}")
+            graph = "enabled" if info.graph_enabled else "disabled"
+            rows.append(
+                (name, str(info.embedding_dim), info.embedding_model or "-", graph, info.revision or "-")
+            )
+    if len(rows) == 1:
+        print("no workspaces yet; `lightrag-pg insert` creates one")
+        return 0
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    for row in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)) + "  " + row[-1])
     return 0
 
 

@@ -6,6 +6,7 @@ import asyncio
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -167,3 +168,19 @@ async def test_sigterm_during_a_big_document_exits_within_ten_seconds(
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def test_serve_logs_each_request(dsn: str, workspace_name: str, tmp_path: Path, llm_server: Any) -> None:
+    port = free_port()
+    log = tmp_path / "out.log"
+    command = [sys.executable, "-m", "lightrag_pg", "serve", "--dsn", dsn, "--workspace", workspace_name]
+    command += ["--port", str(port), "--input-dir", str(tmp_path), "--allow-create"]
+    with log.open("w") as out:
+        process = subprocess.Popen(command, env=server_env(llm_server), cwd=tmp_path, stdout=out, stderr=out)
+        try:
+            wait_until_up(f"http://127.0.0.1:{port}", process)
+            assert httpx.get(f"http://127.0.0.1:{port}/health", timeout=30).status_code == 200
+        finally:
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=60)
+    assert '"GET /health HTTP/1.1" 200' in log.read_text()

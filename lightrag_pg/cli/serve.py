@@ -72,6 +72,9 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
         help="seconds a stop (SIGTERM, Ctrl-C) may take; the document in flight is resumed at the "
         "next start (default: 10)",
     )
+    p.add_argument(
+        "--no-access-log", action="store_true", help="do not log each request (method, path, status)"
+    )
     p.set_defaults(run=run)
 
 
@@ -138,6 +141,8 @@ async def run(args: argparse.Namespace) -> int:
         proxy_headers=bool(settings.forwarded_allow_ips),
         forwarded_allow_ips=list(settings.forwarded_allow_ips),
     )
+    if not args.no_access_log:  # one line per request, whatever the other logs' level
+        logging.getLogger("uvicorn.access").setLevel(logging.INFO)
     server = _bounded_stop_server(uvicorn.Server, settings.shutdown_timeout)(config)
     await server.serve()
     print("stopped; unfinished documents are resumed at the next start", file=sys.stderr)

@@ -5,6 +5,7 @@ PIP_FLAGS ?= --quiet --disable-pip-version-check
 .PHONY: install demo test bench webui
 
 install:
+	@echo "installing lightrag-pg with its extras (pip; a few minutes the first time, seconds after)"
 	$(PYTHON) -m pip install $(PIP_FLAGS) -e '.[embedded,offline,server,dev]'
 
 demo: install

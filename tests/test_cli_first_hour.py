@@ -83,12 +83,20 @@ def test_entity_show_prints_merged_descriptions_apart(capsys: pytest.CaptureFixt
     assert "<SEP>" not in out and "  A firm.\n  A maker.\n" in out
 
 
-def test_the_progress_bar_counts_merges_as_the_summary_does(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_progress_bar_fits_an_80_column_terminal(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
     bar = ProgressBar("indexing")
-    bar(Progress(docs_total=1, chunks_total=1, entities=401, relations=99))
+    bar.bar.dynamic_ncols = False
+    bar.bar.ncols = 80
+    many = Progress(docs_total=1200, docs_done=640, docs_failed=12, chunks_total=98000)
+    bar(Progress(**{**many.__dict__, "chunks_extracted": 51234}))
+    line = str(bar.bar)
     bar.close()
-    err = capsys.readouterr().err
-    assert "401 entity merges, 99 relation merges" in err and "401 entities" not in err
+    capsys.readouterr()
+    assert len(line) <= 80 and line.count("█") + line.count(" ") > 10, line
+    assert "652/1200 docs (12 failed)" in line
 
 
 def test_reembed_with_nothing_to_do_shows_no_bar(

@@ -147,29 +147,35 @@ def describe_created(rag: LightRAG) -> str:
 
 
 class ProgressBar:
-    """A tqdm bar over the chunks extracted of those cut so far (it moves with every
-    chunk; a document is cut when its turn comes), with the documents finished, the
-    chunks embedded and stored, and the entity and relation merges as postfix (a name
-    merged by two documents counts twice, as in the insert's summary)."""
+    """A tqdm bar over the documents, whose total is known from the start, moving with
+    every chunk extracted (the unfinished documents' share of the chunks cut so far) and
+    never back; its label says documents and chunks in a few words, so that an
+    80-column terminal still shows the bar (the merges are in the insert's summary)."""
+
+    FORMAT = "{desc} {percentage:3.0f}%|{bar}| {remaining}"
 
     def __init__(self, label: str) -> None:
         from tqdm import tqdm
 
-        self.bar = tqdm(total=0, unit="chunk", desc=label, dynamic_ncols=True)
+        self.label = label
+        self.bar = tqdm(total=0, desc=label, dynamic_ncols=True, bar_format=self.FORMAT)
 
     def __call__(self, p: Progress) -> None:
-        self.bar.total = p.chunks_total
-        self.bar.n = p.chunks_extracted
         finished = p.docs_done + p.docs_failed + p.docs_skipped
+        open_chunks = p.chunks_total - p.chunks_done
+        share = (p.chunks_extracted - p.chunks_done) / open_chunks if open_chunks > 0 else 0.0
+        estimate = min(float(p.docs_total), finished + min(share, 0.99))
+        self.bar.total = p.docs_total
+        self.bar.n = max(self.bar.n, estimate)
+        failed = f" ({p.docs_failed} failed)" if p.docs_failed else ""
         merging = (
             f", merging {p.merge_batches_done}/{p.merge_batches_total}"
             if p.merge_batches_done < p.merge_batches_total
             else ""
         )
-        self.bar.set_postfix_str(
-            f"documents {finished}/{p.docs_total} ({p.docs_failed} failed), chunks {p.chunks_embedded} "
-            f"embedded/{p.chunks_done} stored{merging}, {p.entities} entity merges, "
-            f"{p.relations} relation merges",
+        self.bar.set_description_str(
+            f"{self.label}: {finished}/{p.docs_total} docs{failed}, "
+            f"{p.chunks_extracted}/{p.chunks_total} chunks{merging}",
             refresh=False,
         )
         self.bar.refresh()

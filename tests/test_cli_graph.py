@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -74,3 +75,15 @@ def test_graph_management_commands(
     # the manual edit outlived the delete of b.txt
     assert json.loads(run("entity", "show", "Alicia", "--json"))["graph_data"]["description"] == "A chemist."
     assert main(["--dsn", dsn, "drop-workspace", workspace_name, "--yes"]) == 0
+
+
+async def test_the_documented_import_kg_example_imports(rag_factory: Any) -> None:
+    text = (Path(__file__).resolve().parents[1] / "docs" / "import-kg.md").read_text(encoding="utf-8")
+    payload = json.loads(text.split("```json\n", 1)[1].split("```", 1)[0])
+    rag = await rag_factory()
+    await rag.ainsert_custom_kg(payload)
+    async with rag.session() as s:
+        [acme] = await s.graph.get_entities(["Acme"])
+        edges = await s.graph.edges_of(["Alice"])
+    assert acme.entity_type == "Organization" and len(acme.source_ids) == 2
+    assert [(e.src, e.tgt, e.weight) for e in edges] == [("Acme", "Alice", 2.0)]

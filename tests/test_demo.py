@@ -15,11 +15,12 @@ import pytest
 from lightrag_pg import LightRAG
 from lightrag_pg.cli import demo, main
 from lightrag_pg.cli.common import ProgressBar
-from lightrag_pg.cli.passages import MARK, passage, render, sentences_of_chunk
+from lightrag_pg.cli.passages import MARK, render
 from lightrag_pg.db.workspace import drop_workspace, workspace_exists
 from lightrag_pg.index.chunking import chunk_text
 from lightrag_pg.index.progress import Progress
 from lightrag_pg.llm.tokenizer import get_tokenizer
+from lightrag_pg.query.passages import passage, sentences_of_chunk
 from lightrag_pg.sentences import Sentence, split_sentences
 from lightrag_pg.testing import hashed_embedding_func
 
@@ -244,14 +245,14 @@ def test_the_offline_demo_shows_the_answer_in_whole_sentences(
     assert any(m.startswith(ANSWER) for m in marked), marked
     assert all(m for m in marked)
 
-    extracted = [tuple(map(int, m)) for m in re.findall(r"(\d+)/(\d+) \[", first.err)]
+    extracted = [tuple(map(int, m)) for m in re.findall(r"(\d+)/(\d+) chunks", first.err)]
     assert extracted[-1][0] == extracted[-1][1] > len(files)
     assert all(a[0] <= b[0] for a, b in pairwise(extracted))
-    docs = [tuple(map(int, m)) for m in re.findall(r"documents (\d+)/(\d+)", first.err)]
+    docs = [tuple(map(int, m)) for m in re.findall(r"(\d+)/(\d+) docs", first.err)]
     assert docs[-1] == (len(files), len(files))
-    stored = [tuple(map(int, m)) for m in re.findall(r"chunks (\d+) embedded/(\d+) stored", first.err)]
-    assert stored[-1][0] == stored[-1][1] == extracted[-1][0]
-    assert all(a[1] <= b[1] for a, b in pairwise(stored))
+    assert all(a[0] <= b[0] for a, b in pairwise(docs))
+    shares = [int(m) for m in re.findall(r"(\d+)%\|", first.err)]
+    assert shares[-1] == 100 and all(a <= b for a, b in pairwise(shares)), "the bar never moves back"
 
 
 def _sources(out: str) -> list[tuple[str, list[str]]]:

@@ -9,6 +9,7 @@ import pytest
 
 from lightrag_pg import InvalidInput, LightRAG, QueryParam
 from lightrag_pg.query.answer_prompts import FAIL_RESPONSE
+from lightrag_pg.query.knowledge import EMPTY_WORKSPACE
 from lightrag_pg.testing import StatementCounter, hashed_vectors
 
 from .fake_openai import FakeOpenAI
@@ -123,8 +124,8 @@ async def test_budgets_are_respected(corpus_rag: LightRAG) -> None:
     assert tokenizer.count(prompt) <= 2500
 
 
-async def test_empty_workspace_gives_the_fail_response(llm_rag: LightRAG) -> None:
-    assert await llm_rag.aquery(QUESTION) == FAIL_RESPONSE
+async def test_empty_workspace_says_so_in_a_sentence(llm_rag: LightRAG) -> None:
+    assert await llm_rag.aquery(QUESTION) == EMPTY_WORKSPACE
     data = await llm_rag.aquery_data(QUESTION)
     assert data["status"] == "failure"
 

@@ -23,10 +23,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..query.param import QueryParam
+from ..query.passages import Passage, passage, sentences_of_chunk
 from .admin import print_tables
 from .common import describe_setup, make_rag, reachable_database, workspace_of
 from .ingest import ingest_files
-from .passages import Passage, passage, render, sentences_of_chunk
+from .passages import render
 
 if TYPE_CHECKING:
     from ..rag import LightRAG

@@ -22,7 +22,7 @@ from .answer_prompts import FAIL_RESPONSE, full_prompt, keywords_prompt
 from .bounds import bounded_keywords, check_length, embeddable, leading_words
 from .context import QueryContext, build_context, failure_data, render_data
 from .keyword_plan import KeywordPlan, parse_keywords, predefined_keywords, resolve_keywords
-from .knowledge import BYPASS_WITHOUT_LLM, format_knowledge
+from .knowledge import BYPASS_WITHOUT_LLM, EMPTY_WORKSPACE, offline_answer
 from .param import QueryParam, clean_query
 from .retrieve import retrieve_all
 
@@ -230,14 +230,16 @@ class QueryEngine:
             pieces = self.llm.stream(query, history=p.conversation_history, cache_type="query", mode="bypass")
             return QueryStream(answer, pieces)
         if answer.failed or answer.context is None:
-            return QueryStream(answer, _one(FAIL_RESPONSE))
+            async with session(self.pool) as s:
+                empty = not await s.chunks.any()
+            return QueryStream(answer, _one(EMPTY_WORKSPACE if empty else FAIL_RESPONSE))
         ctx = answer.context
         if p.only_need_context:
             return QueryStream(answer, _one(ctx.text))
         if p.only_need_prompt:
             return QueryStream(answer, _one(full_prompt(ctx.system_prompt, query)))
         if self.llm is None:
-            return QueryStream(answer, _one(format_knowledge(ctx)))
+            return QueryStream(answer, _one(await offline_answer(query, ctx, self.embed)))
         pieces = self.llm.stream(
             query,
             system_prompt=ctx.system_prompt,

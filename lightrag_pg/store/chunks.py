@@ -31,6 +31,10 @@ class ChunkStore:
         """Chunks in the order given; unknown ids are skipped."""
         return [ChunkRow.from_record(r) for r in await self.conn.fetch(self.sql["chunks_by_ids"], list(ids))]
 
+    async def any(self) -> bool:
+        """Whether the workspace holds any chunk."""
+        return bool(await self.conn.fetchval(self.sql["any_chunk"]))
+
     async def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """The stored vectors of chunk ``ids`` by id; unknown ids are left out."""
         return vectors_by_id(await self.conn.fetch(self.sql["chunk_vectors_by_ids"], list(ids)), "chunk_id")

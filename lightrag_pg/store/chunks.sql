@@ -54,3 +54,7 @@ SELECT c.id, c.doc_id, c.chunk_order_index, c.tokens, c.content, c.file_path, c.
 FROM text_chunks c
 LEFT JOIN chunk_vectors v ON v.chunk_id = c.id
 WHERE c.id = ANY($1::text[]);
+
+-- name: any_chunk
+-- Whether the workspace holds any chunk (false: no document was processed yet).
+SELECT EXISTS (SELECT 1 FROM text_chunks);

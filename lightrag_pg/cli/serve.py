@@ -67,6 +67,12 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
         "--allow-create", action="store_true", default=None, help="create unknown workspaces instead of a 404"
     )
     p.add_argument(
+        "--mcp-read-only",
+        action="store_true",
+        default=None,
+        help="/mcp offers only the tools that change nothing (default: $LIGHTRAG_MCP_READ_ONLY)",
+    )
+    p.add_argument(
         "--shutdown-timeout",
         type=float,
         help="seconds a stop (SIGTERM, Ctrl-C) may take; the document in flight is resumed at the "
@@ -95,6 +101,7 @@ def settings_from(args: argparse.Namespace) -> ServerSettings:
         allow_create=args.allow_create,
         forwarded_allow_ips=tuple(p.strip() for p in proxies.split(",") if p.strip()) if proxies else None,
         shutdown_timeout=getattr(args, "shutdown_timeout", None),
+        mcp_read_only=getattr(args, "mcp_read_only", None),
     )
 
 

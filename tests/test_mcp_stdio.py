@@ -109,6 +109,7 @@ async def test_hostile_arguments_are_errors_and_the_session_goes_on(stdio: Clien
     assert (await call(stdio, "list_documents"))["pagination"]["page"] == 1
 
 
+@pytest.mark.slow  # a process of its own: about 5 s
 async def test_read_only_offers_no_writer(dsn: str, llm_server: FakeOpenAI, tmp_path: Path) -> None:
     workspace = fresh_name()
     try:

@@ -19,7 +19,7 @@ async def entity_card(rag: LightRAG, name: str, max_neighbours: int) -> dict[str
     data = info["graph_data"]
     graph = await rag.aget_knowledge_graph(entity, max_depth=1, max_nodes=max_neighbours + 1)
     nodes = {n.id: n.properties for n in graph.nodes}
-    neighbours = []
+    neighbours: list[dict[str, Any]] = []
     for edge in graph.edges:
         if entity not in (edge.source, edge.target):
             continue

@@ -5,8 +5,10 @@ the metadata of what they return, and a LlamaIndex query engine answering offlin
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -162,3 +164,32 @@ def test_the_retrievers_answer_the_same_as_the_facade(dsn: str, rag_workspace: s
     assert [
         n.node.get_content() for n in llamaindex.LightRAGRetriever(rag, k=3).retrieve(QUESTION)
     ] == expected
+
+
+def readme_block(heading: str, language: str = "python") -> str:
+    """The first ``language`` block under ``heading`` in the README."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    found = re.search(rf"```{language}\n(.*?)```", readme.split(heading, 1)[1], re.S)
+    assert found, heading
+    return found.group(1)
+
+
+def test_the_readme_langchain_chain_runs_with_a_chat_model(
+    server: Server, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    block = readme_block("### LangChain")
+    block = block.replace("from langchain_openai import ChatOpenAI  # pip install langchain-openai\n", "")
+    block = block.replace('ChatOpenAI(model="gpt-4o-mini")', "chat_model")
+    block = block.replace("http://127.0.0.1:9621", server.url).replace('"s3cret"', repr(KEY))
+    seen: list[Any] = []
+
+    class Recording(FakeListChatModel):
+        def _call(self, messages: Any, *args: Any, **kwargs: Any) -> str:
+            seen.append(messages)
+            return super()._call(messages, *args, **kwargs)
+
+    exec(block, {"chat_model": Recording(responses=["Alice founded Acme."])})
+    assert capsys.readouterr().out == "Alice founded Acme.\n"
+    assert "[alice.md] Alice founded Acme in Paris." in seen[0][0].content

@@ -38,7 +38,8 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
         "serve",
         parents=parents,
         help="serve the LightRAG Server API over HTTP (needs the [server] extra)",
-        description="Serve LightRAG Server's REST and Ollama APIs. Each request picks its workspace with "
+        description="Serve LightRAG Server's REST and Ollama APIs, and MCP at /mcp (with the [mcp] extra). "
+        "Each request picks its workspace with "
         "the LIGHTRAG-WORKSPACE header (default: --workspace). Flags override the environment "
         "(HOST, PORT, LIGHTRAG_API_KEY, CORS_ORIGINS, INPUT_DIR, MAX_UPLOAD_SIZE, "
         "LIGHTRAG_PG_POOL_SIZE, LIGHTRAG_PG_WORKSPACE_POOL_SIZE, LIGHTRAG_PG_SHUTDOWN_TIMEOUT, "

@@ -7,8 +7,9 @@ The session manager runs in the app's lifespan, inside the workspace registry's.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractAsyncContextManager
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
@@ -45,9 +46,33 @@ class MCPEndpoint:
         )
         self.sessions = server.session_manager
 
-    def running(self) -> AbstractAsyncContextManager[None]:
-        """``async with endpoint.running():`` sessions are served; leaving ends them all."""
-        return self.sessions.run()
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """``async with endpoint.running():`` sessions are served; leaving ends them all.
+
+        The SDK's session manager holds a task group, which must be left by the task that
+        entered it; it runs in a task of its own, so the lifespan may be entered and left
+        by different tasks (as test harnesses do)."""
+        started: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        stop = asyncio.Event()
+
+        async def serve() -> None:
+            try:
+                async with self.sessions.run():
+                    started.set_result(None)
+                    await stop.wait()
+            except BaseException as exc:
+                if not started.done():
+                    started.set_exception(exc)
+                raise
+
+        task = asyncio.create_task(serve(), name="mcp-sessions")
+        await started
+        try:
+            yield
+        finally:
+            stop.set()
+            await task
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":

@@ -8,7 +8,7 @@ from typing import Any
 
 from .services import Facade
 from .store.pipeline_state import PipelineStateStore
-from .store.rows import StatusRow
+from .store.rows import DocumentRow, StatusRow
 from .store.uow import session, unit_of_work
 from .types import DocStatus
 
@@ -50,6 +50,12 @@ class StatusMethods(Facade):
         """The status rows of ``doc_ids``, in the order given; unknown ids are left out."""
         async with session(self._run.pool) as s:
             return await s.docs.statuses(doc_ids)
+
+    async def aget_documents(self, doc_ids: Sequence[str]) -> list[DocumentRow]:
+        """The stored documents of ``doc_ids`` (their full text, file path and track id), in
+        the order given; unknown ids are left out. One statement."""
+        async with session(self._run.pool) as s:
+            return await s.docs.get(doc_ids)
 
     async def aknown_file_paths(self, file_paths: Sequence[str]) -> set[str]:
         """Which of ``file_paths`` a stored document has (any status)."""

@@ -167,6 +167,11 @@ class Facade:
     _services: Services | None
 
     @property
+    def initialized(self) -> bool:
+        """Whether :meth:`initialize` has opened the pool (and :meth:`finalize` not closed it)."""
+        return self._services is not None
+
+    @property
     def _run(self) -> Services:
         if self._services is None:
             raise LightRAGError("LightRAG is not initialized: call `await rag.initialize()` first")

@@ -31,6 +31,8 @@ ALLOWED: dict[str, set[str]] = {
     # `lightrag-pg serve` starts the server, so the command line may import it (not the reverse)
     "cli": {"cli", "server", "facade", "index", "query", "export", "store", "db", "llm", "offline"},
     "server": {"server", "facade", "index", "query", "export", "store", "db", "llm", "offline"},
+    # the LangChain and LlamaIndex retrievers: beside cli and server, on the facade only
+    "integrations": {"integrations", "facade", "query"},
 }
 """Which layers each layer may import, besides the foundation (and itself)."""
 
@@ -124,13 +126,15 @@ def test_every_top_level_module_has_a_layer() -> None:
     assert heads <= known, sorted(heads - known)
 
 
+TOP_LAYERS = ("server", "cli", "integrations")
+"""The layers that call the facade (or, for the retrievers, a server's REST API)."""
+
+
 def facade_bypasses(root: Path) -> list[str]:
-    """Each place in the routes and commands under ``root`` that opens a session or unit of
-    work, takes a connection of a workspace pool or loads SQL, instead of calling the facade."""
-    found = [
-        str(p.relative_to(root)) for layer in ("server", "cli") for p in sorted((root / layer).rglob("*.sql"))
-    ]
-    for layer in ("server", "cli"):
+    """Each place in the routes, commands and retrievers under ``root`` that opens a session or
+    unit of work, takes a connection of a workspace pool or loads SQL, instead of calling the facade."""
+    found = [str(p.relative_to(root)) for layer in TOP_LAYERS for p in sorted((root / layer).rglob("*.sql"))]
+    for layer in TOP_LAYERS:
         for path in sorted((root / layer).rglob("*.py")):
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 if not isinstance(node, ast.Call):
@@ -162,6 +166,23 @@ def test_the_facade_rule_sees_a_route_opening_a_session(tmp_path: Path) -> None:
         "server/routes.py:2 session()",
         "cli/demo.py:2 acquire()",
     ]
+
+
+INTEGRATIONS_MAY_IMPORT = {"rag", "query.param"}
+"""Of the package, what the retrievers import besides the foundation: the facade and its
+query parameters."""
+
+
+def test_the_retrievers_use_the_facade_only() -> None:
+    root = PACKAGE / "integrations"
+    for path in sorted(root.rglob("*.py")):
+        imported = imported_modules(PACKAGE, path)
+        outside = {
+            m
+            for m in imported
+            if layer_of(m) not in ("foundation", "integrations") and m not in INTEGRATIONS_MAY_IMPORT
+        }
+        assert not outside, f"{path.relative_to(PACKAGE)} imports {sorted(outside)}"
 
 
 STATEMENT_CALLS = {

@@ -38,7 +38,8 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
         "serve",
         parents=parents,
         help="serve the LightRAG Server API over HTTP (needs the [server] extra)",
-        description="Serve LightRAG Server's REST and Ollama APIs. Each request picks its workspace with "
+        description="Serve LightRAG Server's REST and Ollama APIs, and MCP at /mcp (with the [mcp] extra). "
+        "Each request picks its workspace with "
         "the LIGHTRAG-WORKSPACE header (default: --workspace). Flags override the environment "
         "(HOST, PORT, LIGHTRAG_API_KEY, CORS_ORIGINS, INPUT_DIR, MAX_UPLOAD_SIZE, "
         "LIGHTRAG_PG_POOL_SIZE, LIGHTRAG_PG_WORKSPACE_POOL_SIZE, LIGHTRAG_PG_SHUTDOWN_TIMEOUT, "
@@ -65,6 +66,12 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
     )
     p.add_argument(
         "--allow-create", action="store_true", default=None, help="create unknown workspaces instead of a 404"
+    )
+    p.add_argument(
+        "--mcp-read-only",
+        action="store_true",
+        default=None,
+        help="/mcp offers only the tools that change nothing (default: $LIGHTRAG_MCP_READ_ONLY)",
     )
     p.add_argument(
         "--shutdown-timeout",
@@ -98,6 +105,7 @@ def settings_from(args: argparse.Namespace) -> ServerSettings:
         allow_create=args.allow_create,
         forwarded_allow_ips=tuple(p.strip() for p in proxies.split(",") if p.strip()) if proxies else None,
         shutdown_timeout=getattr(args, "shutdown_timeout", None),
+        mcp_read_only=getattr(args, "mcp_read_only", None),
     )
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
+from starlette.routing import Route
 
 from .. import errors
 from ..config import Settings
@@ -26,7 +27,7 @@ from ..llm.wrap import LLMFunc
 from ..rag import LightRAG
 from . import documents, graph, ollama, query, recovery, service
 from .auth import AuthFailure, Guard, LoginThrottled
-from .deps import ServerState, require_auth, resume_unfinished
+from .deps import ServerState, refusal, require_auth, resume_unfinished
 from .disconnect import CancelOnDisconnect
 from .files import NameConflict, Throttled, TooLarge
 from .limits import BodyLimit
@@ -103,8 +104,7 @@ def _error_handler(status: int) -> Any:
 
 async def _auth_failure(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, AuthFailure)
-    headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
-    return JSONResponse({"detail": exc.detail}, status_code=exc.status, headers=headers)
+    return refusal(exc)
 
 
 async def _login_throttled(request: Request, exc: Exception) -> JSONResponse:
@@ -121,6 +121,8 @@ def create_app(settings: ServerSettings | None = None, factory: RagFactory | Non
     """
     settings = settings or ServerSettings.from_env()
     make_rag = factory or environment_factory()
+    body_limit = settings.max_upload_bytes + BODY_OVERHEAD
+    mcp = _mcp_endpoint(settings, lambda: app.state.server, body_limit)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -129,7 +131,8 @@ def create_app(settings: ServerSettings | None = None, factory: RagFactory | Non
         app.state.server = ServerState(settings=settings, guard=Guard(settings), registry=registry)
         try:
             await registry.start()
-            yield
+            async with mcp.running() if mcp else nullcontext():
+                yield
         finally:
             await registry.close()
 
@@ -146,7 +149,7 @@ def create_app(settings: ServerSettings | None = None, factory: RagFactory | Non
     app.add_exception_handler(AuthFailure, _auth_failure)
     app.add_exception_handler(LoginThrottled, _login_throttled)
     app.add_exception_handler(RequestValidationError, refused)
-    app.add_middleware(BodyLimit, limit=settings.max_upload_bytes + BODY_OVERHEAD)
+    app.add_middleware(BodyLimit, limit=body_limit)
     app.add_middleware(CancelOnDisconnect, paths=CANCELLED_ON_DISCONNECT)
     if settings.cors_origins:
         app.add_middleware(
@@ -163,5 +166,17 @@ def create_app(settings: ServerSettings | None = None, factory: RagFactory | Non
     app.include_router(graph.router, dependencies=protected)
     app.include_router(ollama.router, prefix="/api", dependencies=protected)
     app.include_router(service.router)
+    if mcp:
+        app.router.routes.append(Route(mcp.path, mcp, name="mcp"))
     app.mount("/webui", StaticFiles(directory=WEBUI, html=True), name="webui")
     return app
+
+
+def _mcp_endpoint(settings: ServerSettings, state_of: Callable[[], ServerState], body_limit: int) -> Any:
+    """The ``/mcp`` endpoint, or ``None`` without the ``[mcp]`` extra (the REST routes are served anyway)."""
+    try:
+        from .mcp_http import MCPEndpoint
+    except ImportError as exc:
+        log.info("no /mcp endpoint: the [mcp] extra is not installed (%s is missing)", exc.name)
+        return None
+    return MCPEndpoint(settings, state_of, body_limit)

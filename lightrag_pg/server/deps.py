@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 from typing import Annotated
 
 from fastapi import Depends, Header, Request, Security
+from fastapi.responses import JSONResponse
 from fastapi.security import APIKeyHeader, OAuth2PasswordBearer
 
-from .auth import Guard
+from .auth import AuthFailure, Guard
 from .convert import Converter
 from .registry import WorkspaceRegistry
 from .runtime import WorkspaceRuntime
@@ -57,6 +58,17 @@ async def require_auth(
     if state.guard.whitelisted(request.url.path):
         return
     state.guard.check(token, api_key)
+
+
+async def check_credentials(request: Request, state: ServerState) -> None:
+    """:func:`require_auth` for a request that routes no dependencies (a mounted ASGI app)."""
+    await require_auth(request, state, await bearer(request), await api_key_header(request))
+
+
+def refusal(exc: AuthFailure) -> JSONResponse:
+    """The answer to a request refused by :class:`~.auth.Guard`."""
+    headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+    return JSONResponse({"detail": exc.detail}, status_code=exc.status, headers=headers)
 
 
 def authenticated(

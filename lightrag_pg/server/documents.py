@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, File, HTTPException, Query, UploadFile
@@ -143,6 +144,20 @@ async def _insert_response(runtime: WorkspaceRuntime, result: InsertResult) -> I
     )
 
 
+def upload_name(name: str | None, size: int | None, runtime: WorkspaceRuntime, state: ServerState) -> str:
+    """The name an upload is saved under, once its name, type, size (when known) and the
+    workspace's queue of conversions allow it; else the error saying which does not."""
+    name = safe_name(name)
+    if not supported(name):
+        raise InvalidInput(f"Unsupported file type. Supported types: {', '.join(SUPPORTED_EXTENSIONS)}")
+    limit = state.settings.max_upload_bytes
+    if size is not None and size > limit:
+        raise TooLarge(f"file of {size:,} bytes exceeds the upload limit of {limit:,}")
+    if runtime.pending_tasks >= state.settings.max_pending_uploads:
+        raise Throttled(f"{runtime.pending_tasks} uploads are still being converted; retry later")
+    return name
+
+
 @router.post("/upload", response_model=InsertResponse)
 async def upload(runtime: Workspace, state: State, file: Annotated[UploadFile, File()]) -> InsertResponse:
     """Save a file in the workspace's input folder, convert it and index it in the background.
@@ -150,15 +165,16 @@ async def upload(runtime: Workspace, state: State, file: Annotated[UploadFile, F
     Answers once the file is converted: ``success``, ``duplicated`` (the workspace already
     has its content; the file is not kept) or ``failure`` (unreadable: a failed document).
     """
-    name = safe_name(file.filename)
-    if not supported(name):
-        raise InvalidInput(f"Unsupported file type. Supported types: {', '.join(SUPPORTED_EXTENSIONS)}")
+    name = upload_name(file.filename, file.size, runtime, state)
+    return await ingest_upload(runtime, state, name, await file.read())
+
+
+async def ingest_upload(
+    runtime: WorkspaceRuntime, state: ServerState, name: str, data: bytes
+) -> InsertResponse:
+    """Save ``data`` as file ``name`` (from :func:`upload_name`) in the input folder, convert
+    it and enqueue its text; ``/documents/upload``'s answer (the MCP ``upload_file`` tool's too)."""
     limit = state.settings.max_upload_bytes
-    if file.size is not None and file.size > limit:
-        raise TooLarge(f"file of {file.size:,} bytes exceeds the upload limit of {limit:,}")
-    if runtime.pending_tasks >= state.settings.max_pending_uploads:
-        raise Throttled(f"{runtime.pending_tasks} uploads are still being converted; retry later")
-    data = await file.read()
     if len(data) > limit:
         raise TooLarge(f"file of {len(data):,} bytes exceeds the upload limit of {limit:,}")
     if await runtime.rag.aknown_file_paths([name]):
@@ -184,25 +200,29 @@ async def upload(runtime: Workspace, state: State, file: Annotated[UploadFile, F
     )
 
 
+async def insert_texts_of(
+    runtime: WorkspaceRuntime, texts: list[str], sources: Sequence[str | None] | None
+) -> InsertResponse:
+    """Enqueue ``texts`` (with their sources; none: unknown) and start indexing them in the
+    background; the answer of ``/documents/text`` and ``/documents/texts`` (and of the MCP
+    ``insert_text`` tool)."""
+    if sources is not None and len(sources) != len(texts):
+        raise InvalidInput(f"{len(texts)} texts but {len(sources)} file_sources")
+    paths = [s or UNKNOWN_SOURCE for s in sources] if sources else None
+    return await _insert_response(runtime, await runtime.rag.aenqueue(texts, file_paths=paths))
+
+
 @router.post("/text", response_model=InsertResponse)
 async def insert_text(request: InsertTextRequest, runtime: Workspace) -> InsertResponse:
     """Insert one text; it is indexed in the background (``duplicated`` if already present)."""
-    result = await runtime.rag.aenqueue([request.text], file_paths=[request.file_source or UNKNOWN_SOURCE])
-    return await _insert_response(runtime, result)
+    return await insert_texts_of(runtime, [request.text], [request.file_source])
 
 
 @router.post("/texts", response_model=InsertResponse)
 async def insert_texts(request: InsertTextsRequest, runtime: Workspace) -> InsertResponse:
     """Insert several texts; they are indexed in the background (``partial_success`` when
     some, ``duplicated`` when all are already present)."""
-    sources = request.file_sources
-    if sources is not None and len(sources) != len(request.texts):
-        raise InvalidInput(f"{len(request.texts)} texts but {len(sources)} file_sources")
-    result = await runtime.rag.aenqueue(
-        request.texts,
-        file_paths=[s or UNKNOWN_SOURCE for s in sources] if sources else None,
-    )
-    return await _insert_response(runtime, result)
+    return await insert_texts_of(runtime, request.texts, request.file_sources)
 
 
 @router.post("/scan", response_model=ScanResponse)
@@ -300,6 +320,11 @@ async def pipeline_status(runtime: Workspace) -> dict[str, Any]:
 async def paginated(request: DocumentsRequest, runtime: Workspace) -> dict[str, Any]:
     """One page of documents, filtered by status (``status_filters`` wins over
     ``status_filter``) and sorted."""
+    return await page_of(runtime, request)
+
+
+async def page_of(runtime: WorkspaceRuntime, request: DocumentsRequest) -> dict[str, Any]:
+    """``/documents/paginated``'s answer (the MCP ``list_documents`` tool's too)."""
     wanted = request.status_filters or ([request.status_filter] if request.status_filter else None)
     statuses = sorted({IN_FLIGHT.get(s, s) for s in wanted}) if wanted else None
     return await runtime.rag.aget_docs_paginated(
@@ -362,6 +387,11 @@ async def delete_document(request: DeleteDocRequest, runtime: Workspace) -> dict
     is reported in ``pipeline_status``, which reads busy until it is done. The answer
     comes once the delete is done, or after :data:`DELETE_ANSWER_WAIT` seconds.
     """
+    return await delete_documents(runtime, request)
+
+
+async def delete_documents(runtime: WorkspaceRuntime, request: DeleteDocRequest) -> dict[str, Any]:
+    """``/documents/delete_document``'s work and answer (the MCP ``delete_document`` tool's too)."""
     rows = await runtime.rag.aget_doc_statuses(request.doc_ids)
     missing = sorted(set(request.doc_ids) - {r.id for r in rows})
     if missing:

@@ -104,22 +104,26 @@ def references_of(stream: QueryStream, with_content: bool) -> list[dict[str, Any
     return references
 
 
+async def answer(rag: LightRAG, query: str, param: QueryParam, *, with_content: bool) -> dict[str, Any]:
+    """``/query``'s answer (the MCP ``query`` tool's too): ``response``, ``references``
+    (with their chunks' text when ``with_content``), ``response_time``, ``llm_generated``."""
+    started = time.perf_counter()
+    stream = await rag.aquery_stream(query, param)
+    text = "".join([piece async for piece in stream])
+    return {
+        "response": text or NO_CONTEXT,
+        "references": references_of(stream, with_content) if param.include_references else None,
+        "response_time": round(time.perf_counter() - started, 3),
+        "llm_generated": llm_generated(rag, stream) and bool(text),
+    }
+
+
 @router.post("/query")
 async def query(request: QueryRequest, runtime: Workspace) -> dict[str, Any]:
     """Answer a question from the workspace's knowledge."""
-    started = time.perf_counter()
-    param = request.param()
-    stream = await runtime.rag.aquery_stream(request.query, param)
-    text = "".join([piece async for piece in stream])
-    generated = llm_generated(runtime.rag, stream) and bool(text)
-    return {
-        "response": text or NO_CONTEXT,
-        "references": references_of(stream, bool(request.include_chunk_content))
-        if param.include_references
-        else None,
-        "response_time": round(time.perf_counter() - started, 3),
-        "llm_generated": generated,
-    }
+    return await answer(
+        runtime.rag, request.query, request.param(), with_content=bool(request.include_chunk_content)
+    )
 
 
 def _line(payload: dict[str, Any]) -> str:

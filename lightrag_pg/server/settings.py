@@ -17,6 +17,18 @@ LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
 POOL_SIZES = ("pool_size", "workspace_pool_size")
 
+TRUTH = {
+    "1": True,
+    "true": True,
+    "yes": True,
+    "on": True,
+    "0": False,
+    "false": False,
+    "no": False,
+    "off": False,
+}
+"""How a yes/no environment variable may be written."""
+
 KIB = 1024
 MIB = 1024 * KIB
 
@@ -132,6 +144,8 @@ class ServerSettings:
     ollama_model: str = "lightrag:latest"
     conversion: ConversionLimits = field(default_factory=ConversionLimits)
     statement_timeout_ms: int = DEFAULT_STATEMENT_TIMEOUT_MS
+    mcp_read_only: bool = False
+    """The MCP server (``/mcp``, ``lightrag-pg mcp``) offers only the tools that change nothing."""
     shutdown_timeout: float = 10.0
     """Seconds a stop (SIGTERM, Ctrl-C) may take: requests in flight get half, then
     background work is cancelled; past it the process exits regardless."""
@@ -199,6 +213,14 @@ class ServerSettings:
             except ValueError:
                 raise ConfigurationError(f"${name} must be a number, got {raw!r}") from None
 
+        def flag(name: str) -> bool | None:
+            raw = text(name)
+            if raw is None:
+                return None
+            if raw.lower() not in TRUTH:
+                raise ConfigurationError(f"${name} must be true or false, got {raw!r}")
+            return TRUTH[raw.lower()]
+
         values["host"] = text("HOST")
         values["port"] = number("PORT", int)
         values["dsn"] = text("LIGHTRAG_PG_DSN")
@@ -211,6 +233,7 @@ class ServerSettings:
         values["statement_timeout_ms"] = number("LIGHTRAG_PG_STATEMENT_TIMEOUT_MS", int)
         values["shutdown_timeout"] = number("LIGHTRAG_PG_SHUTDOWN_TIMEOUT", float)
         values["token_secret"] = text("TOKEN_SECRET")
+        values["mcp_read_only"] = flag("LIGHTRAG_MCP_READ_ONLY")
         values["token_expire_hours"] = number("TOKEN_EXPIRE_HOURS", float)
         values["ollama_model"] = _ollama_model(
             text("OLLAMA_EMULATING_MODEL_NAME"), text("OLLAMA_EMULATING_MODEL_TAG")

@@ -31,6 +31,8 @@ def test_insert_query_and_admin_commands(
     assert main([*base, "query", "Where did Alice meet Bob?", "--mode", "local", "--data"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert {"Alice", "Bob"} <= {e["entity_name"] for e in data["data"]["entities"]}
+    assert main([*base, "query", "Where did Alice meet Bob?", "--bridge", "--no-lexical", "--data"]) == 0
+    assert json.loads(capsys.readouterr().out)["data"]["chunks"]
 
     assert main([*base, "query", "Where did Alice meet Bob?", "--stream"]) == 0
     assert "Scripted answer" in capsys.readouterr().out

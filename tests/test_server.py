@@ -298,6 +298,8 @@ async def test_health_and_openapi(served: Served) -> None:
     assert body["pipeline"]["job_name"]
     assert body["auth_mode"] == "disabled"
     assert served.workspace in body["configuration"]["workspaces"]
+    assert body["configuration"]["query_defaults"]["mode"] == "mix"
+    assert body["configuration"]["query_defaults"]["bridge"] is False
     spec = (await served.client.get("/openapi.json")).json()
     assert {"/documents/upload", "/query/stream", "/api/chat", "/graphs", "/health"} <= set(spec["paths"])
     assert (await served.client.get("/docs")).status_code == 200

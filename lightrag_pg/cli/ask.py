@@ -19,6 +19,17 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
     p.add_argument("--top-k", type=int, default=40)
     p.add_argument("--stream", action="store_true", help="print the answer as it is generated")
     p.add_argument("--data", action="store_true", help="print the retrieved data as JSON, no answer")
+    p.add_argument(
+        "--bridge",
+        action="store_true",
+        help="mix: follow the entities of the best passage to their other passages (multi-hop questions)",
+    )
+    p.add_argument("--pagerank", action="store_true", help="rank the graph's chunks by personalized PageRank")
+    p.add_argument(
+        "--no-lexical",
+        action="store_true",
+        help="no lexical (BM25) fusion: upstream LightRAG's retrieval order",
+    )
     p.set_defaults(run=run)
 
 
@@ -28,7 +39,13 @@ async def run(args: argparse.Namespace) -> int:
     workspace = workspace_of(args)
     async with connected(args) as (conn, db):
         await require_workspace(conn, workspace)
-    param = QueryParam(mode=args.mode, top_k=args.top_k)
+    param = QueryParam(
+        mode=args.mode,
+        top_k=args.top_k,
+        bridge=args.bridge,
+        pagerank=args.pagerank,
+        lexical=not args.no_lexical,
+    )
     # one question per process: a question asked before reuses its vectors and token
     # counts, so that neither the embedding model nor the tokenizer is loaded
     async with make_rag(args, db, workspace, query_memo=True) as rag:

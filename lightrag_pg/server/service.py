@@ -10,6 +10,7 @@ from fastapi.security import OAuth2PasswordRequestForm
 
 from ..db.embedded import redact_dsn
 from ..llm.openai_client import llm_configured
+from ..query.param import QueryParam
 from .auth import GUEST, USER, AuthFailure
 from .deps import WORKSPACE_HEADER, Authenticated, ServerState, State, require_auth, workspace_name
 from .runtime import WorkspaceRuntime
@@ -138,6 +139,20 @@ async def health(
     return JSONResponse(body, status_code=200 if reachable else 503)
 
 
+def query_defaults() -> dict[str, Any]:
+    """The retrieval defaults a query gets when it does not set them (the mode and the
+    switches the web UI and ``/query`` offer)."""
+    default = QueryParam()
+    return {
+        "mode": default.mode,
+        "lexical": default.lexical,
+        "bridge": default.bridge,
+        "pagerank": default.pagerank,
+        "top_k": default.top_k,
+        "chunk_top_k": default.chunk_top_k,
+    }
+
+
 async def _details(
     state: ServerState, name: str, runtime: WorkspaceRuntime | None, reachable: bool
 ) -> dict[str, Any]:
@@ -154,6 +169,7 @@ async def _details(
         "max_workspaces": settings.max_workspaces,
         "pool_size": settings.pool_size,
         "workspace_pool_size": settings.workspace_pool_size,
+        "query_defaults": query_defaults(),
     }
     return {
         "database": {"reachable": reachable, "dsn": redact_dsn(registry.dsn)},

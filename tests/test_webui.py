@@ -236,6 +236,19 @@ def test_a_question_streams_an_answer_with_references_and_keeps_the_conversation
     expect(page.locator("article.turn")).to_have_count(2)
 
 
+def test_the_bridge_and_keyword_switches_reach_the_query(page: Page, server: Server) -> None:
+    sign_in(page, server, "#/retrieval")
+    page.get_by_label("Bridge (multi-hop questions, mix)").check()
+    page.get_by_label("Keyword search fusion").uncheck()
+    question = page.get_by_label("Question")
+    question.fill("Who founded Acme?")
+    with page.expect_request(lambda r: r.url.endswith("/query/data")) as sent:
+        question.press("Enter")
+    body = sent.value.post_data_json
+    assert body["bridge"] is True and body["lexical"] is False
+    expect(page.locator("article.turn").last).to_have_attribute("data-done", "true")
+
+
 def test_an_answer_lists_its_references_once_and_says_when_nothing_matched(
     page: Page, server: Server, llm_server: FakeOpenAI
 ) -> None:

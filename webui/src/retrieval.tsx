@@ -17,6 +17,8 @@ type Params = {
   max_total_tokens: string;
   user_prompt: string;
   history_turns: string;
+  bridge: boolean;
+  lexical: boolean;
 };
 
 const DEFAULTS: Params = {
@@ -29,6 +31,8 @@ const DEFAULTS: Params = {
   max_total_tokens: "",
   user_prompt: "",
   history_turns: "3",
+  bridge: false,
+  lexical: true,
 };
 
 type Turn = {
@@ -83,6 +87,8 @@ export function RetrievalPage({ workspace }: { workspace: string }) {
     for (const key of ["top_k", "chunk_top_k", "max_entity_tokens", "max_relation_tokens", "max_total_tokens"] as const)
       if (params[key]) body[key] = Number(params[key]);
     if (params.user_prompt) body.user_prompt = params.user_prompt;
+    if (params.bridge) body.bridge = true;
+    if (!params.lexical) body.lexical = false;
     if (turns_ > 0 && history.length) body.conversation_history = history;
 
     const id = Date.now();
@@ -116,6 +122,8 @@ export function RetrievalPage({ workspace }: { workspace: string }) {
 
   const set = (key: keyof Params) => (e: Event) =>
     setParams((p) => ({ ...p, [key]: (e.currentTarget as HTMLInputElement).value }));
+  const toggle = (key: "bridge" | "lexical") => (e: Event) =>
+    setParams((p) => ({ ...p, [key]: (e.currentTarget as HTMLInputElement).checked }));
 
   return (
     <section class="page retrieval" aria-labelledby="retrieval-title">
@@ -188,6 +196,14 @@ export function RetrievalPage({ workspace }: { workspace: string }) {
               <option value="Single Paragraph" />
               <option value="Bullet Points" />
             </datalist>
+          </label>
+          <label class="check" title="Follow the entities of the best passage to their other passages: helps questions whose answer needs two documents (mix mode)">
+            <input type="checkbox" checked={params.bridge} onChange={toggle("bridge")} />
+            Bridge (multi-hop questions, mix)
+          </label>
+          <label class="check" title="Fuse keyword (BM25) search with the vector searches; off gives upstream LightRAG's retrieval order">
+            <input type="checkbox" checked={params.lexical} onChange={toggle("lexical")} />
+            Keyword search fusion
           </label>
           <NumberField label="Top k" value={params.top_k} onInput={set("top_k")} />
           <NumberField label="Chunk top k" value={params.chunk_top_k} onInput={set("chunk_top_k")} />

@@ -238,7 +238,7 @@ def test_a_question_streams_an_answer_with_references_and_keeps_the_conversation
 
 def test_the_bridge_and_keyword_switches_reach_the_query(page: Page, server: Server) -> None:
     sign_in(page, server, "#/retrieval")
-    page.get_by_label("Bridge (multi-hop questions, mix)").check()
+    page.get_by_label("Bridge (multi-hop, mix mode)").check()
     page.get_by_label("Keyword search fusion").uncheck()
     question = page.get_by_label("Question")
     question.fill("Who founded Acme?")

@@ -199,7 +199,7 @@ export function RetrievalPage({ workspace }: { workspace: string }) {
           </label>
           <label class="check" title="Follow the entities of the best passage to their other passages: helps questions whose answer needs two documents (mix mode)">
             <input type="checkbox" checked={params.bridge} onChange={toggle("bridge")} />
-            Bridge (multi-hop questions, mix)
+            Bridge (multi-hop, mix mode)
           </label>
           <label class="check" title="Fuse keyword (BM25) search with the vector searches; off gives upstream LightRAG's retrieval order">
             <input type="checkbox" checked={params.lexical} onChange={toggle("lexical")} />

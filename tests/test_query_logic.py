@@ -46,7 +46,7 @@ from lightrag_pg.query.context import (
     render_data,
 )
 from lightrag_pg.query.keyword_plan import parse_keywords, predefined_keywords, resolve_keywords
-from lightrag_pg.query.knowledge import clip
+from lightrag_pg.query.knowledge import first_sentence
 from lightrag_pg.query.param import QueryParam, clean_query
 from lightrag_pg.query.ranking import (
     endpoint_names,
@@ -830,18 +830,6 @@ def test_description_fragments_are_sorted_not_ordered_by_extraction_time() -> No
     assert description_fragments(list(reversed(fragments))) == description_fragments(fragments)
 
 
-def test_knowledge_excerpts_end_at_a_sentence_or_a_word() -> None:
-    text = "The pipeline claims a document. It extracts every chunk. Then it merges the graph rows."
-    assert clip(text, 200) == text
-    assert clip(text, 60) == "The pipeline claims a document. It extracts every chunk. …"
-    assert clip("one two three four five six seven eight nine", 20) == "one two three four…"
-    assert clip("x" * 50, 10) == "x" * 9 + "…"
-
-
-def test_knowledge_excerpts_do_not_end_at_an_abbreviation() -> None:
-    assert clip("The tool, e.g. apt and dpkg, installs many packages on the system", 40) == (
-        "The tool, e.g. apt and dpkg, installs…"
-    )
-    assert clip("Tools such as e.g. apt install packages cleanly. Then the system is upgraded.", 60) == (
-        "Tools such as e.g. apt install packages cleanly. …"
-    )
+def test_a_graph_fact_does_not_end_at_an_abbreviation() -> None:
+    text = "The tool, e.g. apt and dpkg, installs many packages. Then the system is upgraded."
+    assert first_sentence(text) == "The tool, e.g. apt and dpkg, installs many packages."

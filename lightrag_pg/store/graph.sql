@@ -30,24 +30,21 @@ ORDER BY r.src, r.tgt;
 -- name: write_entities
 -- Optimistic merge write of entities, in one statement. Each row ($1-$7) carries the
 -- version it was computed from. A row read at version v > 0 is updated only if the
--- newest committed row is still at v: the stored rows are locked in name order and
--- re-checked after any wait, so a row changed or deleted since the read is left
--- alone (never created again from what was read before the delete). Only rows never
--- seen (version 0) are inserted, and only if nobody created them meanwhile. For the
--- rows written, and only those, it also stores the new vector ($8 its text, $9 its
--- values; NULL: the vector stays), records the fragments ($10-$16) and, unless $17
--- is NULL, links document $17.
+-- newest committed row is still at v: an UPDATE re-checks its condition on the newest
+-- row after waiting for a concurrent writer, so a row changed or deleted since the
+-- read is left alone (never created again from what was read before the delete). Only
+-- rows never seen (version 0) are inserted, and only if nobody created them meanwhile.
+-- No locking CTE orders the updates (Citus plans one through intermediate results
+-- that break on these parameters); a deadlock between two writers rolls one round
+-- back, and the writer runs it again. For the rows written, and only those, it also
+-- stores the new vector ($8 its text, $9 its values; NULL: the vector stays), records
+-- the fragments ($10-$16) and, unless $17 is NULL, links document $17.
 -- Returns the names written; the others must be merged again.
 WITH rows AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[], $5::jsonb[], $6::int[],
                          $7::int[], $8::text[], $9::vector[])
         AS u(name, entity_type, description, source_ids, file_paths, version, context_tokens,
              vector_content, embedding)
-), unchanged AS (
-    SELECT e.name FROM entities e JOIN rows u ON u.name = e.name
-    WHERE u.version > 0 AND e.version = u.version
-    ORDER BY e.name COLLATE "C"
-    FOR NO KEY UPDATE OF e
 ), updated AS (
     UPDATE entities e SET
         entity_type = u.entity_type,
@@ -57,8 +54,8 @@ WITH rows AS (
         file_paths = ARRAY(SELECT jsonb_array_elements_text(u.file_paths)),
         version = u.version + 1,
         updated_at = now()
-    FROM rows u JOIN unchanged c USING (name)
-    WHERE e.name = u.name AND e.version = u.version
+    FROM rows u
+    WHERE e.name = u.name AND u.version > 0 AND e.version = u.version
     RETURNING e.name
 ), inserted AS (
     INSERT INTO entities (name, entity_type, description, source_ids, file_paths, version, context_tokens)
@@ -140,11 +137,6 @@ WITH ends AS (
                          $7::jsonb[], $8::int[], $9::int[], $10::text[], $11::vector[])
         AS u(src, tgt, keywords, description, weight, source_ids, file_paths, version, context_tokens,
              vector_content, embedding)
-), unchanged AS (
-    SELECT r.src, r.tgt FROM relations r JOIN rows u ON u.src = r.src AND u.tgt = r.tgt
-    WHERE u.version > 0 AND r.version = u.version
-    ORDER BY r.src COLLATE "C", r.tgt COLLATE "C"
-    FOR NO KEY UPDATE OF r
 ), updated AS (
     UPDATE relations r SET
         keywords = u.keywords,
@@ -155,8 +147,8 @@ WITH ends AS (
         file_paths = ARRAY(SELECT jsonb_array_elements_text(u.file_paths)),
         version = u.version + 1,
         updated_at = now()
-    FROM rows u JOIN unchanged c USING (src, tgt)
-    WHERE r.src = u.src AND r.tgt = u.tgt AND r.version = u.version
+    FROM rows u
+    WHERE r.src = u.src AND r.tgt = u.tgt AND u.version > 0 AND r.version = u.version
     RETURNING r.src, r.tgt
 ), inserted AS (
     INSERT INTO relations (src, tgt, keywords, description, weight, source_ids, file_paths, version,

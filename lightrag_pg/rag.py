@@ -12,6 +12,7 @@ import dataclasses
 import os
 from collections.abc import Coroutine, Sequence
 from contextlib import AbstractAsyncContextManager
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .config import Settings
@@ -35,6 +36,7 @@ from .store.clearing import ClearResult, clear_workspace
 from .store.pipeline_state import PipelineStateStore
 from .store.rows import DocumentRow
 from .store.uow import Stores, session, unit_of_work
+from .store.usage import GROUPINGS, Grouping, UsageSum
 from .types import DocStatus
 
 if TYPE_CHECKING:  # loaded on first use, so that a query does not import them
@@ -300,7 +302,19 @@ class LightRAG(StatusMethods, GraphMethods):
         """Drop this workspace (schema and graph) and close the pool."""
         async with self.pool.acquire() as conn:
             await drop_workspace(conn, self.workspace)
+        self._run.meter.discard()
         await self.finalize()
+
+    async def ausage(self, *, by: Grouping = "kind", since: datetime | None = None) -> list[UsageSum]:
+        """The workspace's LLM and embedding calls since ``since`` (default: all), summed by
+        ``kind``, ``day`` (UTC) or ``doc`` (document; key ``None``: queries and other calls):
+        calls that reached a model with their tokens, and the calls the cache answered.
+        Calls not yet written are written first."""
+        if by not in GROUPINGS:
+            raise InvalidInput(f"usage is summed by one of {', '.join(GROUPINGS)}, not {by!r}")
+        await self._run.meter.flush()
+        async with self.session() as s:
+            return await s.usage.sums(by, since or datetime.min.replace(tzinfo=timezone.utc))
 
     async def atable_stats(self) -> list[TableStat]:
         """Every table and view of the workspace with its exact row count and comment."""

@@ -16,7 +16,7 @@ from types import FrameType
 from typing import Any
 
 from ..errors import LightRAGError
-from . import admin, ask, demo, doctor, graph_edit, ingest, manage, reembed, serve, server, workspace
+from . import admin, ask, demo, doctor, graph_edit, ingest, manage, reembed, serve, server, usage, workspace
 
 
 def _global_options(parser: argparse.ArgumentParser, default: object) -> None:
@@ -40,7 +40,20 @@ def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     _global_options(common, argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in (demo, ingest, ask, admin, doctor, server, serve, manage, graph_edit, reembed, workspace):
+    for module in (
+        demo,
+        ingest,
+        ask,
+        admin,
+        doctor,
+        server,
+        serve,
+        manage,
+        graph_edit,
+        reembed,
+        workspace,
+        usage,
+    ):
         module.register(sub, [common])
     return parser
 

@@ -90,6 +90,12 @@ def chunk_scheduler(width: int) -> FairScheduler:
     return scheduler
 
 
+def scheduler_waiting() -> dict[str, int]:
+    """Jobs waiting for a slot of the running event loop's chunk scheduler, by workspace."""
+    scheduler = _SCHEDULERS.get(asyncio.get_running_loop())
+    return scheduler.waiting_by_owner() if scheduler is not None else {}
+
+
 def scheduled_llm(llm: CachedLLM, owner: str, width: int) -> CachedLLM:
     """``llm`` whose calls of the model each run in a slot of the chunk scheduler (of at
     least ``width`` slots) for workspace ``owner``; its cache look-ups take no slot, so a

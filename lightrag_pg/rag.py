@@ -25,6 +25,7 @@ from .index.reembed import DEFAULT_BATCH_SIZE as DEFAULT_REEMBED_BATCH
 from .index.reembed import ReembedCallback, Reembedder, ReembedResult, ignore_reembed_progress
 from .llm.embedding_func import EmbeddingFunc
 from .llm.tokenizer import encoding_name
+from .llm.usage import UsageMeter
 from .llm.wrap import LLMFunc, wrap_embedding
 from .query.engine import QueryStream, RerankFunc
 from .query.param import QueryParam
@@ -143,6 +144,11 @@ class LightRAG(StatusMethods, GraphMethods):
         if self._dsn is None:
             raise LightRAGError("call initialize() first")
         return self._dsn
+
+    @property
+    def usage_meter(self) -> UsageMeter:
+        """Where the workspace's LLM and embedding calls are recorded (:mod:`.llm.usage`)."""
+        return self._run.meter
 
     @property
     def pool(self) -> WorkspacePool:
@@ -302,7 +308,7 @@ class LightRAG(StatusMethods, GraphMethods):
         """Drop this workspace (schema and graph) and close the pool."""
         async with self.pool.acquire() as conn:
             await drop_workspace(conn, self.workspace)
-        self._run.meter.discard()
+        self.usage_meter.discard()
         await self.finalize()
 
     async def ausage(self, *, by: Grouping = "kind", since: datetime | None = None) -> list[UsageSum]:
@@ -312,7 +318,7 @@ class LightRAG(StatusMethods, GraphMethods):
         Calls not yet written are written first."""
         if by not in GROUPINGS:
             raise InvalidInput(f"usage is summed by one of {', '.join(GROUPINGS)}, not {by!r}")
-        await self._run.meter.flush()
+        await self.usage_meter.flush()
         async with self.session() as s:
             return await s.usage.sums(by, since or datetime.min.replace(tzinfo=timezone.utc))
 

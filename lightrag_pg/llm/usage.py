@@ -346,6 +346,10 @@ class UsageMeter:
         for r in records:
             r.count(self.counter)
 
+    async def count_pending(self) -> None:
+        """Count the tokens of the records waiting to be written (so the metrics have them)."""
+        await self.count(list(self._pending))
+
     def adopt(self, scope: UsageScope) -> None:
         """Take the records ``scope`` still holds (its document was not finished) to be written."""
         if scope.records:

@@ -3,7 +3,8 @@
 The metrics come from :mod:`lightrag_pg.observe.metrics` (the optional
 ``prometheus-client``; without it ``/metrics`` answers 404 saying so). A scrape
 reads the gauges first: documents by status of each open workspace (one
-statement each, within :data:`SCRAPE_TIMEOUT` seconds in all), its indexing
+statement each, within :data:`SCRAPE_TIMEOUT` seconds in all; the tokens of its
+calls not yet counted are counted then), its indexing
 jobs waiting for the chunk scheduler, whether it is indexing, and the shared
 pool's connections. ``/metrics`` needs the credentials other routes need unless
 ``WHITELIST_PATHS`` lists it.
@@ -63,6 +64,9 @@ class RequestMetrics:
 
 
 async def _document_counts(runtime: WorkspaceRuntime) -> dict[str, int]:
+    """The workspace's documents by status; its calls waiting to be written are counted
+    meanwhile, so the token metrics hold them."""
+    await runtime.rag.usage_meter.count_pending()
     counts = await runtime.rag.aget_status_counts()
     return {k: v for k, v in counts.items() if k != "all"}
 

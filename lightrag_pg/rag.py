@@ -12,7 +12,6 @@ import dataclasses
 import os
 from collections.abc import Coroutine, Sequence
 from contextlib import AbstractAsyncContextManager
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .config import Settings
@@ -25,7 +24,6 @@ from .index.reembed import DEFAULT_BATCH_SIZE as DEFAULT_REEMBED_BATCH
 from .index.reembed import ReembedCallback, Reembedder, ReembedResult, ignore_reembed_progress
 from .llm.embedding_func import EmbeddingFunc
 from .llm.tokenizer import encoding_name
-from .llm.usage import UsageMeter
 from .llm.wrap import LLMFunc, wrap_embedding
 from .query.engine import QueryStream, RerankFunc
 from .query.param import QueryParam
@@ -37,7 +35,6 @@ from .store.clearing import ClearResult, clear_workspace
 from .store.pipeline_state import PipelineStateStore
 from .store.rows import DocumentRow
 from .store.uow import Stores, session, unit_of_work
-from .store.usage import GROUPINGS, Grouping, UsageSum
 from .types import DocStatus
 
 if TYPE_CHECKING:  # loaded on first use, so that a query does not import them
@@ -144,11 +141,6 @@ class LightRAG(StatusMethods, GraphMethods):
         if self._dsn is None:
             raise LightRAGError("call initialize() first")
         return self._dsn
-
-    @property
-    def usage_meter(self) -> UsageMeter:
-        """Where the workspace's LLM and embedding calls are recorded (:mod:`.llm.usage`)."""
-        return self._run.meter
 
     @property
     def pool(self) -> WorkspacePool:
@@ -310,17 +302,6 @@ class LightRAG(StatusMethods, GraphMethods):
             await drop_workspace(conn, self.workspace)
         self.usage_meter.discard()
         await self.finalize()
-
-    async def ausage(self, *, by: Grouping = "kind", since: datetime | None = None) -> list[UsageSum]:
-        """The workspace's LLM and embedding calls since ``since`` (default: all), summed by
-        ``kind``, ``day`` (UTC) or ``doc`` (document; key ``None``: queries and other calls):
-        calls that reached a model with their tokens, and the calls the cache answered.
-        Calls not yet written are written first."""
-        if by not in GROUPINGS:
-            raise InvalidInput(f"usage is summed by one of {', '.join(GROUPINGS)}, not {by!r}")
-        await self.usage_meter.flush()
-        async with self.session() as s:
-            return await s.usage.sums(by, since or datetime.min.replace(tzinfo=timezone.utc))
 
     async def atable_stats(self) -> list[TableStat]:
         """Every table and view of the workspace with its exact row count and comment."""

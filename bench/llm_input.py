@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 import tempfile
 from collections import Counter
@@ -44,10 +43,20 @@ from bench.differential import (
 )
 from bench.ingest import workspace_name
 from lightrag_pg import LightRAG
-from lightrag_pg.testing import classify_prompt
+from lightrag_pg.store.usage import UsageSum
+from lightrag_pg.testing import classify_prompt, prompt_input_text
 
 CORPORA = {"small": 20, "medium": 100}
 KINDS = ("extraction", "gleaning", "summary")
+
+
+def common_prefix(texts: Sequence[str]) -> int:
+    """How many characters every one of ``texts`` starts with."""
+    first, last = min(texts), max(texts)
+    for n, (a, b) in enumerate(zip(first, last, strict=False)):
+        if a != b:
+            return n
+    return len(first)
 
 
 @dataclass
@@ -57,21 +66,32 @@ class Tally:
     calls: Counter[str] = field(default_factory=Counter)
     chars: Counter[str] = field(default_factory=Counter)
     inputs: dict[str, list[str]] = field(default_factory=dict)
+    extraction_of: dict[str, str] = field(default_factory=dict)
+    repeated: int = 0
 
     def add(self, kind: str, parts: Sequence[str]) -> None:
         whole = "\x00".join(parts)
         self.calls[kind] += 1
         self.chars[kind] += sum(len(p) for p in parts)
         self.inputs.setdefault(kind, []).append(whole)
+        chunk = prompt_input_text(parts[-1])
+        if kind == "extraction" and chunk is not None:
+            self.extraction_of[chunk] = whole
+        elif kind == "gleaning" and chunk is not None and chunk in self.extraction_of:
+            self.repeated += common_prefix([self.extraction_of[chunk], whole])
+
+    def repeated_share(self) -> float:
+        """Of the gleaning input, the share that starts as its chunk's extraction call did (a
+        provider's prefix cache holds it from that call)."""
+        return self.repeated / self.chars["gleaning"] if self.chars["gleaning"] else 0.0
 
     def stable_share(self, kind: str) -> float:
         """The characters every input of ``kind`` starts with, as a share of the mean input."""
         inputs = self.inputs.get(kind, [])
         if len(inputs) < 2:
             return 0.0
-        prefix = os.path.commonprefix(inputs)
         mean = sum(len(i) for i in inputs) / len(inputs)
-        return len(prefix) / mean
+        return common_prefix(inputs) / mean
 
 
 def kind_of(prompt: str) -> str:
@@ -100,18 +120,19 @@ class CountingLLM(SharedLLM):
         return super().respond_upstream(prompt, system_prompt)
 
 
-async def run_ours(dsn: str, texts: list[str], llm: CountingLLM) -> dict[str, dict[str, int]]:
+async def run_ours(dsn: str, texts: list[str], llm: CountingLLM) -> list[UsageSum]:
     """Index ``texts`` with lightrag_pg's defaults; return its usage table summed by kind."""
     rag = LightRAG(
-        dsn=dsn, workspace=workspace_name("llm_input"), llm_model_func=llm, embedding_func=embedding_func("hashed")
+        dsn=dsn,
+        workspace=workspace_name("llm_input"),
+        llm_model_func=llm,
+        embedding_func=embedding_func("hashed"),
     )
     await rag.initialize()
     try:
         result = await rag.ainsert(texts, file_paths=[f"doc-{i:04d}.txt" for i in range(len(texts))])
         if result.progress.docs_failed:
             raise RuntimeError(f"lightrag_pg failed: {result.progress.failures}")
-        if not hasattr(rag, "ausage"):
-            return {}
         return await rag.ausage(by="kind")
     finally:
         await rag.drop_workspace()
@@ -133,15 +154,16 @@ def table(ours: Tally, theirs: Tally | None) -> None:
         print(f"{kind:<28}{left:>24}{f'{calls_m} calls, {mine / 1000:,.0f}k chars':>24}{ratio:>8}")
 
 
-def prefixes(ours: Tally) -> None:
+def prefixes(tally: Tally, who: str) -> None:
     """Print each prompt kind's stable prefix share."""
     for kind in KINDS:
-        inputs = ours.inputs.get(kind, [])
+        inputs = tally.inputs.get(kind, [])
         if inputs:
             print(
-                f"stable prefix, {kind}: {ours.stable_share(kind):.0%} of a mean input of "
-                f"{sum(map(len, inputs)) / len(inputs):,.0f} chars"
+                f"{who}: stable prefix of every {kind} call: {tally.stable_share(kind):.0%} "
+                f"of a mean input of {sum(map(len, inputs)) / len(inputs):,.0f} chars"
             )
+    print(f"{who}: gleaning input repeating its chunk's extraction call: {tally.repeated_share():.0%}")
 
 
 def main() -> None:
@@ -169,11 +191,15 @@ def main() -> None:
             theirs = llm.theirs
     print(f"{docs} documents x ~{args.words} words, scripted LLM, default settings (gleaning on)")
     table(llm.ours, theirs)
-    prefixes(llm.ours)
+    prefixes(llm.ours, "lightrag_pg")
+    if theirs is not None:
+        prefixes(theirs, "upstream")
     print("lightrag_pg usage table by kind (input / output tokens, calls, cache hits):")
-    for kind, row in usage.items():
-        print(f"  {kind:<10} {row['input_tokens']:>10,} / {row['output_tokens']:>8,}   {row['calls']} calls, "
-              f"{row['cache_hits']} cache hits")
+    for row in usage:
+        print(
+            f"  {row.key:<10} {row.input_tokens:>10,} / {row.output_tokens:>8,}   {row.calls} calls, "
+            f"{row.cache_hits} cache hits"
+        )
 
 
 if __name__ == "__main__":

@@ -130,6 +130,9 @@ class Settings:
     """Record every LLM and embedding call (kind, model, tokens, cache hit, duration) in the
     workspace's ``usage`` table; the metrics, the spans and the totals of documents and
     queries are kept either way."""
+    trace_content: bool = False
+    """OpenTelemetry spans of LLM calls also carry the prompt and the answer (text of your
+    documents and questions); off, spans carry names of stages, counts and tokens only."""
     query_memo: bool = False
     """Keep each question's vectors and context token counts in ``llm_cache`` (with the
     cache on), so that asking it again needs neither the embedding model nor the

@@ -262,7 +262,7 @@ async def _open(parts: Parts) -> Services:
     llm = None
     if llm_model_func is not None:
         cache = PoolCache(pool) if s.enable_llm_cache else None
-        llm = CachedLLM(wrap_llm(llm_model_func, settings=s), cache, s.llm_deadline, meter)
+        llm = CachedLLM(wrap_llm(llm_model_func, settings=s), cache, s.llm_deadline, meter, s.trace_content)
     return Services(
         settings=s,
         workspace=parts.workspace,

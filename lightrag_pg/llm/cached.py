@@ -116,6 +116,10 @@ class _Batch:
 _BATCH: contextvars.ContextVar[_Batch | None] = contextvars.ContextVar("llm_cache_batch", default=None)
 
 
+TRACED_CHARS = 20_000
+"""Characters of a prompt or an answer a span carries with ``trace_content``."""
+
+
 def cache_key(cache_type: str, mode: str, *parts: str) -> str:
     """A stable key for a prompt: ``type:mode:md5(parts)``."""
     digest = hashlib.md5("\x1f".join(parts).encode("utf-8")).hexdigest()
@@ -133,13 +137,16 @@ class CachedLLM:
     call of ``func`` including its retries; when it passes,
     :class:`~lightrag_pg.errors.LLMTimeout` names the model and endpoint.
     ``meter`` (optional) records every call, a cached answer included
-    (:mod:`~lightrag_pg.llm.usage`), and each call is a span.
+    (:mod:`~lightrag_pg.llm.usage`), and each call is a span; with
+    ``trace_content`` a recording span also carries the prompt and the answer
+    (``gen_ai.prompt``, ``gen_ai.completion``, each cut to :data:`TRACED_CHARS`).
     """
 
     func: LLMFunc
     cache: AnswerCache | None
     deadline: float | None = None
     meter: UsageMeter | None = None
+    trace_content: bool = False
 
     async def __call__(
         self,
@@ -272,9 +279,12 @@ class CachedLLM:
     ) -> None:
         """Record the call with ``self.meter`` (its tokens counted now only for a recording span)."""
         call_span.set_attribute("lightrag.cache_hit", measured is None)
+        system_prompt, history, prompt = asked
+        if self.trace_content and call_span.is_recording():
+            call_span.set_attribute("gen_ai.prompt", prompt[:TRACED_CHARS])
+            call_span.set_attribute("gen_ai.completion", answer[:TRACED_CHARS])
         if self.meter is None:
             return
-        system_prompt, history, prompt = asked
         texts = [system_prompt or "", *(str(m.get("content", "")) for m in history), prompt]
         usage = llm_usage(
             kind, self.meter.llm_model, started, texts, answer, cache_hit=measured is None, measured=measured

@@ -24,7 +24,9 @@ import asyncio
 import contextvars
 import dataclasses
 import inspect
+import itertools
 import logging
+import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -55,6 +57,9 @@ FLUSH_ROWS = 500
 """Records written per statement; this many waiting are written at once."""
 MAX_PENDING = 100_000
 """Records kept while the database cannot take them; the oldest go beyond."""
+INLINE_CHARS = 4096
+"""Texts up to this many characters (in all) are counted on the event loop: a worker
+thread would cost more."""
 
 Counter = Callable[[str], int]
 
@@ -133,6 +138,11 @@ class Usage:
     doc_id: str | None = None
     query_id: str | None = None
     observed: bool = field(default=False, repr=False)
+
+    @property
+    def chars(self) -> int:
+        """Characters still to count."""
+        return sum(len(t) for t in self.texts) + len(self.answer)
 
     @property
     def counted(self) -> bool:
@@ -248,6 +258,15 @@ class UsageScope:
         return totals(await self.counted())
 
 
+_QUERY_PREFIX = os.urandom(6).hex()
+_QUERY_NUMBERS = itertools.count(1)
+
+
+def new_query_id() -> str:
+    """A query id unique across processes (a random prefix per process, then a counter)."""
+    return f"{_QUERY_PREFIX}-{next(_QUERY_NUMBERS):x}"
+
+
 _SCOPE: contextvars.ContextVar[UsageScope | None] = contextvars.ContextVar("llm_usage_scope", default=None)
 
 
@@ -329,14 +348,18 @@ class UsageMeter:
             call_span.set_attribute("gen_ai.usage.output_tokens", usage.output_tokens or 0)
 
     async def count(self, records: Sequence[Usage], call_span: SpanLike | None = None) -> None:
-        """Count the tokens of the ``records`` not counted yet, in a worker thread."""
+        """Count the tokens of the ``records`` not counted yet: in a worker thread, unless
+        their texts are short (:data:`INLINE_CHARS`), which costs less than the thread."""
         waiting = [r for r in records if not r.counted]
         if waiting:
-            if self._counting is None:
-                self._counting = asyncio.Lock()
-            async with self._counting:
-                waiting = [r for r in waiting if not r.counted]
-                await asyncio.to_thread(self._count_all, waiting)
+            if sum(r.chars for r in waiting) <= INLINE_CHARS:
+                self._count_all(waiting)
+            else:
+                if self._counting is None:
+                    self._counting = asyncio.Lock()
+                async with self._counting:
+                    waiting = [r for r in waiting if not r.counted]
+                    await asyncio.to_thread(self._count_all, waiting)
             for r in waiting:
                 r.texts, r.answer = (), ""
         for r in records:

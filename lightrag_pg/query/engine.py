@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -18,7 +17,7 @@ from ..llm.cached import CachedLLM
 from ..llm.embedding_func import EmbeddingFunc
 from ..llm.memo import OpenMemo, QueryMemo
 from ..llm.tokenizer import TokenEncoder
-from ..llm.usage import UsageMeter, UsageScope, conversation_tokens, usage_scope
+from ..llm.usage import UsageMeter, UsageScope, conversation_tokens, new_query_id, usage_scope
 from ..observe.tracing import NO_SPAN, AttributeValue, SpanLike, activate, record_error, span, start_span
 from ..store.rows import ChunkRow
 from ..store.uow import session
@@ -155,7 +154,7 @@ class QueryEngine:
 
     def _scope(self) -> UsageScope | None:
         """A new query's usage scope (None without a meter)."""
-        return self.meter.scope(query_id=uuid.uuid4().hex) if self.meter is not None else None
+        return self.meter.scope(query_id=new_query_id()) if self.meter is not None else None
 
     def _attributes(self, param: QueryParam) -> dict[str, AttributeValue | None]:
         return {

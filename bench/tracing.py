@@ -7,10 +7,10 @@ the largest share an overhead can take). Then the same questions are answered wi
 the keyword and answer calls come from the LLM cache) in three configurations,
 interleaved round by round in one process:
 
-* ``baseline``: no spans at all, as without ``opentelemetry-api`` (each
-  instrumented block is an empty context manager);
-* ``off``: ``opentelemetry-api`` installed and no tracer provider configured, the
-  state of an application that does not trace (the API's non-recording spans);
+* ``baseline``: no spans at all, as without ``opentelemetry-api`` or when the
+  application never imported it (each instrumented block is an empty context manager);
+* ``off``: ``opentelemetry-api`` imported and no tracer provider configured (the
+  API's non-recording spans);
 * ``on``: the OpenTelemetry SDK's tracer provider with a batch span processor and
   an exporter that drops the batches (what an OTLP exporter costs in-process,
   without the network).
@@ -68,19 +68,19 @@ class Configs:
     """Switches the spans of :mod:`lightrag_pg.observe.tracing` between the three configurations."""
 
     def __init__(self) -> None:
-        self.api = tracing._trace
+        self.api = tracing._api
         self.exporter = Dropped()
         self.provider = TracerProvider()
         self.provider.add_span_processor(BatchSpanProcessor(self.exporter))
 
     def use(self, config: str) -> None:
         if config == "baseline":
-            tracing._trace = None  # type: ignore[assignment]
+            tracing._api = lambda: None
         elif config == "off":
-            tracing._trace = self.api
+            tracing._api = self.api
             tracing._tracer = trace.NoOpTracer()
         else:
-            tracing._trace = self.api
+            tracing._api = self.api
             tracing._tracer = self.provider.get_tracer(tracing.TRACER_NAME)
 
 

@@ -228,20 +228,20 @@ async def test_metrics_count_failed_calls(dsn: str, workspace_name: str, tmp_pat
 async def test_metrics_without_prometheus_client_is_404(
     dsn: str, workspace_name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(metrics, "_prom", None)
+    monkeypatch.setattr(metrics, "enable", lambda: False)
     settings = ServerSettings(dsn=dsn, default_workspace=workspace_name, input_dir=tmp_path)
     async with serving(settings) as server:
         response = await server.client.get("/metrics")
     assert response.status_code == 404 and "prometheus-client" in response.text
 
 
-def test_spans_and_metrics_are_no_ops_without_their_packages() -> None:
+def test_spans_and_metrics_are_no_ops_without_their_packages_or_until_used() -> None:
     script = """
 import sys
 sys.modules["opentelemetry"] = None
 sys.modules["prometheus_client"] = None
 from lightrag_pg.observe import metrics, tracing
-assert not tracing.available() and not metrics.available()
+assert not tracing.available() and not metrics.available() and not metrics.enable()
 with tracing.span("x", {"a": 1}) as s:
     s.set_attribute("b", 2)
     assert not s.is_recording()
@@ -251,6 +251,17 @@ metrics.http_request("GET", "/", 200, 0.01)
 assert metrics.exposition() == b""
 print("ok")
 """
+    unused = """
+from lightrag_pg.observe import metrics, tracing
+with tracing.span("x") as s:
+    assert not s.is_recording()
+metrics.llm_call("w", "extract", False, 0.1)
+import sys
+assert "opentelemetry.trace" not in sys.modules and "prometheus_client" not in sys.modules
+print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", unused], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "ok", done.stderr
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "ok", done.stderr
 

@@ -1,8 +1,10 @@
 """Prometheus metrics through the optional ``prometheus-client`` package.
 
 The metrics live in prometheus-client's default registry, so an application that
-already exports it gets them too; the server serves them at ``/metrics``
-(:func:`exposition`). Without the package every function here does nothing.
+exports it gets them too; the server serves them at ``/metrics`` (:func:`exposition`).
+They are kept once :func:`enable` was called (the server does) or the application
+imported ``prometheus_client`` itself; before that, and without the package, every
+function here does nothing (and a short-lived command does not pay for the import).
 
 * ``lightrag_pg_llm_calls_total{workspace,kind,cache}``: LLM and embedding calls by
   kind (extract, glean, summary, keywords, answer, embed), ``cache`` hit or miss;
@@ -17,36 +19,53 @@ already exports it gets them too; the server serves them at ``/metrics``
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
-
-try:
-    import prometheus_client as _prom
-except ImportError:  # the optional package is absent: metrics are no-ops
-    _prom = None  # type: ignore[assignment]
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 _metrics: dict[str, Any] = {}
+_enabled = False
 
 
 def available() -> bool:
     """Whether ``prometheus-client`` is installed."""
-    return _prom is not None
+    try:
+        return importlib.util.find_spec("prometheus_client") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def enable() -> bool:
+    """Keep the metrics from now on (importing ``prometheus-client``); whether it is installed."""
+    global _enabled
+    _enabled = available()
+    return _enabled
+
+
+def _module() -> Any:
+    """``prometheus_client`` when the metrics are kept, else None."""
+    found = sys.modules.get("prometheus_client")
+    if found is None and _enabled:
+        found = importlib.import_module("prometheus_client")
+    return found
 
 
 def _get(name: str) -> Any:
-    """The metric ``name``, created in the default registry on first use (None without the package)."""
-    if _prom is None:
+    """The metric ``name``, created in the default registry on first use (None when not kept)."""
+    prom = _module()
+    if prom is None:
         return None
     metric = _metrics.get(name)
     if metric is None:
-        metric = _metrics[name] = _create(name)
+        metric = _metrics[name] = _create(prom, name)
     return metric
 
 
-def _create(name: str) -> Any:
-    assert _prom is not None
+def _create(_prom: Any, name: str) -> Any:
     if name == "calls":
         return _prom.Counter(
             "lightrag_pg_llm_calls", "LLM and embedding calls by kind", ["workspace", "kind", "cache"]
@@ -134,7 +153,7 @@ def set_gauges(
 ) -> None:
     """Replace the gauges with a fresh reading: documents by workspace and status, jobs
     waiting and whether the pipeline runs by workspace, connections by pool and state."""
-    if _prom is None:
+    if _module() is None:
         return
     readings: Iterable[tuple[str, Mapping[Any, Any], bool]] = (
         ("documents", documents, True),
@@ -154,8 +173,9 @@ def set_gauges(
 
 
 def exposition() -> bytes:
-    """The default registry in Prometheus's text format (empty without the package)."""
-    if _prom is None:
+    """The default registry in Prometheus's text format (empty when the metrics are not kept)."""
+    prom = _module()
+    if prom is None:
         return b""
-    data: bytes = _prom.generate_latest(_prom.REGISTRY)
+    data: bytes = prom.generate_latest(prom.REGISTRY)
     return data

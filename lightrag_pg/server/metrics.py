@@ -42,9 +42,10 @@ class RequestMetrics:
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
+        self.kept = metrics.enable()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not metrics.available():
+        if scope["type"] != "http" or not self.kept:
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
@@ -100,7 +101,7 @@ async def read_gauges(state: ServerState) -> None:
 @router.get("/metrics", include_in_schema=False)
 async def metrics_route(state: State) -> Any:
     """The server's metrics in Prometheus's text format."""
-    if not metrics.available():
+    if not metrics.enable():
         return Response(
             "metrics need the prometheus-client package: pip install 'lightrag-pg[server]'\n",
             status_code=404,

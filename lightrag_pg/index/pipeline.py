@@ -42,7 +42,8 @@ from ..errors import LightRAGError
 from ..llm.cached import CachedLLM
 from ..llm.embedding_func import EmbeddingFunc
 from ..llm.tokenizer import Tokenizer
-from ..llm.usage import Usage, UsageMeter, UsageScope, totals, usage_scope
+from ..llm.usage import Usage, UsageMeter, UsageScope, usage_scope
+from ..llm.usage import totals as usage_totals
 from ..observe.tracing import NO_SPAN, SpanLike, span
 from ..store.rows import ChunkRow, DocumentRow
 from ..store.uow import Stores, session, unit_of_work
@@ -264,9 +265,9 @@ class Pipeline:
                 except Exception as exc:  # recorded in doc_status, never lost
                     log.exception("document %s failed", doc_id)
                     message = f"{type(exc).__name__}: {exc}"
-                    calls, totals = await self._usage(scope)
+                    calls, summed = await self._usage(scope)
                     async with session(self.pool) as s:
-                        await s.docs.mark_failed(doc_id, message, calls, totals)
+                        await s.docs.mark_failed(doc_id, message, calls, summed)
                     if scope is not None:
                         scope.records.clear()
                     state.docs_failed += 1
@@ -283,7 +284,7 @@ class Pipeline:
         if scope is None or self.meter is None:
             return [], None
         calls = await scope.counted()
-        return (calls if self.meter.sink is not None else []), totals(calls)
+        return (calls if self.meter.sink is not None else []), usage_totals(calls)
 
     def _chunks(self, doc: DocumentRow) -> list[ChunkRow]:
         s = self.settings
@@ -341,11 +342,11 @@ class Pipeline:
             "extractor": self.extractor.name,
             "seconds": round(time.monotonic() - started, 3),
         }
-        calls, totals = await self._usage(scope)
-        if totals is not None:
-            details["usage"] = totals
+        calls, summed = await self._usage(scope)
+        if summed is not None:
+            details["usage"] = summed
             for key in ("llm_calls", "input_tokens", "output_tokens", "embed_tokens"):
-                doc_span.set_attribute(f"lightrag.usage.{key}", totals[key])
+                doc_span.set_attribute(f"lightrag.usage.{key}", summed[key])
         for key in ("entities", "relations", "merge_rounds"):
             doc_span.set_attribute(f"lightrag.{key}", details[key])  # type: ignore[arg-type]
         doc_span.set_attribute("lightrag.chunks", len(chunks))

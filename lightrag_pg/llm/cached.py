@@ -252,7 +252,7 @@ class CachedLLM:
             answer = "".join(pieces)
             await self.store(key, answer, cache_type=cache_type, mode=mode, prompt=prompt)
             await self._record(kind, started, texts, answer, call_span, measured, scope)
-        except BaseException as exc:
+        except Exception as exc:  # not a reader that stopped early
             record_error(call_span, exc)
             raise
         finally:

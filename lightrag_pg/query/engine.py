@@ -99,7 +99,7 @@ async def _ending(
     try:
         async for piece in pieces:
             yield piece
-    except BaseException as exc:
+    except Exception as exc:  # not a reader that stopped early
         record_error(query_span, exc)
         raise
     finally:

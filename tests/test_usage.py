@@ -215,6 +215,26 @@ async def test_calls_outside_documents_are_written_in_batches(rag_factory: RagFa
     assert (row.key, row.calls) == ("keywords", FLUSH_ROWS + 23)
 
 
+async def test_records_of_a_failed_write_are_written_later() -> None:
+    written: list[Usage] = []
+    failures = [OSError("the database is away")]
+
+    class Flaky:
+        async def write(self, records: Sequence[Usage]) -> None:
+            if failures:
+                raise failures.pop()
+            written.extend(records)
+
+    meter = UsageMeter("w", len, Flaky(), flush_seconds=0.05)
+    meter.record(llm_usage("keywords", "m", 0.0, ["What?"], "{}", cache_hit=False))
+    for _ in range(40):
+        await asyncio.sleep(0.05)
+        if written:
+            break
+    assert [(u.kind, u.input_tokens, u.output_tokens) for u in written] == [("keywords", 5, 2)]
+    assert meter._pending == [] and failures == []
+
+
 def test_the_meter_without_a_sink_counts_and_keeps_nothing() -> None:
     meter = UsageMeter("w", len, None)
     meter.record(llm_usage("summary", "m", 0.0, ["abc"], "de", cache_hit=False))

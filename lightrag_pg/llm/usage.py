@@ -4,8 +4,8 @@ A client that gets the provider's ``usage`` back reports it (:func:`report_usage
 to the :func:`measuring` block its call runs in. :class:`~.cached.CachedLLM` and
 :func:`metered_embedding` open one around every call and make a :class:`Usage`
 of it: the provider's counts, or without them the texts, counted later with the
-workspace's tokenizer in a worker thread (:meth:`UsageMeter.count`), so the event
-loop never waits for a tokenizer. A call answered from the LLM cache is recorded
+workspace's tokenizer (:meth:`UsageMeter.count`; long texts in a worker thread, so
+the event loop does not wait for the tokenizer). A call answered from the LLM cache is recorded
 too (``cache_hit``), with no tokens: nothing was sent to a model.
 
 Each record goes to the :class:`UsageScope` its call runs in, if any: one document
@@ -21,6 +21,7 @@ closes. Each record also counts in the Prometheus metrics
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import dataclasses
 import inspect
@@ -412,9 +413,21 @@ class UsageMeter:
     def _flushed(self, done: asyncio.Future[None]) -> None:
         self._flushing = None
         if not done.cancelled() and done.exception() is not None:
-            log.warning("workspace %s: usage records not written: %s", self.workspace, done.exception())
+            log.warning(
+                "workspace %s: usage records not written (retried in %g s): %s",
+                self.workspace,
+                self.flush_seconds,
+                done.exception(),
+            )
+            self._retry()
         elif self._pending:
             self._schedule()
+
+    def _retry(self) -> None:
+        """Write the records put back after a failed write, in :attr:`flush_seconds`."""
+        if self._timer is None and self._pending:
+            with contextlib.suppress(RuntimeError):  # the loop is closing
+                self._timer = asyncio.get_running_loop().call_later(self.flush_seconds, self._start_flush)
 
     async def _flush_batch(self) -> None:
         batch = self._pending[:FLUSH_ROWS]

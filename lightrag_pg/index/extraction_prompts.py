@@ -9,7 +9,8 @@ project's own.
 How a fake (test) LLM recognises each prompt. Route on the last user message.
 The first line of each prompt is a fixed header, which is the unambiguous test
 (chunk text may quote any marker, but never comes first); each prompt also
-contains a marker that occurs in no other kind of prompt of this module:
+contains a marker that occurs in no other kind of prompt of this module (a
+gleaning prompt holds the extraction's too: it repeats the extraction prompt):
 
 * **Extraction** (user prompt of :func:`extraction_messages`): first line
   ``"---Task: Extract Entities and Relations---"``; contains
@@ -24,7 +25,7 @@ contains a marker that occurs in no other kind of prompt of this module:
   far (names only) and the malformed ones; contains ``"MISSED"`` (upper case,
   which no other prompt contains). Its first line is the extraction header: it
   is told from an extraction prompt by the gleaning header line after the last
-  ``"\n---End of Input Text---"`` (nothing of the chunk text comes after it).
+  ``"\\n---End of Input Text---"`` (nothing of the chunk text comes after it).
   Everything before that is the extraction prompt's, so a provider's prefix
   cache holds it from the extraction call just made.
 * **Summary** (:func:`summary_prompt`, a single user message, no system

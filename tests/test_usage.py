@@ -310,3 +310,24 @@ async def test_settings_turn_the_table_off(rag_factory: RagFactory, conn: asyncp
     assert await usage_rows(conn, rag.workspace) == []
     (status,) = await rag.aget_doc_statuses(result.new_ids)
     assert status.metadata["usage"]["llm_calls"] > 0  # totals are kept
+
+
+async def test_the_ollama_api_reports_the_tokens_of_the_querys_calls(
+    served: Any, conn: asyncpg.Connection
+) -> None:
+    inserted = await served.client.post("/documents/text", json={"text": DOCS[0]})
+    await served.track(inserted.json()["track_id"])
+    ask = {"model": "lightrag:latest", "messages": [{"role": "user", "content": "/local Who is Alice?"}]}
+    reply = (await served.client.post("/api/chat", json={**ask, "stream": False})).json()
+    (runtime,) = served.app.state.server.registry.opened()
+    await runtime.rag.ausage()  # writes the query's calls
+    rows = await conn.fetch(
+        f"SELECT kind, input_tokens, output_tokens FROM {served.workspace}.usage WHERE query_id IS NOT NULL"
+    )
+    llm = [r for r in rows if r["kind"] != "embed"]
+    assert sorted(r["kind"] for r in llm) == ["answer", "keywords"]
+    assert reply["prompt_eval_count"] == sum(r["input_tokens"] for r in llm) > 0
+    assert reply["eval_count"] == sum(r["output_tokens"] for r in llm) > 0
+    again = (await served.client.post("/api/chat", json={**ask, "stream": False})).json()
+    assert again["message"]["content"] == reply["message"]["content"]  # from the LLM cache:
+    assert again["eval_count"] == runtime.rag.tokenizer.count(again["message"]["content"])  # its tokens

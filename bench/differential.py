@@ -236,9 +236,9 @@ def translate_upstream_prompt(prompt: str) -> str | None:
             raise ValueError("upstream extraction prompt without an input text block")
         return extraction_messages(text, entity_types=("Person",), language="English")[1]
     if prompt.startswith(_UP_GLEANING):
-        from lightrag_pg.index.extraction_prompts import gleaning_prompt
+        from lightrag_pg.index.extraction_prompts import gleaning_messages
 
-        return gleaning_prompt(entity_types=("Person",), language="English")
+        return gleaning_messages("", [], [], entity_types=("Person",), language="English")[1]
     if _UP_SUMMARY in prompt:
         body = _between(prompt, "Description List:\n\n```\n", "\n```\n\n---Output---")
         if body is None:
@@ -256,8 +256,9 @@ class SharedLLM(CorpusLLM):
         super().__init__(*args, **kwargs)
         self.untranslated: list[str] = []
 
-    def respond_upstream(self, prompt: str, system_prompt: str | None) -> str:
-        """The answer lightrag_pg would get for the same request."""
+    def respond_upstream(self, prompt: str, system_prompt: str | None, history: Sequence[str] = ()) -> str:
+        """The answer lightrag_pg would get for the same request (``history``: the contents of
+        the earlier turns sent with it, which do not change the answer)."""
         translated = translate_upstream_prompt(prompt)
         if translated is None:
             self.untranslated.append(prompt[:200])
@@ -559,7 +560,9 @@ def run_upstream(
             message = json.loads(line)
             kind = message["kind"]
             if kind == "llm":
-                text = llm.respond_upstream(message["prompt"], message["system_prompt"])
+                text = llm.respond_upstream(
+                    message["prompt"], message["system_prompt"], message.get("history", [])
+                )
                 answer: dict[str, Any] = {"answer": text}
             elif kind == "embed":
                 answer = {"vectors": embedder(embedding)(message["texts"], HASHED_DIM).tolist()}

@@ -5,7 +5,8 @@ This script runs with the Python of a separate virtualenv holding
 imports it. ``bench/differential.py`` starts it and drives it over two pipes
 of JSON lines (file descriptors given on the command line):
 
-* the runner asks, the harness answers: ``{"kind": "llm", "id", "prompt", "system_prompt"}``
+* the runner asks, the harness answers: ``{"kind": "llm", "id", "prompt", "system_prompt",
+  "history"}`` (the contents of the earlier turns sent with the prompt)
   gets ``{"id", "answer"}``, ``{"kind": "embed", "id", "texts"}`` gets ``{"id", "vectors"}``,
   so both systems get their LLM answers and embeddings from the same code; several
   requests may be in flight, each answer names the request it answers;
@@ -91,8 +92,12 @@ class Channel:
 def build(job: dict[str, Any], channel: Channel) -> LightRAG:
     """An upstream LightRAG on its PostgreSQL storages, answering through ``channel``."""
 
-    async def llm(prompt: str, system_prompt: str | None = None, **_: Any) -> str:
-        answer = await channel.ask({"kind": "llm", "prompt": prompt, "system_prompt": system_prompt})
+    async def llm(
+        prompt: str, system_prompt: str | None = None, history_messages: Any = None, **_: Any
+    ) -> str:
+        history = [str(m.get("content", "")) for m in history_messages or ()]
+        message = {"kind": "llm", "prompt": prompt, "system_prompt": system_prompt, "history": history}
+        answer = await channel.ask(message)
         return answer["answer"]
 
     async def embed(texts: list[str], **_: Any) -> np.ndarray:

@@ -97,6 +97,11 @@ class Settings:
     entity_types: tuple[str, ...] = DEFAULT_ENTITY_TYPES
     summary_language: str = "English"
     entity_extract_max_gleaning: int = 1
+    gleaning_rule: Literal["always", "incomplete"] = "always"
+    """Which chunks get the ``entity_extract_max_gleaning`` passes: ``always`` every one (as
+    upstream), ``incomplete`` only while the last answer was cut off (no completion line)
+    or held malformed records. Opt-in: whether skipping the others loses records depends
+    on the model."""
     max_entity_name_length: int = 256
     max_description_length: int = 10_000
     nlp_max_relations_per_chunk: int = 24
@@ -121,6 +126,13 @@ class Settings:
     max_retries: int = 3
     retry_base_delay: float = 1.0
     enable_llm_cache: bool = True
+    usage_accounting: bool = True
+    """Record every LLM and embedding call (kind, model, tokens, cache hit, duration) in the
+    workspace's ``usage`` table; the metrics, the spans and the totals of documents and
+    queries are kept either way."""
+    trace_content: bool = False
+    """OpenTelemetry spans of LLM calls also carry the prompt and the answer (text of your
+    documents and questions); off, spans carry names of stages, counts and tokens only."""
     query_memo: bool = False
     """Keep each question's vectors and context token counts in ``llm_cache`` (with the
     cache on), so that asking it again needs neither the embedding model nor the
@@ -185,6 +197,10 @@ class Settings:
             )
         if self.extractor not in (None, "llm", "nlp"):
             raise ConfigurationError(f"extractor must be 'llm' or 'nlp', got {self.extractor!r}")
+        if self.gleaning_rule not in ("always", "incomplete"):
+            raise ConfigurationError(
+                f"gleaning_rule must be 'always' or 'incomplete', got {self.gleaning_rule!r}"
+            )
         if self.kg_chunk_pick_method not in ("VECTOR", "WEIGHT"):
             raise ConfigurationError("kg_chunk_pick_method must be 'VECTOR' or 'WEIGHT'")
         if not self.entity_types:

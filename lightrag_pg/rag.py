@@ -291,6 +291,7 @@ class LightRAG(StatusMethods, GraphMethods):
         """Drop this workspace (schema and graph) and close the pool."""
         async with self.pool.acquire() as conn:
             await drop_workspace(conn, self.workspace)
+        self.usage_meter.discard()
         await self.finalize()
 
     async def atable_stats(self) -> list[TableStat]:

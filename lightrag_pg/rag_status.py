@@ -1,15 +1,19 @@
 """The facade's document status methods: pages, tracks and counts of ``doc_status``,
-and the failed records of files that had no text."""
+the failed records of files that had no text, and the sums of the ``usage`` table."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime, timezone
 from typing import Any
 
+from .errors import InvalidInput
+from .llm.usage import UsageMeter
 from .services import Facade
 from .store.pipeline_state import PipelineStateStore
 from .store.rows import DocumentRow, StatusRow
 from .store.uow import session, unit_of_work
+from .store.usage import GROUPINGS, Grouping, UsageSum
 from .types import DocStatus
 
 
@@ -72,3 +76,19 @@ class StatusMethods(Facade):
         """
         async with unit_of_work(self._run.pool) as uow:
             return await uow.docs.record_failed(failures)
+
+    @property
+    def usage_meter(self) -> UsageMeter:
+        """Where the workspace's LLM and embedding calls are recorded (:mod:`.llm.usage`)."""
+        return self._run.meter
+
+    async def ausage(self, *, by: Grouping = "kind", since: datetime | None = None) -> list[UsageSum]:
+        """The workspace's LLM and embedding calls since ``since`` (default: all), summed by
+        ``kind``, ``day`` (UTC) or ``doc`` (document; key ``None``: queries and other calls):
+        calls that reached a model with their tokens, and the calls the cache answered.
+        Calls not yet written are written first."""
+        if by not in GROUPINGS:
+            raise InvalidInput(f"usage is summed by one of {', '.join(GROUPINGS)}, not {by!r}")
+        await self.usage_meter.flush()
+        async with session(self._run.pool) as s:
+            return await s.usage.sums(by, since or datetime.min.replace(tzinfo=timezone.utc))

@@ -25,10 +25,12 @@ from .llm.cached import CachedKeywords, CachedLLM
 from .llm.embedding_func import EmbeddingFunc
 from .llm.memo import QueryMemo
 from .llm.tokenizer import LazyTokenizer, Tokenizer, encoding_name, get_tokenizer
-from .llm.wrap import LLMFunc, wrap_embedding, wrap_llm
+from .llm.usage import UsageMeter, metered_embedding
+from .llm.wrap import LLMFunc, llm_model_name, wrap_embedding, wrap_llm
 from .offline.keywords import offline_keywords, rule_version
 from .query.engine import QueryEngine, RerankFunc
 from .store.cache import PoolCache
+from .store.usage import PoolUsageSink
 
 if TYPE_CHECKING:  # loaded on first use, so that a query does not import them
     from .index.deletion import DocumentDeleter
@@ -55,6 +57,8 @@ class Services:
     llm: CachedLLM | None
     llm_model_func: LLMFunc | None
     rerank: RerankFunc | None
+    meter: UsageMeter
+    """Where the workspace's LLM and embedding calls are recorded (:mod:`.llm.usage`)."""
     _engine: QueryEngine | None = field(default=None, init=False)
     _pipeline: Pipeline | None = field(default=None, init=False)
     _deleter: DocumentDeleter | None = field(default=None, init=False)
@@ -68,13 +72,14 @@ class Services:
                 pool=self.pool,
                 settings=s,
                 tokenizer=LazyTokenizer(s.tokenizer_name),
-                embed=self.embed,
+                embed=metered_embedding(self.embed, self.meter),
                 llm=self.llm,
                 keyword_fallback=CachedKeywords(
                     offline_keywords, PoolCache(self.pool) if s.enable_llm_cache else None, rule_version()
                 ),
                 rerank=self.rerank,
                 memo=self._query_memo(),
+                meter=self.meter,
             )
         return self._engine
 
@@ -104,7 +109,9 @@ class Services:
             llm = scheduled_llm(self.llm, self.workspace, width) if self.llm else None
             extractor: Extractor = LLMExtractor(llm, s) if kind == "llm" and llm else NLPExtractor(s)
             summarizer = Summarizer(s, tokenizer, llm if kind == "llm" else None)
-            embed = scheduled_embedding(self.embed, self.workspace, s.embedding_batch_num, width)
+            embed = metered_embedding(
+                scheduled_embedding(self.embed, self.workspace, s.embedding_batch_num, width), self.meter
+            )
             offline = extractor.name == "nlp"
             self._pipeline = Pipeline(
                 pool=self.pool,
@@ -116,6 +123,7 @@ class Services:
                     self.pool, embed, summarizer, s, vector_texts="short" if offline else "full"
                 ),
                 locks=DocumentLocks(self.dsn, self.workspace, self.connect_timeout),
+                meter=self.meter,
             )
         return self._pipeline
 
@@ -142,9 +150,12 @@ class Services:
             await self._pipeline.close()
 
     async def close(self) -> None:
-        """Close the engines, then the pool."""
-        await self.close_engines()
-        await self.pool.close()
+        """Close the engines, write the usage records waiting, then close the pool."""
+        try:
+            await self.close_engines()
+            await self.meter.close()
+        finally:
+            await self.pool.close()
 
     async def reembedded(self, embedding_func: EmbeddingFunc, embed: EmbeddingFunc) -> Services:
         """These services after a re-embed to ``embedding_func`` (``embed``: it wrapped):
@@ -247,10 +258,16 @@ async def _open(parts: Parts) -> Services:
             connect_timeout=timeout,
             acquire_timeout=s.pool_acquire_timeout,
         )
+    meter = UsageMeter(
+        parts.workspace,
+        LazyTokenizer(s.tokenizer_name).count,
+        PoolUsageSink(pool) if s.usage_accounting else None,
+        llm_model=llm_model_name(llm_model_func),
+    )
     llm = None
     if llm_model_func is not None:
         cache = PoolCache(pool) if s.enable_llm_cache else None
-        llm = CachedLLM(wrap_llm(llm_model_func, settings=s), cache, s.llm_deadline)
+        llm = CachedLLM(wrap_llm(llm_model_func, settings=s), cache, s.llm_deadline, meter, s.trace_content)
     return Services(
         settings=s,
         workspace=parts.workspace,
@@ -263,6 +280,7 @@ async def _open(parts: Parts) -> Services:
         llm=llm,
         llm_model_func=llm_model_func,
         rerank=parts.rerank,
+        meter=meter,
     )
 
 

@@ -88,6 +88,10 @@ class FairScheduler:
         """Jobs queued for a slot."""
         return sum(len(o.queue) for o in self._owners.values())
 
+    def waiting_by_owner(self) -> dict[str, int]:
+        """Jobs queued for a slot, by owner (owners with none left out)."""
+        return {name: len(o.queue) for name, o in self._owners.items() if o.queue}
+
     def widen(self, width: int) -> None:
         """Allow at least ``width`` jobs at once."""
         if width > self.width:

@@ -55,10 +55,17 @@ _KIND_BY_HEADER: dict[str, PromptKind] = {
 def classify_prompt(prompt: str) -> PromptKind | None:
     """Tell which kind of indexing prompt ``prompt`` (a user message) is, or ``None``.
 
-    Decided by the first line, so chunk text quoting a marker cannot mislead it.
+    Decided by the first line, so chunk text quoting a marker cannot mislead it; an
+    extraction prompt is a gleaning one when the gleaning header is a line after the
+    end of its input text (the last end marker: no chunk text comes after it).
     """
     first_line = prompt.lstrip().partition("\n")[0].strip()
-    return _KIND_BY_HEADER.get(first_line)
+    kind = _KIND_BY_HEADER.get(first_line)
+    if kind == "extraction":
+        _, sep, tail = prompt.rpartition("\n" + INPUT_TEXT_END)
+        if sep and GLEANING_HEADER in tail.split("\n"):
+            return "gleaning"
+    return kind
 
 
 def prompt_input_text(prompt: str) -> str | None:

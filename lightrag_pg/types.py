@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
 UNKNOWN_SOURCE = "unknown_source"
@@ -61,6 +61,12 @@ class Chunk:
     chunk_order_index: int
 
 
+MAX_MALFORMED = 32
+"""Malformed record lines an :class:`Extraction` keeps for a gleaning pass to correct."""
+MAX_MALFORMED_CHARS = 500
+"""Characters kept of each malformed record line."""
+
+
 @dataclass(frozen=True, slots=True)
 class Extraction:
     """Everything one extractor call produced for one chunk."""
@@ -68,3 +74,7 @@ class Extraction:
     entities: tuple[ExtractedEntity, ...]
     relations: tuple[ExtractedRelation, ...]
     dropped_lines: int = 0
+    malformed: tuple[str, ...] = field(default=(), compare=False)
+    """The record lines dropped as malformed (cut off, fields missing), for a gleaning
+    pass to correct; at most :data:`MAX_MALFORMED` of them, each cut to
+    :data:`MAX_MALFORMED_CHARS` characters."""

@@ -7,6 +7,9 @@ Usage::
 
 Serves ``POST /v1/chat/completions`` (JSON or SSE streaming) and
 ``POST /v1/embeddings``; records requests; can inject failures and delays.
+Every answer reports a ``usage`` of one prompt and one completion token (a
+stream, in a last chunk, when asked with ``stream_options``); embeddings report
+one prompt token per text.
 """
 
 from __future__ import annotations
@@ -235,6 +238,10 @@ class _Handler(BaseHTTPRequestHandler):
         for delta, finish in deltas:
             chunk = dict(base, choices=[{"index": 0, "delta": delta, "finish_reason": finish}])
             self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+            self.wfile.flush()
+        if (body.get("stream_options") or {}).get("include_usage"):
+            usage = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+            self.wfile.write(f"data: {json.dumps(dict(base, choices=[], usage=usage))}\n\n".encode())
             self.wfile.flush()
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()

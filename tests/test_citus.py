@@ -54,6 +54,11 @@ insert's track id and processing figures (made of the clock and of the order in 
 concurrent documents merged, on a single node too)."""
 
 
+LOGS = ("usage",)
+"""Tables that log the calls a run made (their number depends on how concurrent merges met,
+their durations on the clock), not what the workspace holds."""
+
+
 def new_name() -> str:
     return f"c_{uuid.uuid4().hex[:10]}"
 
@@ -73,6 +78,8 @@ async def tables(dsn: str, workspace: str, *, extractions_only: bool = False) ->
         ]
         found: dict[str, list[str]] = {}
         for name in names:
+            if name in LOGS:
+                continue
             rows = await conn.fetch(
                 f'SELECT to_jsonb(t) AS r FROM "{workspace}"."{name}" t'  # test-only: catalog names
             )
@@ -139,9 +146,12 @@ async def analyze(rag: LightRAG) -> None:
 
 
 def without_timings(value: Any) -> Any:
-    """``value`` without its entries made of the clock (timings and timestamps)."""
+    """``value`` without its entries made of the clock (timings and timestamps) and the
+    usage of the call (cache hits, query id)."""
     if isinstance(value, dict):
-        return {k: without_timings(v) for k, v in value.items() if k not in ("timings_ms", *VOLATILE)}
+        return {
+            k: without_timings(v) for k, v in value.items() if k not in ("timings_ms", "usage", *VOLATILE)
+        }
     if isinstance(value, list):
         return [without_timings(v) for v in value]
     return value

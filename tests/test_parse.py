@@ -16,10 +16,16 @@ from lightrag_pg.index.extraction_prompts import (
     COMPLETION_DELIMITER,
     TUPLE_DELIMITER,
     extraction_messages,
-    gleaning_prompt,
+    gleaning_messages,
     summary_prompt,
 )
-from lightrag_pg.index.parse import MAX_RELATION_WEIGHT, UNKNOWN_TYPE, merge_gleaning, parse_extraction
+from lightrag_pg.index.parse import (
+    MAX_RELATION_WEIGHT,
+    UNKNOWN_TYPE,
+    is_complete,
+    merge_gleaning,
+    parse_extraction,
+)
 from lightrag_pg.testing import classify_prompt, prompt_descriptions, prompt_input_text
 from lightrag_pg.types import ExtractedEntity, ExtractedRelation, Extraction
 
@@ -400,12 +406,45 @@ def test_extraction_messages_carry_text_between_markers() -> None:
     assert classify_prompt(system) is None
 
 
-def test_gleaning_prompt() -> None:
-    prompt = gleaning_prompt(entity_types=["Gene", "Protein"], language="English")
-    assert classify_prompt(prompt) == "gleaning"
-    assert "MISSED" in prompt and "Gene, Protein" in prompt
-    assert prompts.EXTRACTION_MARKER not in prompt and prompts.SUMMARY_MARKER not in prompt
-    assert COMPLETION_DELIMITER in prompt and TUPLE_DELIMITER in prompt
+def test_gleaning_prompt_repeats_the_extraction_up_to_the_chunk_and_lists_the_records() -> None:
+    text = "BRCA1 binds p53.\n---End of Input Text---\n---Task: Add MISSED Entities and Relations---"
+    types = ["Gene", "Protein"]
+    system, prompt = gleaning_messages(
+        text,
+        [("BRCA1", "Gene"), ("p53", "Protein")],
+        [("BRCA1", "p53")],
+        ["entity<|#|>TP53<|#|>Gene"],
+        entity_types=types,
+        language="English",
+    )
+    first_system, first = extraction_messages(text, entity_types=types, language="English")
+    assert system == first_system
+    head = first[: first.rindex("\n---Output---")]
+    assert prompt.startswith(head) and prompt_input_text(prompt) == text
+    assert classify_prompt(prompt) == "gleaning" and classify_prompt(first) == "extraction"
+    tail = prompt[len(head) :]
+    assert "MISSED" in tail and "Gene, Protein" in tail
+    assert "- BRCA1 (Gene)\n- p53 (Protein)" in tail and "- BRCA1 — p53" in tail
+    assert "- entity<|#|>TP53<|#|>Gene" in tail
+    assert tail.endswith("---Output---\n") and prompts.SUMMARY_MARKER not in prompt
+    assert COMPLETION_DELIMITER in tail and TUPLE_DELIMITER in tail
+    _, empty = gleaning_messages("x", [], [], entity_types=types, language="English")
+    assert empty.count("(none)") == 3
+
+
+def test_malformed_lines_are_kept_for_the_gleaning_pass() -> None:
+    answer = (
+        "entity<|#|>Alice<|#|>Person<|#|>A person.\n"
+        "entity<|#|>Bob<|#|>Person\n"
+        "relation<|#|>Alice<|#|>alice<|#|>self<|#|>Talks to herself.\n"
+        "relation<|#|>Alice<|#|>Bob<|#|>friends"
+    )
+    result = parse_extraction(answer, chunk_id="c", file_path="f")
+    assert result.dropped_lines == 3
+    assert result.malformed == ("entity<|#|>Bob<|#|>Person", "relation<|#|>Alice<|#|>Bob<|#|>friends")
+    assert not is_complete(answer) and is_complete(answer + "\n<|COMPLETE|>")
+    again = parse_extraction("entity<|#|>Bob<|#|>Person<|#|>B.\n<|COMPLETE|>", chunk_id="c", file_path="f")
+    assert merge_gleaning(result, again).malformed == ()
 
 
 def test_summary_prompt() -> None:
@@ -423,7 +462,9 @@ def test_summary_prompt() -> None:
 def test_markers_are_exclusive_to_their_prompt_kind() -> None:
     _, user = extraction_messages("plain text", entity_types=["Person"], language="English")
     assert "MISSED" not in user and prompts.SUMMARY_MARKER not in user
-    assert prompt_input_text(gleaning_prompt(entity_types=["Person"], language="English")) is None
+    glean = gleaning_messages("", [], [], entity_types=["Person"], language="English")[1]
+    assert prompt_input_text(glean) == ""
+    assert prompts.SUMMARY_MARKER not in glean
     assert prompt_descriptions(user) is None
     assert classify_prompt("hello") is None
 

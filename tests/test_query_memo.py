@@ -51,7 +51,9 @@ class MemoryCache:
 
 
 def without_timings(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` without what differs from call to call: timings and the calls' usage."""
     data["metadata"].pop("timings_ms", None)
+    data["metadata"].pop("usage", None)
     return data
 
 

@@ -20,7 +20,7 @@ from lightrag_pg.config import DEFAULT_ENTITY_TYPES
 from lightrag_pg.index.extraction_prompts import (
     COMPLETION_DELIMITER,
     extraction_messages,
-    gleaning_prompt,
+    gleaning_messages,
     summary_prompt,
 )
 from lightrag_pg.index.parse import parse_extraction
@@ -67,7 +67,9 @@ def test_prompts_are_answered_from_the_recording(tmp_path: Path) -> None:
     answer = asyncio.run(llm(user, system_prompt=system))
     assert answer.startswith("entity<|#|>dpkg<|#|>")
     assert (
-        llm.respond(gleaning_prompt(entity_types=DEFAULT_ENTITY_TYPES, language="English"))
+        llm.respond(
+            gleaning_messages(chunk, [], [], entity_types=DEFAULT_ENTITY_TYPES, language="English")[1]
+        )
         == COMPLETION_DELIMITER
     )
     assert llm.respond(keywords_prompt(question, "English")) == '{"high_level_keywords": ["x"]}'

@@ -57,7 +57,7 @@ async def answer(server: Served, headers: dict[str, str] | None = None) -> dict[
     response = await server.client.post("/query/data", json=QUESTION, headers=headers or {})
     assert response.status_code == 200, response.text
     body: dict[str, Any] = response.json()
-    del body["metadata"]["timings_ms"]
+    del body["metadata"]["timings_ms"], body["metadata"]["usage"]  # of this call
     return body
 
 

@@ -159,7 +159,7 @@ async def snapshot(rag: LightRAG, dim: int) -> dict[str, Any]:
     vector = info["vector_data"]["vector"]
     assert len(vector) == dim
     data = await rag.aquery_data(f"What about {first}?", QueryParam(mode="mix"))
-    del data["metadata"]["timings_ms"]
+    del data["metadata"]["timings_ms"], data["metadata"]["usage"]  # of this call
     return {
         "labels": await rag.aget_graph_labels(),
         "graph": (await rag.aget_knowledge_graph("*")).to_dict(),

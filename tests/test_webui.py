@@ -7,6 +7,7 @@ Screenshots go to a temporary folder, or to ``$WEBUI_SCREENSHOTS`` (``docs`` ref
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import uuid
 from collections.abc import Callable, Iterator
@@ -137,6 +138,10 @@ def test_dropping_two_files_shows_them_reach_processed(page: Page, server: Serve
         expect(counts).to_have_text(f"· {doc['entities_count']}/{doc['relations_count']}")
         label = f"{doc['entities_count']} entities, {doc['relations_count']} relations"
         expect(counts).to_have_attribute("aria-label", label)
+        usage = doc["metadata"]["usage"]
+        tokens = page.locator(f'tr[data-doc-id="{doc["id"]}"] .usage')
+        expect(tokens).to_contain_text(str(usage["input_tokens"] + usage["output_tokens"])[-3:])
+        expect(tokens).to_have_attribute("aria-label", re.compile(rf"^{usage['llm_calls']} LLM calls: "))
     page.get_by_role("button", name="File", exact=True).click()
     expect(page.locator("tr[data-status] .name").first).to_have_text("seed.md")
     page.screenshot(path=shots / "webui-documents.png", full_page=True)

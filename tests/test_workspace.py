@@ -63,6 +63,7 @@ TABLES = {
     "entity_fragments",
     "relation_fragments",
     "llm_cache",
+    "usage",
 }
 
 

@@ -16,7 +16,7 @@ from types import FrameType
 from typing import Any
 
 from ..errors import LightRAGError
-from . import admin, ask, demo, doctor, graph_edit, ingest, manage, mcp, reembed, serve, server, workspace
+from . import admin, ask, demo, doctor, graph_edit, ingest, manage, mcp, reembed, serve, server, usage, workspace
 
 
 def _global_options(parser: argparse.ArgumentParser, default: object) -> None:
@@ -53,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
         graph_edit,
         reembed,
         workspace,
+        usage,
     ):
         module.register(sub, [common])
     return parser

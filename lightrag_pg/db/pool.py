@@ -131,6 +131,11 @@ def server_settings(workspace: str, statement_timeout_ms: int = 0) -> dict[str, 
     return settings
 
 
+async def point_connection(conn: asyncpg.Connection, workspace: str) -> None:
+    """Put ``workspace`` first on the ``search_path`` of a connection outside the pool."""
+    await conn.execute(SQL["point_at"], search_path(validate_workspace(workspace)))
+
+
 class WorkspaceConnection(asyncpg.Connection):  # type: ignore[misc]
     """A pooled connection that knows which workspace its ``search_path`` points at.
 
@@ -188,6 +193,8 @@ class SharedPool:
         self.share = share
         self.connect_timeout = connect_timeout
         self.acquire_timeout = acquire_timeout
+        self.waiting = 0
+        """Checkouts waiting for a workspace's share or a free connection."""
         self._shares: dict[str, asyncio.Semaphore] = {}
         self.pool = asyncpg.Pool(
             dsn,
@@ -213,6 +220,11 @@ class SharedPool:
     def max_size(self) -> int:
         """The most connections the pool opens."""
         return int(self.pool.get_max_size())
+
+    def connections(self) -> dict[str, int]:
+        """Connections open, in use, idle, and checkouts waiting for one."""
+        size, idle = self.pool.get_size(), self.pool.get_idle_size()
+        return {"open": size, "in_use": size - idle, "idle": idle, "waiting": self.waiting}
 
     def workspace(self, name: str, embedding_dim: int) -> WorkspacePool:
         """The pool as workspace ``name`` (of ``embedding_dim`` dimensions) uses it."""
@@ -281,6 +293,13 @@ class _WorkspaceAcquire:
             return await self._enter()
 
     async def _enter(self) -> asyncpg.Connection:
+        self._pool.shared.waiting += 1
+        try:
+            return await self._wait()
+        finally:
+            self._pool.shared.waiting -= 1
+
+    async def _wait(self) -> asyncpg.Connection:
         pool, loop = self._pool, asyncio.get_running_loop()
         deadline = loop.time() + self._timeout
         try:

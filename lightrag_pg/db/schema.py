@@ -550,6 +550,68 @@ def build_metadata(embedding_dim: int, lexical: str = "bm25") -> MetaData:
         comment="What each chunk contributed to each relation; relations are rebuilt from these",
     )
     Table(
+        "usage",
+        md,
+        Column(
+            "id",
+            BigInteger,
+            Identity(always=False),
+            primary_key=True,
+            comment="Number of the record, in the order the records were written",
+        ),
+        _ts("created_at", "When the call ended"),
+        Column(
+            "kind",
+            Text,
+            nullable=False,
+            comment="extract, glean, summary, keywords, answer (LLM calls) or embed (embedding calls)",
+        ),
+        Column("model", Text, nullable=False, comment="Model that answered (the provider's name when given)"),
+        Column(
+            "doc_id",
+            Text,
+            nullable=True,
+            comment="Document whose indexing made the call (NULL: a query, a deletion or an edit)",
+        ),
+        Column("query_id", Text, nullable=True, comment="Query that made the call (one id per question)"),
+        Column(
+            "cache_hit",
+            Boolean,
+            nullable=False,
+            comment="Answered from llm_cache: no model was called, no tokens were used",
+        ),
+        Column("input_tokens", Integer, nullable=False, comment="Tokens sent to the model"),
+        Column(
+            "output_tokens", Integer, nullable=False, comment="Tokens the model answered (0 for embeddings)"
+        ),
+        Column(
+            "cached_input_tokens",
+            Integer,
+            nullable=False,
+            server_default=text("0"),
+            comment="Of input_tokens, those the provider read from its prompt prefix cache (when it says)",
+        ),
+        Column(
+            "counted_by",
+            Text,
+            nullable=False,
+            comment="provider (its usage report), tokenizer (counted with the workspace tokenizer) or none (a cache hit)",
+        ),
+        Column(
+            "duration_ms",
+            Float,
+            nullable=False,
+            comment="Milliseconds the call took (a cache look-up for a hit)",
+        ),
+        CheckConstraint(
+            "kind IN ('extract', 'glean', 'summary', 'keywords', 'answer', 'embed')", name="usage_kind_check"
+        ),
+        CheckConstraint("counted_by IN ('provider', 'tokenizer', 'none')", name="usage_counted_by_check"),
+        Index("usage_created_at_idx", "created_at"),
+        Index("usage_doc_id_idx", "doc_id"),
+        comment="Every LLM and embedding call: its kind, model, tokens and duration (sum by document, day or kind)",
+    )
+    Table(
         "reembed_state",
         md,
         Column(

@@ -10,6 +10,11 @@ its longest text), and no text waits behind a stream of younger ones. A text's
 vector must not depend on the texts it is batched with: the local MiniLM's is
 the same bit for bit, so its workspace stays a function of its documents (a
 remote model that pads or batches differently may differ in the last bits).
+
+The tokens a provider reports for a batch are shared among its texts by length,
+and each call reports its texts' shares as its own usage
+(:func:`~lightrag_pg.llm.usage.report_usage`), so a document's accounting holds its
+texts whichever batches carried them.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..llm.embedding_func import EmbeddingFunc
+from ..llm.usage import measuring, report_usage
 from ..tasks import FairScheduler
 
 
@@ -31,6 +37,7 @@ class _Text:
     text: str
     order: int
     vector: asyncio.Future[np.ndarray]
+    tokens: float | None = None
 
 
 class EmbeddingPool:
@@ -78,7 +85,7 @@ class EmbeddingPool:
         self._waiting.extend(mine)
         self._start_jobs()
         try:
-            return np.stack([await t.vector for t in mine])
+            vectors = np.stack([await t.vector for t in mine])
         except BaseException:
             for t in mine:
                 if t.vector.done() and not t.vector.cancelled():
@@ -89,6 +96,10 @@ class EmbeddingPool:
                 if (batch or not self._waiting) and all(t.vector.done() for t in batch):
                     job.cancel()
             raise
+        shares = [t.tokens for t in mine]
+        if all(share is not None for share in shares):
+            report_usage(round(sum(share or 0.0 for share in shares)), 0, 0, self.embed.model_name)
+        return vectors
 
     def _start_jobs(self) -> None:
         """Queue jobs until the queued ones can take every waiting text (``width`` at most)."""
@@ -135,12 +146,17 @@ class EmbeddingPool:
         if not batch:
             return
         try:
-            vectors = await self.embed([t.text for t in batch])
+            with measuring() as measured:  # this batch's, whichever caller started the job
+                vectors = await self.embed([t.text for t in batch])
         except Exception as exc:  # each caller of the batch gets the failure
             for t in batch:
                 if not t.vector.done():
                     t.vector.set_exception(exc)
             return
+        if measured.reports:
+            length = sum(len(t.text) for t in batch) or 1
+            for t in batch:
+                t.tokens = measured.input_tokens * len(t.text) / length
         for t, vector in zip(batch, vectors, strict=True):
             if not t.vector.done():
                 t.vector.set_result(vector)

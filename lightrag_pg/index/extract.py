@@ -10,9 +10,10 @@ from typing import Any, Protocol
 from ..config import Settings
 from ..errors import ExtractionError
 from ..llm.cached import CachedLLM
+from ..observe.tracing import current_span
 from ..types import Extraction
-from .extraction_prompts import COMPLETION_DELIMITER, extraction_messages, gleaning_prompt
-from .parse import merge_gleaning, parse_extraction
+from .extraction_prompts import COMPLETION_DELIMITER, extraction_messages, gleaning_messages
+from .parse import is_complete, merge_gleaning, parse_extraction
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +32,15 @@ class Extractor(Protocol):
 
 
 class LLMExtractor:
-    """LightRAG's extraction: one LLM call per chunk plus gleaning passes, cached."""
+    """LightRAG's extraction: one LLM call per chunk plus gleaning passes, cached.
+
+    A gleaning pass repeats the extraction prompt up to the end of the chunk (so a
+    provider's prefix cache serves that part) and lists the records found so far by
+    name, and the malformed ones, instead of resending the first answer whole
+    (:func:`~.extraction_prompts.gleaning_messages`). With ``gleaning_rule``
+    ``"incomplete"`` a chunk is gleaned only while its last answer was cut off or
+    held malformed records.
+    """
 
     name = "llm"
 
@@ -72,25 +81,51 @@ class LLMExtractor:
     async def extract(self, chunk_id: str, text: str, file_path: str) -> Extraction:
         s = self.settings
         system, user = extraction_messages(text, entity_types=s.entity_types, language=s.summary_language)
-        answer, result = await self._ask(user, chunk_id, file_path, system_prompt=system)
+        extract_span = current_span()  # the pipeline's span of this chunk
+        answer, result = await self._ask(user, chunk_id, file_path, system_prompt=system, kind="extract")
         if result is None:
             raise ExtractionError(
                 f"chunk {chunk_id}: the LLM's extraction answer holds no entity or relation "
                 f"record: {answer[:200]!r}"
             )
-        history: list[dict[str, Any]] = [
-            {"role": "user", "content": user},
-            {"role": "assistant", "content": answer},
-        ]
-        glean = gleaning_prompt(entity_types=s.entity_types, language=s.summary_language)
+        complete = is_complete(answer) and not result.malformed
+        passes = 0
         for _ in range(s.entity_extract_max_gleaning):
-            more, extra = await self._ask(glean, chunk_id, file_path, system_prompt=system, history=history)
+            if s.gleaning_rule == "incomplete" and complete:
+                break
+            system, glean = gleaning_messages(
+                text,
+                _entity_keys(result),
+                _relation_keys(result),
+                result.malformed,
+                entity_types=s.entity_types,
+                language=s.summary_language,
+            )
+            more, extra = await self._ask(glean, chunk_id, file_path, system_prompt=system, kind="glean")
+            passes += 1
             if extra is None:
                 log.warning("chunk %s: gleaning answer holds no record: %.200r", chunk_id, more)
                 break
             result = merge_gleaning(result, extra)
-            history += [{"role": "user", "content": glean}, {"role": "assistant", "content": more}]
+            complete = is_complete(more) and not extra.malformed
+        extract_span.set_attribute("lightrag.gleaning_passes", passes)
         return result
+
+
+def _entity_keys(result: Extraction) -> list[tuple[str, str]]:
+    """``(name, type)`` of each entity found, once per name, in answer order."""
+    seen: dict[str, tuple[str, str]] = {}
+    for e in result.entities:
+        seen.setdefault(e.name, (e.name, e.entity_type))
+    return list(seen.values())
+
+
+def _relation_keys(result: Extraction) -> list[tuple[str, str]]:
+    """``(source, target)`` of each relation found, once per unordered pair, in answer order."""
+    seen: dict[frozenset[str], tuple[str, str]] = {}
+    for r in result.relations:
+        seen.setdefault(frozenset((r.src, r.tgt)), (r.src, r.tgt))
+    return list(seen.values())
 
 
 def _is_garbage(answer: str, parsed: Extraction) -> bool:

@@ -9,7 +9,8 @@ project's own.
 How a fake (test) LLM recognises each prompt. Route on the last user message.
 The first line of each prompt is a fixed header, which is the unambiguous test
 (chunk text may quote any marker, but never comes first); each prompt also
-contains a marker that occurs in no other kind of prompt of this module:
+contains a marker that occurs in no other kind of prompt of this module (a
+gleaning prompt holds the extraction's too: it repeats the extraction prompt):
 
 * **Extraction** (user prompt of :func:`extraction_messages`): first line
   ``"---Task: Extract Entities and Relations---"``; contains
@@ -17,24 +18,38 @@ contains a marker that occurs in no other kind of prompt of this module:
   ``"---Input Text---\\n"`` and the last ``"\\n---End of Input Text---"``
   (``lightrag_pg.testing.prompt_input_text``). The system prompt (first line ``"---Role---"``)
   holds the instructions and examples and none of the headers or markers.
-* **Gleaning** (:func:`gleaning_prompt`, a follow-up user turn after the
-  extraction exchange): first line
-  ``"---Task: Add MISSED Entities and Relations---"``; contains ``"MISSED"``
-  (upper case, which no other prompt contains). It does not repeat the chunk
-  text; that is in the earlier user turn.
+* **Gleaning** (user prompt of :func:`gleaning_messages`, with the same system
+  prompt): the extraction user prompt of the same chunk up to and including its
+  ``"---End of Input Text---"`` line, then a line
+  ``"---Task: Add MISSED Entities and Relations---"`` and the records found so
+  far (names only) and the malformed ones; contains ``"MISSED"`` (upper case,
+  which no other prompt contains). Its first line is the extraction header: it
+  is told from an extraction prompt by the gleaning header line after the last
+  ``"\\n---End of Input Text---"`` (nothing of the chunk text comes after it).
+  Everything before that is the extraction prompt's, so a provider's prefix
+  cache holds it from the extraction call just made.
 * **Summary** (:func:`summary_prompt`, a single user message, no system
   prompt): first line ``"---Task: Summarize Descriptions---"``; contains
-  ``"---Descriptions---"``. Lines ``"Kind: entity"`` / ``"Kind: relation"`` and
+  ``"---Descriptions---"``. The instructions, the same for entities and
+  relations, come first; then lines ``"Kind: entity"`` / ``"Kind: relation"`` and
   ``"Name: ..."`` name the subject; each line between ``"---Descriptions---"``
   and ``"---End of Descriptions---"`` is one description encoded as a JSON
   string literal, so multi-line descriptions stay on one line
   (``lightrag_pg.testing.prompt_descriptions``).
 
 ``lightrag_pg.testing.classify_prompt`` applies these rules.
+
+Layout: what every call of a kind shares comes first and what varies last, so
+that a provider's prefix cache can reuse the long fixed part. An extraction's
+system prompt (instructions and examples) and the head of its user prompt depend
+only on the entity types and the language; the chunk comes last. A gleaning
+call repeats the extraction call up to the end of the chunk. A summary's
+instructions depend only on the language and the summary length.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from typing import Literal
@@ -53,7 +68,7 @@ __all__ = [
     "SUMMARY_MARKER",
     "TUPLE_DELIMITER",
     "extraction_messages",
-    "gleaning_prompt",
+    "gleaning_messages",
     "summary_prompt",
 ]
 
@@ -142,7 +157,7 @@ You build knowledge graphs. You read a passage of text and write down the entiti
 ---Examples---
 {{examples}}"""
 
-_USER_TEMPLATE = f"""{EXTRACTION_HEADER}
+_USER_HEAD = f"""{EXTRACTION_HEADER}
 Extract the entities and relations from the text between the markers below, following the system instructions exactly. Output only entity and relation lines, in {{language}}, then {_C} on a line of its own.
 
 ---Entity Types---
@@ -150,29 +165,42 @@ Extract the entities and relations from the text between the markers below, foll
 
 {EXTRACTION_MARKER}
 {{text}}
-{INPUT_TEXT_END}
+{INPUT_TEXT_END}"""
+
+_USER_TAIL = """
 
 ---Output---
 """
 
-_GLEANING_TEMPLATE = f"""{GLEANING_HEADER}
-Read the input text of the previous request again. Some entities and relations were {GLEANING_MARKER}, or were written with fields missing, cut off or in the wrong format.
-1. Do not repeat records that were already complete and correct.
-2. Write every {GLEANING_MARKER} entity and relation, and a corrected, complete version of every record that was cut off or malformed.
-3. Use exactly the same line formats as before:
+_GLEANING_TEMPLATE = f"""
+
+{GLEANING_HEADER}
+The records listed below were extracted from the input text above; their descriptions and keywords are left out here. Some entities and relations were {GLEANING_MARKER}, and the records listed under ---Malformed Records--- were cut off, had fields missing or were in the wrong format.
+1. Do not repeat a listed record.
+2. Write every {GLEANING_MARKER} entity and relation in full, and a corrected, complete version of every malformed record.
+3. Use exactly the line formats of the system instructions:
    {_ENTITY_FORMAT}
    {_RELATION_FORMAT}
    Entity types: {{entity_types}}.
 4. Write in {{language}}. Output only records, then {_C} on a line of its own.
 
+---Extracted Entities---
+{{entities}}
+
+---Extracted Relations---
+{{relations}}
+
+---Malformed Records---
+{{malformed}}
+
 ---Output---
 """
 
 _SUMMARY_TEMPLATE = f"""{SUMMARY_HEADER}
-You maintain a knowledge graph. The descriptions below, one per line and each written as a JSON string, were collected for the same {{kind}} from different parts of the source documents. Merge them into a single description in plain text.
+You maintain a knowledge graph. The descriptions below, one per line and each written as a JSON string, were collected for one entity or relation (named under ---Subject---) from different parts of the source documents. Merge them into a single description in plain text.
 1. Use only information found in the descriptions. Keep every distinct fact and drop repetitions.
 2. If two descriptions disagree, keep both statements and make clear they differ.
-3. Write in the third person, in {{language}}, and {{naming}}.
+3. Write in the third person, in {{language}}. For an entity, start by naming it; for a relation, name both of its entities.
 4. Keep it under about {{summary_length}} tokens.
 5. Output only the merged description: no heading, quotes or commentary.
 
@@ -188,30 +216,63 @@ Name: {{name}}
 """
 
 
-_NAMING = {
-    "entity": "start by naming the entity",
-    "relation": "name both entities of the relation",
-}
-
-
 def extraction_messages(text: str, *, entity_types: Sequence[str], language: str) -> tuple[str, str]:
     """Return ``(system_prompt, user_prompt)`` for extracting from ``text``.
 
     The system prompt depends only on ``entity_types`` and ``language`` (so it
     can be cached by the provider); the user prompt carries ``text`` verbatim
-    between ``---Input Text---`` and ``---End of Input Text---`` lines.
+    between ``---Input Text---`` and ``---End of Input Text---`` lines, near its end.
     """
+    return _system(entity_types, language), _user_head(text, entity_types, language) + _USER_TAIL
+
+
+def gleaning_messages(
+    text: str,
+    entities: Sequence[tuple[str, str]],
+    relations: Sequence[tuple[str, str]],
+    malformed: Sequence[str] = (),
+    *,
+    entity_types: Sequence[str],
+    language: str,
+) -> tuple[str, str]:
+    """Return ``(system_prompt, user_prompt)`` asking for what an extraction of ``text`` missed.
+
+    ``entities`` are the ``(name, type)`` and ``relations`` the ``(source, target)``
+    of the records found so far, ``malformed`` the record lines to correct. The
+    system prompt is the extraction's, and the user prompt starts with the
+    extraction's up to the end of the chunk: what a gleaning pass needs of the
+    first answer is which records it holds, not their descriptions, so it is sent
+    those instead of the whole answer.
+    """
+    head = _user_head(text, entity_types, language)
+    listed = {
+        "entities": "\n".join(f"- {_one_line(n)} ({_one_line(t)})" for n, t in entities) or "(none)",
+        "relations": "\n".join(f"- {_one_line(a)} — {_one_line(b)}" for a, b in relations) or "(none)",
+        "malformed": "\n".join(f"- {_one_line(line)}" for line in malformed) or "(none)",
+    }
+    glean = _GLEANING_TEMPLATE.format(entity_types=_format_types(entity_types), language=language, **listed)
+    return _system(entity_types, language), head + glean
+
+
+def _one_line(value: str) -> str:
+    return " ".join(str(value).split())
+
+
+def _user_head(text: str, entity_types: Sequence[str], language: str) -> str:
     if not isinstance(text, str):
         raise InvalidInput(f"chunk text must be a string, got {type(text).__name__}")
+    return _USER_HEAD.format(entity_types=_format_types(entity_types), language=language, text=text)
+
+
+def _system(entity_types: Sequence[str], language: str) -> str:
     types = _format_types(entity_types)
-    system = _SYSTEM_TEMPLATE.format(entity_types=types, language=language, examples=_render_examples())
-    user = _USER_TEMPLATE.format(entity_types=types, language=language, text=text)
-    return system, user
+    return _system_prompt(types, language)
 
 
-def gleaning_prompt(*, entity_types: Sequence[str], language: str) -> str:
-    """Return the follow-up user prompt asking for missed or malformed records."""
-    return _GLEANING_TEMPLATE.format(entity_types=_format_types(entity_types), language=language)
+@functools.lru_cache(maxsize=16)
+def _system_prompt(types: str, language: str) -> str:
+    """The extraction system prompt of a workspace (built once: every chunk sends it)."""
+    return _SYSTEM_TEMPLATE.format(entity_types=types, language=language, examples=_render_examples())
 
 
 def summary_prompt(
@@ -236,7 +297,6 @@ def summary_prompt(
     lines = "\n".join(json.dumps(str(d), ensure_ascii=False) for d in descriptions)
     return _SUMMARY_TEMPLATE.format(
         kind=kind,
-        naming=_NAMING[kind],
         name=" ".join(str(name).split()),
         language=language,
         summary_length=summary_length,

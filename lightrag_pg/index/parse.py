@@ -59,10 +59,10 @@ from typing import TypeVar
 
 from ..config import DEFAULT_ENTITY_TYPES
 from ..textclean import scrub_text
-from ..types import ExtractedEntity, ExtractedRelation, Extraction
+from ..types import MAX_MALFORMED, MAX_MALFORMED_CHARS, ExtractedEntity, ExtractedRelation, Extraction
 from .extraction_prompts import TUPLE_DELIMITER
 
-__all__ = ["MAX_RELATION_WEIGHT", "UNKNOWN_TYPE", "merge_gleaning", "parse_extraction"]
+__all__ = ["MAX_RELATION_WEIGHT", "UNKNOWN_TYPE", "is_complete", "merge_gleaning", "parse_extraction"]
 
 logger = logging.getLogger(__name__)
 
@@ -71,6 +71,7 @@ DEFAULT_WEIGHT = 1.0
 MAX_RELATION_WEIGHT = 1e6
 """Largest weight one extracted relation may carry; larger strengths are cut to it."""
 
+SELF_RELATION = "self-relation"
 _DELIMITER_RE = re.compile(r"[<＜](?:[|｜]{1,2}#{0,2}[|｜]{0,2}|[|｜]?#{1,2}[|｜]?)[>＞]")
 _COMPLETION_RE = re.compile(r"[<＜][|｜]?\s*COMPLETE\s*[|｜]?[>＞]", re.IGNORECASE)
 _FENCE_RE = re.compile(r"^\s*(```|~~~)")
@@ -124,7 +125,15 @@ def parse_extraction(
             continue
         for record in _RECORD_SPLIT_RE.split(_DELIMITER_RE.sub(TUPLE_DELIMITER, line)):
             parser.feed(record)
-    return Extraction(tuple(parser.entities), tuple(parser.relations), parser.dropped)
+    return Extraction(
+        tuple(parser.entities), tuple(parser.relations), parser.dropped, tuple(parser.malformed)
+    )
+
+
+def is_complete(output: str) -> bool:
+    """Whether an extraction answer ends its records with the completion line (one that
+    lacks it was probably cut off)."""
+    return _COMPLETION_RE.search(output) is not None
 
 
 def merge_gleaning(first: Extraction, second: Extraction) -> Extraction:
@@ -133,11 +142,12 @@ def merge_gleaning(first: Extraction, second: Extraction) -> Extraction:
     As upstream: an entity (by name) or relation (by unordered endpoint pair)
     found in both passes keeps the first pass's records unless the gleaning
     records carry a longer description, in which case they replace them in
-    place; records only in ``second`` are appended. Dropped-line counts add up.
+    place; records only in ``second`` are appended. Dropped-line counts add up; the
+    malformed lines are the gleaning pass's (it was asked to correct the first pass's).
     """
     entities = _merge(first.entities, second.entities, lambda e: e.name)
     relations = _merge(first.relations, second.relations, lambda r: _pair(r.src, r.tgt))
-    return Extraction(entities, relations, first.dropped_lines + second.dropped_lines)
+    return Extraction(entities, relations, first.dropped_lines + second.dropped_lines, second.malformed)
 
 
 class _LineParser:
@@ -157,6 +167,7 @@ class _LineParser:
         self.entities: list[ExtractedEntity] = []
         self.relations: list[ExtractedRelation] = []
         self.dropped = 0
+        self.malformed: list[str] = []
 
     def feed(self, record: str) -> None:
         text = _LIST_MARKER_RE.sub("", record.strip()).strip()
@@ -181,7 +192,7 @@ class _LineParser:
         else:
             problem = f"unknown record kind {kind[:40]!r}"
         if problem:
-            self._drop(record, problem)
+            self._drop(record, problem, malformed=problem != SELF_RELATION)
 
     def _entity(self, fields: list[str]) -> str | None:
         if len(fields) != 4:
@@ -217,7 +228,7 @@ class _LineParser:
         if not src or not tgt:
             return "empty relation endpoint"
         if src.casefold() == tgt.casefold():
-            return "self-relation"
+            return SELF_RELATION
         relation = ExtractedRelation(
             src=src,
             tgt=tgt,
@@ -253,10 +264,14 @@ class _LineParser:
             return UNKNOWN_TYPE
         return compact[:1].upper() + compact[1:].lower()
 
-    def _drop(self, record: str, reason: str) -> None:
+    def _drop(self, record: str, reason: str, *, malformed: bool = True) -> None:
+        """Count a dropped line; a malformed one (not a self-relation, which is well formed)
+        is kept for a gleaning pass to correct."""
         self.dropped += 1
-        line = record.strip()[:200]
-        logger.warning("chunk %s: dropped extraction line (%s): %r", self.chunk_id, reason, line)
+        line = record.strip()
+        logger.warning("chunk %s: dropped extraction line (%s): %r", self.chunk_id, reason, line[:200])
+        if malformed and len(self.malformed) < MAX_MALFORMED:
+            self.malformed.append(" ".join(line.split())[:MAX_MALFORMED_CHARS])
 
 
 def _clean(raw: str, limit: int | None = None) -> str:

@@ -29,6 +29,7 @@ import logging
 import time
 import weakref
 from collections.abc import Callable, Collection, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +42,9 @@ from ..errors import LightRAGError
 from ..llm.cached import CachedLLM
 from ..llm.embedding_func import EmbeddingFunc
 from ..llm.tokenizer import Tokenizer
+from ..llm.usage import Usage, UsageMeter, UsageScope, usage_scope
+from ..llm.usage import totals as usage_totals
+from ..observe.tracing import NO_SPAN, SpanLike, span
 from ..store.rows import ChunkRow, DocumentRow
 from ..store.uow import Stores, session, unit_of_work
 from ..tasks import FairScheduler, gather_all, usable_cores
@@ -85,6 +89,12 @@ def chunk_scheduler(width: int) -> FairScheduler:
         scheduler = _SCHEDULERS[loop] = FairScheduler(width)
     scheduler.widen(width)
     return scheduler
+
+
+def scheduler_waiting() -> dict[str, int]:
+    """Jobs waiting for a slot of the running event loop's chunk scheduler, by workspace."""
+    scheduler = _SCHEDULERS.get(asyncio.get_running_loop())
+    return scheduler.waiting_by_owner() if scheduler is not None else {}
 
 
 def scheduled_llm(llm: CachedLLM, owner: str, width: int) -> CachedLLM:
@@ -135,13 +145,15 @@ class _DocumentCounters:
 
 
 def _merge_reporter(
-    counters: _DocumentCounters, state: Progress, progress: ProgressCallback
+    counters: _DocumentCounters, state: Progress, progress: ProgressCallback, merge_span: SpanLike = NO_SPAN
 ) -> Callable[[int, int], None]:
-    """The writer's ``on_batch``: counts the merge batches of a document and of the run."""
+    """The writer's ``on_batch``: counts the merge batches of a document and of the run (an
+    event of the document's merge span each)."""
 
     def merged(done: int, total: int) -> None:
         if done:
             state.merge_batches_done += 1
+            merge_span.add_event("merge batch written", {"lightrag.batch": done, "lightrag.batches": total})
         else:
             state.merge_batches_total += total
         counters.merged, counters.merge_batches = done, total
@@ -165,6 +177,9 @@ class Pipeline:
     embed: EmbeddingFunc
     writer: GraphWriter
     locks: DocumentLocks
+    meter: UsageMeter | None = None
+    """Records the LLM and embedding calls; a document's are written with it (its
+    ``doc_status`` metadata has their totals under ``usage``)."""
     _gate: asyncio.Semaphore | None = field(default=None, init=False)
 
     @property
@@ -244,25 +259,43 @@ class Pipeline:
     async def _process_one(self, doc_id: str, state: Progress, progress: ProgressCallback, due: Due) -> str:
         if not await self.locks.try_acquire(doc_id):
             return BUSY
+        scope = self.meter.scope(doc_id=doc_id) if self.meter is not None else None
         try:
             async with session(self.pool) as s:
                 claimed = await s.docs.claim([doc_id])
             if not claimed:
                 return FINISHED_ELSEWHERE
-            try:
-                await self._run(claimed[0], state, progress, due)
-                state.docs_done += 1
-            except Exception as exc:  # recorded in doc_status, never lost
-                log.exception("document %s failed", doc_id)
-                message = f"{type(exc).__name__}: {exc}"
-                async with session(self.pool) as s:
-                    await s.docs.mark_failed(doc_id, message)
-                state.docs_failed += 1
-                state.failures[doc_id] = message
+            attributes = {"lightrag.workspace": self.owner, "lightrag.extractor": self.extractor.name}
+            with (
+                usage_scope(scope) if scope is not None else nullcontext(),
+                span("lightrag.document", attributes) as doc_span,
+            ):
+                try:
+                    await self._run(claimed[0], state, progress, due, scope, doc_span)
+                    state.docs_done += 1
+                except Exception as exc:  # recorded in doc_status, never lost
+                    log.exception("document %s failed", doc_id)
+                    message = f"{type(exc).__name__}: {exc}"
+                    calls, summed = await self._usage(scope)
+                    async with session(self.pool) as s:
+                        await s.docs.mark_failed(doc_id, message, calls, summed)
+                    if scope is not None:
+                        scope.records.clear()
+                    state.docs_failed += 1
+                    state.failures[doc_id] = message
             progress(state)
             return DONE
         finally:
+            if scope is not None and self.meter is not None:
+                self.meter.adopt(scope)  # calls of a run that neither finished nor failed
             await self.locks.release(doc_id)
+
+    async def _usage(self, scope: UsageScope | None) -> tuple[list[Usage], dict[str, Any] | None]:
+        """The document's calls to write with it (none without accounting) and their totals."""
+        if scope is None or self.meter is None:
+            return [], None
+        calls = await scope.counted()
+        return (calls if self.meter.sink is not None else []), usage_totals(calls)
 
     def _chunks(self, doc: DocumentRow) -> list[ChunkRow]:
         s = self.settings
@@ -286,21 +319,33 @@ class Pipeline:
             for p in pieces
         ]
 
-    async def _run(self, doc: DocumentRow, state: Progress, progress: ProgressCallback, due: Due) -> None:
+    async def _run(
+        self,
+        doc: DocumentRow,
+        state: Progress,
+        progress: ProgressCallback,
+        due: Due,
+        scope: UsageScope | None = None,
+        doc_span: SpanLike = NO_SPAN,
+    ) -> None:
         started = time.monotonic()
-        chunks = await self._scheduler().run(self.owner, lambda: asyncio.to_thread(self._chunks, doc))
+        with span("lightrag.chunks") as chunk_span:
+            chunks = await self._scheduler().run(self.owner, lambda: asyncio.to_thread(self._chunks, doc))
+            chunk_span.set_attribute("lightrag.chunks", len(chunks))
         state.chunks_total += len(chunks)
         progress(state)
         counters = _DocumentCounters(len(chunks))
         reporter = asyncio.ensure_future(self._report(doc.id, counters))
         try:
-            extractions, vectors, stats = await self._index(doc.id, chunks, counters, state, progress, due)
+            extractions, vectors, stats = await self._index(
+                doc.id, chunks, counters, state, progress, due, scope
+            )
         finally:
             reporter.cancel()
             await asyncio.gather(reporter, return_exceptions=True)
         state.entities += stats.entities
         state.relations += stats.relations
-        details = {
+        details: dict[str, object] = {
             "entities": stats.entities,
             "relations": stats.relations,
             "merge_rounds": stats.rounds,
@@ -311,10 +356,21 @@ class Pipeline:
             "extractor": self.extractor.name,
             "seconds": round(time.monotonic() - started, 3),
         }
-        if self.writer.composes:
-            await self._finish(doc.id, [], vectors[:0], details, [c.id for c in chunks])
-        else:
-            await self._finish(doc.id, chunks, vectors, details)
+        calls, summed = await self._usage(scope)
+        if summed is not None:
+            details["usage"] = summed
+            for key in ("llm_calls", "input_tokens", "output_tokens", "embed_tokens"):
+                doc_span.set_attribute(f"lightrag.usage.{key}", summed[key])
+        for key in ("entities", "relations", "merge_rounds"):
+            doc_span.set_attribute(f"lightrag.{key}", details[key])  # type: ignore[arg-type]
+        doc_span.set_attribute("lightrag.chunks", len(chunks))
+        with span("lightrag.finish"):
+            if self.writer.composes:
+                await self._finish(doc.id, [], vectors[:0], details, [c.id for c in chunks], calls)
+            else:
+                await self._finish(doc.id, chunks, vectors, details, usage=calls)
+        if scope is not None:
+            scope.records.clear()  # written with the document
         state.chunks_done += len(chunks)
 
     async def _store_chunks(self, chunks: list[ChunkRow], vectors: np.ndarray) -> None:
@@ -330,20 +386,22 @@ class Pipeline:
         vectors: np.ndarray,
         details: dict[str, object],
         chunk_ids: list[str] | None = None,
+        usage: Sequence[Usage] = (),
     ) -> None:
         """Store the chunks with their vectors and mark the document processed (with
-        ``chunk_ids``, default the chunks': those stored before), in one transaction: one
-        statement, or for a long document one more per earlier segment of
-        :data:`SEGMENT_CHUNKS` chunks, so no statement grows with the document."""
+        ``chunk_ids``, default the chunks': those stored before) and its LLM and embedding
+        calls (``usage``), in one transaction: one statement, or for a long document one
+        more per earlier segment of :data:`SEGMENT_CHUNKS` chunks, so no statement grows
+        with the document."""
         if len(chunks) <= SEGMENT_CHUNKS:
             async with session(self.pool) as stores:  # one statement, one transaction
-                await stores.docs.finish(doc_id, chunks, vectors, details, chunk_ids)
+                await stores.docs.finish(doc_id, chunks, vectors, details, chunk_ids, usage)
             return
         last = (len(chunks) - 1) // SEGMENT_CHUNKS * SEGMENT_CHUNKS
         async with unit_of_work(self.pool) as uow:
             await _upsert_segments(uow, chunks[:last], vectors[:last])
             ids = chunk_ids if chunk_ids is not None else [c.id for c in chunks]
-            await uow.docs.finish(doc_id, chunks[last:], vectors[last:], details, ids)
+            await uow.docs.finish(doc_id, chunks[last:], vectors[last:], details, ids, usage)
 
     async def _index(
         self,
@@ -353,8 +411,10 @@ class Pipeline:
         state: Progress,
         progress: ProgressCallback,
         due: Due,
+        scope: UsageScope | None = None,
     ) -> tuple[list[Extraction], np.ndarray, MergeStats]:
-        """Extract and embed the chunks segment by segment, then merge the document."""
+        """Extract and embed the chunks segment by segment, then merge the document (the
+        tokens of each segment's calls are counted after it, so their texts are not kept)."""
         gate = asyncio.Semaphore(self.settings.max_parallel_chunks)
         parts = [chunks[i : i + SEGMENT_CHUNKS] for i in range(0, len(chunks), SEGMENT_CHUNKS)]
         *leading, last = parts or [[]]
@@ -365,6 +425,8 @@ class Pipeline:
             found, embedded = await self._segment(part, gate, counters, state, progress)
             extractions.extend(found)
             vectors.append(embedded)
+            if scope is not None:
+                await scope.counted()
 
         for part in leading:
             async with self.extractor.batched():  # its cache look-ups batched, its answers kept
@@ -376,9 +438,13 @@ class Pipeline:
             counters.phase = "merging"
             entities = [e for x in extractions for e in x.entities]
             relations = [r for x in extractions for r in x.relations]
-            stats = await self.writer.merge(
-                doc_id, entities, relations, _merge_reporter(counters, state, progress), due
-            )
+            with span("lightrag.merge") as merge_span:
+                merge_span.set_attribute("lightrag.mentions", len(entities) + len(relations))
+                stats = await self.writer.merge(
+                    doc_id, entities, relations, _merge_reporter(counters, state, progress, merge_span), due
+                )
+                for key in ("rounds", "locked_rounds", "entities", "relations", "embedded"):
+                    merge_span.set_attribute(f"lightrag.merge.{key}", getattr(stats, key))
         counters.phase = "storing"
         return extractions, np.concatenate(vectors, axis=0), stats
 
@@ -398,13 +464,17 @@ class Pipeline:
         size = self.settings.embedding_batch_num
 
         async def extract(chunk: ChunkRow) -> Extraction:
-            if self.offline:
-                async with gate:
-                    result = await scheduler.run(
-                        self.owner, lambda: self.extractor.extract(chunk.id, chunk.content, chunk.file_path)
-                    )
-            else:
-                result = await self.extractor.extract(chunk.id, chunk.content, chunk.file_path)
+            with span("lightrag.extract", {"lightrag.chunk_tokens": chunk.tokens}) as extract_span:
+                if self.offline:
+                    async with gate:
+                        result = await scheduler.run(
+                            self.owner,
+                            lambda: self.extractor.extract(chunk.id, chunk.content, chunk.file_path),
+                        )
+                else:
+                    result = await self.extractor.extract(chunk.id, chunk.content, chunk.file_path)
+                extract_span.set_attribute("lightrag.entities", len(result.entities))
+                extract_span.set_attribute("lightrag.relations", len(result.relations))
             counters.extracted += 1
             state.chunks_extracted += 1
             progress(state)

@@ -6,13 +6,24 @@ import asyncio
 import contextvars
 import hashlib
 import json
+import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..errors import LLMTimeout
+from ..observe.tracing import AttributeValue, SpanLike, record_error, span, start_span
 from ..textclean import scrub_text
+from .usage import (
+    KIND_OF_CACHE_TYPE,
+    Measured,
+    UsageMeter,
+    UsageScope,
+    current_scope,
+    llm_usage,
+    measuring,
+)
 from .wrap import LLMFunc, describe_llm
 
 
@@ -105,6 +116,10 @@ class _Batch:
 _BATCH: contextvars.ContextVar[_Batch | None] = contextvars.ContextVar("llm_cache_batch", default=None)
 
 
+TRACED_CHARS = 20_000
+"""Characters of a prompt or an answer a span carries with ``trace_content``."""
+
+
 def cache_key(cache_type: str, mode: str, *parts: str) -> str:
     """A stable key for a prompt: ``type:mode:md5(parts)``."""
     digest = hashlib.md5("\x1f".join(parts).encode("utf-8")).hexdigest()
@@ -113,7 +128,7 @@ def cache_key(cache_type: str, mode: str, *parts: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class CachedLLM:
-    """The one way LLM calls are made: cached, cleaned and bounded in time.
+    """The one way LLM calls are made: cached, cleaned, bounded in time and accounted.
 
     ``cache=None`` turns caching off. The cache is expected to use its own
     short statements: a cached call never runs inside, or holds locks of, a
@@ -121,11 +136,17 @@ class CachedLLM:
     cached or returned. ``deadline`` (seconds, ``None``: none) bounds one
     call of ``func`` including its retries; when it passes,
     :class:`~lightrag_pg.errors.LLMTimeout` names the model and endpoint.
+    ``meter`` (optional) records every call, a cached answer included
+    (:mod:`~lightrag_pg.llm.usage`), and each call is a span; with
+    ``trace_content`` a recording span also carries the prompt and the answer
+    (``gen_ai.prompt``, ``gen_ai.completion``, each cut to :data:`TRACED_CHARS`).
     """
 
     func: LLMFunc
     cache: AnswerCache | None
     deadline: float | None = None
+    meter: UsageMeter | None = None
+    trace_content: bool = False
 
     async def __call__(
         self,
@@ -137,26 +158,42 @@ class CachedLLM:
         mode: str = "default",
         chunk_id: str | None = None,
         accept: Callable[[str], bool] | None = None,
+        kind: str | None = None,
         **kwargs: Any,
     ) -> str:
         """Answer ``prompt``, from the cache when the same call was answered before.
 
         ``accept`` (optional) tells a usable answer: an answer it rejects is
         returned but not cached, and a cached answer it rejects is asked again.
+        ``kind`` names the call in the accounting (default: after ``cache_type``,
+        see :data:`~lightrag_pg.llm.usage.KIND_OF_CACHE_TYPE`); it is not part of the key.
         """
+        kind = _kind(kind, cache_type)
         key = self.key(prompt, system_prompt, history, cache_type, mode)
-        hit = await self.lookup(key)
-        if hit is not None and (accept is None or accept(hit)):
-            return hit
-        answer = await self._ask(prompt, system_prompt, history, **kwargs)
-        if not isinstance(answer, str):
-            raise TypeError("the LLM function returned a stream where text was expected")
-        answer = scrub_text(answer)
-        if accept is None or accept(answer):
-            await self.store(key, answer, cache_type=cache_type, mode=mode, prompt=prompt, chunk_id=chunk_id)
+        started = time.perf_counter()
+        with span("lightrag.llm", self._attributes(kind, mode)) as call_span:
+            hit = await self.lookup(key)
+            if hit is not None and (accept is None or accept(hit)):
+                await self._record(kind, started, (system_prompt, history, prompt), hit, call_span, None)
+                return hit
+            with measuring() as measured:
+                try:
+                    answer = await self._ask(prompt, system_prompt, history, **kwargs)
+                except Exception:
+                    if self.meter is not None:
+                        self.meter.error(kind)
+                    raise
+            if not isinstance(answer, str):
+                raise TypeError("the LLM function returned a stream where text was expected")
+            answer = scrub_text(answer)
+            if accept is None or accept(answer):
+                await self.store(
+                    key, answer, cache_type=cache_type, mode=mode, prompt=prompt, chunk_id=chunk_id
+                )
+            await self._record(kind, started, (system_prompt, history, prompt), answer, call_span, measured)
         return answer
 
-    async def stream(
+    def stream(
         self,
         prompt: str,
         *,
@@ -164,23 +201,97 @@ class CachedLLM:
         history: Sequence[Mapping[str, Any]] = (),
         cache_type: str,
         mode: str = "default",
+        kind: str | None = None,
     ) -> AsyncIterator[str]:
-        """Answer ``prompt`` piece by piece; the whole answer is cached once complete."""
-        key = self.key(prompt, system_prompt, history, cache_type, mode)
-        hit = await self.lookup(key)
-        if hit is not None:
-            yield hit
-            return
-        result = await self._ask(prompt, system_prompt, history, stream=True)
-        pieces: list[str] = []
-        if isinstance(result, str):
-            pieces.append(scrub_text(result))
-            yield pieces[-1]
-        else:
-            async for piece in result:
-                pieces.append(scrub_text(piece))
+        """Answer ``prompt`` piece by piece; the whole answer is cached once complete.
+
+        The call is recorded in the usage scope and under the span current when this is
+        called (the pieces may be read elsewhere), once the answer is complete.
+        """
+        kind = _kind(kind, cache_type)
+        call_span = start_span("lightrag.llm", self._attributes(kind, mode))
+        return self._stream(
+            prompt, system_prompt, history, cache_type, mode, kind, current_scope(), call_span
+        )
+
+    async def _stream(
+        self,
+        prompt: str,
+        system_prompt: str | None,
+        history: Sequence[Mapping[str, Any]],
+        cache_type: str,
+        mode: str,
+        kind: str,
+        scope: UsageScope | None,
+        call_span: SpanLike,
+    ) -> AsyncIterator[str]:
+        started = time.perf_counter()
+        texts = (system_prompt, history, prompt)
+        try:
+            key = self.key(prompt, system_prompt, history, cache_type, mode)
+            hit = await self.lookup(key)
+            if hit is not None:
+                yield hit
+                await self._record(kind, started, texts, hit, call_span, None, scope)
+                return
+            with measuring() as measured:
+                try:
+                    result = await self._ask(prompt, system_prompt, history, stream=True)
+                except Exception:
+                    if self.meter is not None:
+                        self.meter.error(kind)
+                    raise
+            pieces: list[str] = []
+            if isinstance(result, str):
+                pieces.append(scrub_text(result))
                 yield pieces[-1]
-        await self.store(key, "".join(pieces), cache_type=cache_type, mode=mode, prompt=prompt)
+            else:
+                async for piece in result:
+                    pieces.append(scrub_text(piece))
+                    yield pieces[-1]
+            answer = "".join(pieces)
+            await self.store(key, answer, cache_type=cache_type, mode=mode, prompt=prompt)
+            await self._record(kind, started, texts, answer, call_span, measured, scope)
+        except Exception as exc:  # not a reader that stopped early
+            record_error(call_span, exc)
+            raise
+        finally:
+            call_span.end()
+
+    def _attributes(self, kind: str, mode: str) -> dict[str, AttributeValue | None]:
+        return {
+            "lightrag.workspace": self.meter.workspace if self.meter is not None else None,
+            "lightrag.kind": kind,
+            "lightrag.mode": mode,
+            "gen_ai.operation.name": "chat",
+            "gen_ai.request.model": self.meter.llm_model if self.meter is not None else None,
+        }
+
+    async def _record(
+        self,
+        kind: str,
+        started: float,
+        asked: tuple[str | None, Sequence[Mapping[str, Any]], str],
+        answer: str,
+        call_span: SpanLike,
+        measured: Measured | None,
+        scope: UsageScope | None = None,
+    ) -> None:
+        """Record the call with ``self.meter`` (its tokens counted now only for a recording span)."""
+        call_span.set_attribute("lightrag.cache_hit", measured is None)
+        system_prompt, history, prompt = asked
+        if self.trace_content and call_span.is_recording():
+            call_span.set_attribute("gen_ai.prompt", prompt[:TRACED_CHARS])
+            call_span.set_attribute("gen_ai.completion", answer[:TRACED_CHARS])
+        if self.meter is None:
+            return
+        texts = [system_prompt or "", *(str(m.get("content", "")) for m in history), prompt]
+        usage = llm_usage(
+            kind, self.meter.llm_model, started, texts, answer, cache_hit=measured is None, measured=measured
+        )
+        if not usage.counted and call_span.is_recording():
+            await self.meter.count([usage], call_span)
+        self.meter.record(usage, scope, call_span)
 
     async def _ask(
         self, prompt: str, system_prompt: str | None, history: Sequence[Mapping[str, Any]], **kwargs: Any
@@ -266,6 +377,12 @@ class CachedLLM:
             await self.cache.put(
                 key, answer, cache_type=cache_type, mode=mode, prompt=prompt, chunk_id=chunk_id
             )
+
+
+def _kind(kind: str | None, cache_type: str) -> str:
+    if kind:
+        return kind
+    return KIND_OF_CACHE_TYPE.get(cache_type, cache_type)
 
 
 Keywords = tuple[list[str], list[str]]

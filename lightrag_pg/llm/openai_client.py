@@ -19,6 +19,7 @@ import numpy as np
 from ..errors import ConfigurationError, LightRAGError, LLMError, LLMTimeout
 from .embedding_func import EmbeddingFunc, validate_embeddings
 from .retry import Limiter, call_with_retries
+from .usage import Measured, current_measured, report_usage
 
 if TYPE_CHECKING:
     import openai
@@ -127,8 +128,10 @@ class OpenAIChat:
         max_retries: int = 3,
         base_delay: float = 1.0,
         max_concurrent: int = 4,
+        stream_usage: bool = True,
     ) -> None:
         self.model = model or _env("LLM_MODEL") or "gpt-4o-mini"
+        self.stream_usage = stream_usage
         self._holder = _ClientHolder(
             base_url or _env("OPENAI_BASE_URL", "LLM_BINDING_HOST"),
             api_key or _env("OPENAI_API_KEY", "LLM_BINDING_API_KEY"),
@@ -157,7 +160,10 @@ class OpenAIChat:
 
         Returns the answer text with ``<think>`` blocks removed, or with
         ``stream=True`` an async iterator of text pieces. Extra keyword
-        arguments (``temperature``, ``max_tokens``, ...) go to the API.
+        arguments (``temperature``, ``max_tokens``, ...) go to the API. The
+        response's ``usage`` is reported to the running
+        :func:`~lightrag_pg.llm.usage.measuring` block (a stream asks for it with
+        ``stream_options``, unless ``stream_usage=False``, and reports it at its end).
         """
         messages: list[dict[str, Any]] = []
         if system_prompt:
@@ -166,7 +172,10 @@ class OpenAIChat:
         messages.append({"role": "user", "content": prompt})
         params = {k: v for k, v in kwargs.items() if k not in _UPSTREAM_ONLY_KWARGS}
         params.setdefault("model", self.model)
+        if stream and self.stream_usage:
+            params.setdefault("stream_options", {"include_usage": True})
         what = f"chat completion ({params['model']})"
+        measured = current_measured()
 
         async def attempt() -> Any:
             async with self._limiter:
@@ -181,7 +190,8 @@ class OpenAIChat:
             what=what,
         )
         if stream:
-            return _stream_text(response, what)
+            return _stream_text(response, what, measured)
+        _report(getattr(response, "usage", None), getattr(response, "model", None), measured)
         if not response.choices:
             return ""
         content = response.choices[0].message.content
@@ -198,11 +208,27 @@ class OpenAIChat:
         await self.aclose()
 
 
-async def _stream_text(stream: Any, what: str) -> AsyncIterator[str]:
+def _report(usage: Any, model: str | None, measured: Measured | None) -> None:
+    """Report an OpenAI ``usage`` object (absent: nothing) to ``measured``."""
+    if usage is None or measured is None:
+        return
+    details = getattr(usage, "prompt_tokens_details", None)
+    report_usage(
+        getattr(usage, "prompt_tokens", None),
+        getattr(usage, "completion_tokens", None),
+        getattr(details, "cached_tokens", None) if details is not None else None,
+        model,
+        to=measured,
+    )
+
+
+async def _stream_text(stream: Any, what: str, measured: Measured | None) -> AsyncIterator[str]:
     import openai
 
     try:
         async for chunk in stream:
+            if getattr(chunk, "usage", None) is not None:
+                _report(chunk.usage, getattr(chunk, "model", None), measured)
             if not chunk.choices:
                 continue
             piece = chunk.choices[0].delta.content
@@ -303,6 +329,9 @@ class OpenAIEmbedding:
             base_delay=self.base_delay,
             what=f"embedding of texts {offset}..{offset + len(texts) - 1} ({self.model})",
         )
+        usage = getattr(response, "usage", None)
+        if usage is not None:
+            report_usage(getattr(usage, "prompt_tokens", None), 0, 0, self.model)
         rows = sorted(response.data, key=lambda item: item.index)
         vectors = [row.embedding for row in rows]
         dim = self.embedding_dim or (len(vectors[0]) if vectors else 0)

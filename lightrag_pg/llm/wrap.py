@@ -31,6 +31,16 @@ def describe_llm(func: Any) -> str:
     return f"function {getattr(func, '__name__', type(func).__name__)!r}"
 
 
+def llm_model_name(func: Any) -> str:
+    """The model an LLM function talks to (its ``model``), else its name, for the accounting."""
+    if func is None:
+        return "none"
+    model = getattr(func, "model", None)
+    if isinstance(model, str) and model:
+        return model
+    return str(getattr(func, "__name__", type(func).__name__))
+
+
 def wrap_llm(func: LLMFunc, *, settings: Settings) -> LLMFunc:
     """Wrap an upstream-style async LLM function with limits, timeout and retries.
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +17,8 @@ from ..llm.cached import CachedLLM
 from ..llm.embedding_func import EmbeddingFunc
 from ..llm.memo import OpenMemo, QueryMemo
 from ..llm.tokenizer import TokenEncoder
+from ..llm.usage import UsageMeter, UsageScope, conversation_tokens, new_query_id, usage_scope
+from ..observe.tracing import NO_SPAN, AttributeValue, SpanLike, activate, record_error, span, start_span
 from ..store.rows import ChunkRow
 from ..store.uow import session
 from .answer_prompts import FAIL_RESPONSE, full_prompt, keywords_prompt
@@ -50,15 +53,64 @@ class Answer:
 
 
 class QueryStream:
-    """An async iterator of answer pieces; ``references`` are known before the first piece."""
+    """An async iterator of answer pieces; ``references`` are known before the first piece.
 
-    def __init__(self, answer: Answer, pieces: AsyncIterator[str]) -> None:
+    Once the pieces are read, :meth:`usage` and :meth:`conversation_tokens` tell what the
+    query's LLM and embedding calls used, and the query's span ends.
+    """
+
+    def __init__(
+        self,
+        answer: Answer,
+        pieces: AsyncIterator[str],
+        scope: UsageScope | None = None,
+        query_span: SpanLike = NO_SPAN,
+    ) -> None:
         self.answer = answer
         self.references = answer.references
-        self._pieces = pieces
+        self.scope = scope
+        self._pieces = _ending(pieces, scope, query_span)
 
     def __aiter__(self) -> AsyncIterator[str]:
         return self._pieces
+
+    @property
+    def query_id(self) -> str | None:
+        """The query's id in the workspace's ``usage`` table (None without accounting)."""
+        return self.scope.query_id if self.scope is not None else None
+
+    async def usage(self) -> dict[str, Any]:
+        """The totals of the query's calls (:func:`~lightrag_pg.llm.usage.totals`), with its id."""
+        if self.scope is None:
+            return {}
+        return {**(await self.scope.totals()), "query_id": self.scope.query_id}
+
+    async def conversation_tokens(self) -> tuple[int, int]:
+        """Input and output tokens of the query's LLM calls, a cached answer's included."""
+        if self.scope is None:
+            return 0, 0
+        return conversation_tokens(await self.scope.counted())
+
+
+async def _ending(
+    pieces: AsyncIterator[str], scope: UsageScope | None, query_span: SpanLike
+) -> AsyncIterator[str]:
+    """``pieces``, then the end of the query's span (with the query's token counts)."""
+    try:
+        async for piece in pieces:
+            yield piece
+    except Exception as exc:  # not a reader that stopped early
+        record_error(query_span, exc)
+        raise
+    finally:
+        if scope is not None and query_span.is_recording():
+            _usage_attributes(query_span, await scope.totals())
+        query_span.end()
+
+
+def _usage_attributes(target: SpanLike, usage: dict[str, Any]) -> None:
+    for key in ("llm_calls", "cache_hits", "input_tokens", "output_tokens", "embed_tokens"):
+        target.set_attribute(f"lightrag.usage.{key}", usage[key])
 
 
 def _has_keywords(answer: str) -> bool:
@@ -88,6 +140,7 @@ class QueryEngine:
         keyword_fallback: KeywordFunc,
         rerank: RerankFunc | None = None,
         memo: QueryMemo | None = None,
+        meter: UsageMeter | None = None,
     ) -> None:
         self.pool = pool
         self.settings = settings
@@ -97,20 +150,38 @@ class QueryEngine:
         self.keyword_fallback = keyword_fallback
         self.rerank = rerank
         self.memo = memo
+        self.meter = meter
+
+    def _scope(self) -> UsageScope | None:
+        """A new query's usage scope (None without a meter)."""
+        return self.meter.scope(query_id=new_query_id()) if self.meter is not None else None
+
+    def _attributes(self, param: QueryParam) -> dict[str, AttributeValue | None]:
+        return {
+            "lightrag.workspace": self.meter.workspace if self.meter is not None else None,
+            "lightrag.mode": param.mode,
+        }
 
     async def keywords(self, query: str, param: QueryParam) -> tuple[list[str], list[str]]:
         """High- and low-level keywords: given by the caller, from the LLM, or from NLP
         (which reads the question's first words); at most ``MAX_KEYWORDS`` of each."""
         given = predefined_keywords(param)
-        if given is not None:
-            hl, ll = given
-        elif self.llm is None:
-            hl, ll = await self.keyword_fallback(leading_words(query))
-        else:
-            prompt = keywords_prompt(query, self.settings.summary_language)
-            answer = await self.llm(prompt, cache_type="keywords", mode=param.mode, accept=_has_keywords)
-            hl, ll = parse_keywords(answer)
-        return bounded_keywords(hl), bounded_keywords(ll)
+        with span("lightrag.keywords") as keywords_span:
+            if given is not None:
+                hl, ll = given
+                keywords_span.set_attribute("lightrag.keywords.source", "given")
+            elif self.llm is None:
+                hl, ll = await self.keyword_fallback(leading_words(query))
+                keywords_span.set_attribute("lightrag.keywords.source", "offline")
+            else:
+                prompt = keywords_prompt(query, self.settings.summary_language)
+                answer = await self.llm(prompt, cache_type="keywords", mode=param.mode, accept=_has_keywords)
+                hl, ll = parse_keywords(answer)
+                keywords_span.set_attribute("lightrag.keywords.source", "llm")
+            hl, ll = bounded_keywords(hl), bounded_keywords(ll)
+            keywords_span.set_attribute("lightrag.keywords.high_level", len(hl))
+            keywords_span.set_attribute("lightrag.keywords.low_level", len(ll))
+        return hl, ll
 
     async def retrieve(self, query: str, param: QueryParam) -> Answer:
         """Run every stage up to the finished context (no answer generation)."""
@@ -141,23 +212,31 @@ class QueryEngine:
                 await asyncio.gather(early, return_exceptions=True)
         timings["embed"] = time.perf_counter() - started
         threshold = float(param.cosine_threshold)  # type: ignore[arg-type]
-        async with session(self.pool) as s:
-            found = await retrieve_all(
-                s, plan, vectors, param, threshold, rerank=self._reranks(param), query=lexical
-            )
+        with span("lightrag.retrieve", {"lightrag.mode": param.mode}) as retrieve_span:
+            async with session(self.pool) as s:
+                found = await retrieve_all(
+                    s, plan, vectors, param, threshold, rerank=self._reranks(param), query=lexical
+                )
+            retrieve_span.set_attribute("lightrag.entities", len(found.entities))
+            retrieve_span.set_attribute("lightrag.relations", len(found.relations))
+            retrieve_span.set_attribute("lightrag.chunks", len(found.chunks))
         timings["search"] = time.perf_counter() - started
         chunks = await self._rerank(query, found.chunks, param)
-        context = build_context(
-            found.entities,
-            found.relations,
-            chunks,
-            tokenizer=memo.counter(self.tokenizer) if memo is not None else self.tokenizer,
-            param=param,
-            query=query,
-            found_entities=found.found_entities,
-            found_relations=found.found_relations,
-            merged_chunks=found.merged_chunks,
-        )
+        with span("lightrag.context") as context_span:
+            context = build_context(
+                found.entities,
+                found.relations,
+                chunks,
+                tokenizer=memo.counter(self.tokenizer) if memo is not None else self.tokenizer,
+                param=param,
+                query=query,
+                found_entities=found.found_entities,
+                found_relations=found.found_relations,
+                merged_chunks=found.merged_chunks,
+            )
+            context_span.set_attribute("lightrag.entities", len(context.entities))
+            context_span.set_attribute("lightrag.relations", len(context.relations))
+            context_span.set_attribute("lightrag.chunks", len(context.chunks))
         if memo is not None:
             await memo.save()
         timings["context"] = time.perf_counter() - started
@@ -204,7 +283,21 @@ class QueryEngine:
         return [chunks[i] for _, i in order if 0 <= i < len(chunks)]
 
     async def data(self, query: str, param: QueryParam) -> dict[str, Any]:
-        """Structured retrieval result (upstream's ``aquery_data`` shape); no answer generated."""
+        """Structured retrieval result (upstream's ``aquery_data`` shape); no answer generated.
+        Its metadata holds the totals of the query's calls under ``usage``."""
+        scope = self._scope()
+        with (
+            usage_scope(scope) if scope is not None else nullcontext(),
+            span("lightrag.query", self._attributes(param)) as query_span,
+        ):
+            result = await self._data(query, param)
+            if scope is not None:
+                usage = await scope.totals()
+                result.setdefault("metadata", {})["usage"] = {**usage, "query_id": scope.query_id}
+                _usage_attributes(query_span, usage)
+        return result
+
+    async def _data(self, query: str, param: QueryParam) -> dict[str, Any]:
         answer = await self.retrieve(query, param)
         if answer.param.mode == "bypass":
             return failure_data("bypass", "Bypass mode retrieves nothing.")
@@ -221,25 +314,38 @@ class QueryEngine:
         return "".join(pieces)
 
     async def stream(self, query: str, param: QueryParam) -> QueryStream:
-        """Retrieve, then stream the answer."""
+        """Retrieve, then stream the answer. The query's span and usage scope cover the
+        answer too: they end when its last piece is read."""
+        scope = self._scope()
+        query_span = start_span("lightrag.query", self._attributes(param))
+        try:
+            with activate(query_span), usage_scope(scope) if scope is not None else nullcontext():
+                answer, pieces = await self._stream(query, param)
+        except BaseException as exc:
+            record_error(query_span, exc)
+            query_span.end()
+            raise
+        return QueryStream(answer, pieces, scope, query_span)
+
+    async def _stream(self, query: str, param: QueryParam) -> tuple[Answer, AsyncIterator[str]]:
         answer = await self.retrieve(query, param)
         query, p = answer.query, answer.param
         if p.mode == "bypass":
             if self.llm is None:
-                return QueryStream(answer, _one(BYPASS_WITHOUT_LLM))
+                return answer, _one(BYPASS_WITHOUT_LLM)
             pieces = self.llm.stream(query, history=p.conversation_history, cache_type="query", mode="bypass")
-            return QueryStream(answer, pieces)
+            return answer, pieces
         if answer.failed or answer.context is None:
             async with session(self.pool) as s:
                 empty = not await s.chunks.any()
-            return QueryStream(answer, _one(EMPTY_WORKSPACE if empty else FAIL_RESPONSE))
+            return answer, _one(EMPTY_WORKSPACE if empty else FAIL_RESPONSE)
         ctx = answer.context
         if p.only_need_context:
-            return QueryStream(answer, _one(ctx.text))
+            return answer, _one(ctx.text)
         if p.only_need_prompt:
-            return QueryStream(answer, _one(full_prompt(ctx.system_prompt, query)))
+            return answer, _one(full_prompt(ctx.system_prompt, query))
         if self.llm is None:
-            return QueryStream(answer, _one(await offline_answer(query, ctx, self.embed)))
+            return answer, _one(await offline_answer(query, ctx, self.embed))
         pieces = self.llm.stream(
             query,
             system_prompt=ctx.system_prompt,
@@ -247,4 +353,4 @@ class QueryEngine:
             cache_type="query",
             mode=p.mode,
         )
-        return QueryStream(answer, pieces)
+        return answer, pieces

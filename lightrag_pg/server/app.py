@@ -25,7 +25,7 @@ from ..defaults import default_embedding, default_llm
 from ..llm.embedding_func import EmbeddingFunc
 from ..llm.wrap import LLMFunc
 from ..rag import LightRAG
-from . import documents, graph, ollama, query, recovery, service
+from . import documents, graph, metrics, ollama, query, recovery, service
 from .auth import AuthFailure, Guard, LoginThrottled
 from .deps import ServerState, refusal, require_auth, resume_unfinished
 from .disconnect import CancelOnDisconnect
@@ -159,6 +159,7 @@ def create_app(settings: ServerSettings | None = None, factory: RagFactory | Non
             allow_methods=["*"],
             allow_headers=["*"],
         )
+    app.add_middleware(metrics.RequestMetrics)  # outermost: every request, refused ones too
     protected = [Depends(require_auth)]
     app.include_router(documents.router, dependencies=[*protected, Depends(resume_unfinished)])
     app.include_router(recovery.router, dependencies=protected)
@@ -166,6 +167,7 @@ def create_app(settings: ServerSettings | None = None, factory: RagFactory | Non
     app.include_router(graph.router, dependencies=protected)
     app.include_router(ollama.router, prefix="/api", dependencies=protected)
     app.include_router(service.router)
+    app.include_router(metrics.router, dependencies=protected)
     if mcp:
         app.router.routes.append(Route(mcp.path, mcp, name="mcp"))
     app.mount("/webui", StaticFiles(directory=WEBUI, html=True), name="webui")

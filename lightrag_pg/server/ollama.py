@@ -150,14 +150,19 @@ async def ps(state: State) -> dict[str, Any]:
 
 
 class _Reply:
-    """Builds the NDJSON or JSON answers of one chat or generate call."""
+    """Builds the NDJSON or JSON answers of one chat or generate call.
+
+    ``prompt_eval_count`` and ``eval_count`` are the input and output tokens of the
+    query's LLM calls (keywords and answer); an answer that reached no model (the LLM
+    cache's, or the context) counts the question's and the answer's tokens instead.
+    """
 
     def __init__(self, model: str, chat: bool, count: Any, prompt: str) -> None:
         self.model = model
         self.chat = chat
         self.count = count
+        self.prompt = prompt
         self.started = time.time_ns()
-        self.prompt_tokens = count(prompt)
         self.first: int | None = None
 
     def piece(self, text: str) -> dict[str, Any]:
@@ -170,7 +175,8 @@ class _Reply:
         )
         return {"model": self.model, "created_at": _now(), **body, "done": False}
 
-    def done(self, text: str, whole: str) -> dict[str, Any]:
+    async def done(self, text: str, whole: str, stream: QueryStream) -> dict[str, Any]:
+        prompt_tokens, answer_tokens = await stream.conversation_tokens()
         end = time.time_ns()
         first = self.first or end
         final = self.piece(text)
@@ -179,33 +185,33 @@ class _Reply:
             done_reason="stop",
             total_duration=end - self.started,
             load_duration=0,
-            prompt_eval_count=self.prompt_tokens,
+            prompt_eval_count=prompt_tokens or self.count(self.prompt),
             prompt_eval_duration=first - self.started,
-            eval_count=self.count(whole),
+            eval_count=answer_tokens or self.count(whole),
             eval_duration=end - first,
         )
         if not self.chat:
             final["context"] = []
         return final
 
-    def stream(self, pieces: AsyncIterator[str]) -> StreamingResponse:
+    def stream(self, stream: QueryStream) -> StreamingResponse:
         async def lines() -> AsyncIterator[str]:
             whole = []
             try:
-                async for text in pieces:
+                async for text in stream:
                     if text:
                         whole.append(text)
                         yield json.dumps(self.piece(text), ensure_ascii=False) + "\n"
             except Exception as exc:  # the status line is sent: report in the stream, as upstream
                 error = f"\n\nError: {type(exc).__name__}: {exc}"
                 yield json.dumps({**self.piece(error), "error": error}, ensure_ascii=False) + "\n"
-            yield json.dumps(self.done("", "".join(whole)), ensure_ascii=False) + "\n"
+            yield json.dumps(await self.done("", "".join(whole), stream), ensure_ascii=False) + "\n"
 
         return StreamingResponse(lines(), media_type="application/x-ndjson", headers=NDJSON_HEADERS)
 
-    async def whole(self, pieces: AsyncIterator[str]) -> dict[str, Any]:
-        text = "".join([p async for p in pieces]) or "No response generated"
-        return self.done(text, text)
+    async def whole(self, stream: QueryStream) -> dict[str, Any]:
+        text = "".join([p async for p in stream]) or "No response generated"
+        return await self.done(text, text, stream)
 
 
 async def _answer(runtime: Workspace, query: str, param: QueryParam) -> QueryStream:
@@ -232,7 +238,7 @@ async def chat(request: Request, runtime: Workspace, state: State) -> Any:
     )
     stream = await _answer(runtime, asked.query, param)
     reply = _Reply(state.settings.ollama_model, True, runtime.rag.tokenizer.count, asked.query)
-    return reply.stream(aiter(stream)) if body.stream else await reply.whole(aiter(stream))
+    return reply.stream(stream) if body.stream else await reply.whole(stream)
 
 
 @router.post("/generate")
@@ -244,4 +250,4 @@ async def generate(request: Request, runtime: Workspace, state: State) -> Any:
     history = [{"role": "system", "content": body.system}] if body.system else []
     stream = await _answer(runtime, body.prompt, QueryParam(mode="bypass", conversation_history=history))
     reply = _Reply(state.settings.ollama_model, False, runtime.rag.tokenizer.count, body.prompt)
-    return reply.stream(aiter(stream)) if body.stream else await reply.whole(aiter(stream))
+    return reply.stream(stream) if body.stream else await reply.whole(stream)

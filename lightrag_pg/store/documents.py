@@ -11,6 +11,7 @@ import numpy as np
 from ..db.sqlfile import load_queries
 from ..types import DocStatus
 from .rows import ChunkRow, DocumentRow, StatusRow, columns, pair_columns, vectors
+from .usage import UsageRow, usage_columns
 
 SQL = load_queries(__package__, "documents.sql")
 
@@ -68,10 +69,12 @@ class DocumentStore:
         embeddings: np.ndarray,
         details: dict[str, Any],
         chunk_ids: Sequence[str] | None = None,
+        usage: Sequence[UsageRow] = (),
     ) -> None:
         """Store the chunks of ``doc_id`` with their embeddings (one row per chunk) and
         record the document as processed with ``chunk_ids`` (default: those chunks' ids;
-        the others stored before in the same transaction), in one statement."""
+        the others stored before in the same transaction) and the LLM and embedding calls
+        its processing made (``usage``, counted), in one statement."""
         await self.conn.execute(
             SQL["finish_doc"],
             doc_id,
@@ -79,6 +82,7 @@ class DocumentStore:
             vectors(embeddings) if chunks else [],
             details,
             list(chunk_ids) if chunk_ids is not None else [c.id for c in chunks],
+            *_document_calls(usage),
         )
 
     async def record_progress(self, doc_id: str, progress: dict[str, Any]) -> None:
@@ -86,9 +90,18 @@ class DocumentStore:
         dropped when it is claimed again or finished)."""
         await self.conn.execute(SQL["record_progress"], doc_id, progress)
 
-    async def mark_failed(self, doc_id: str, error: str) -> None:
-        """Record a document as failed with its error message."""
-        await self.conn.execute(SQL["mark_failed"], doc_id, error[:4000])
+    async def mark_failed(
+        self,
+        doc_id: str,
+        error: str,
+        usage: Sequence[UsageRow] = (),
+        totals: dict[str, Any] | None = None,
+    ) -> None:
+        """Record a document as failed with its error message, and the LLM and embedding
+        calls its processing made (``usage``, counted; ``totals`` in its metadata)."""
+        await self.conn.execute(
+            SQL["mark_failed"], doc_id, error[:4000], totals or {}, *_document_calls(usage)
+        )
 
     async def link_entities(self, doc_id: str, names: Sequence[str]) -> None:
         """Record the entities a document contributed to."""
@@ -112,3 +125,9 @@ class DocumentStore:
             return set()
         rows = await self.conn.fetch(SQL["delete_docs"], list(ids), keep_cache)
         return {r["id"] for r in rows}
+
+
+def _document_calls(usage: Sequence[UsageRow]) -> list[list[Any]]:
+    """The columns of ``usage`` a document's statement writes (its own id aside, no query)."""
+    cols = usage_columns(usage)
+    return [c for i, c in enumerate(cols) if i not in (3, 4)]

@@ -75,7 +75,9 @@ WHERE id = $1;
 -- Store a document's chunks ($2-$7) with their vectors ($8), replacing older ones, and
 -- record the document $1 as processed with the details $9 and its chunk list $10 (these
 -- chunks last; a long document's others were stored before, in the same transaction),
--- in one statement (the chunk write is that of chunks.sql's upsert_chunks).
+-- with the LLM and embedding calls its processing made ($11-$19, the columns of
+-- usage.sql's insert_usage but document and query), in one statement (the chunk write is
+-- that of chunks.sql's upsert_chunks).
 WITH rows AS (
     SELECT * FROM unnest($2::text[], $3::text[], $4::int[], $5::int[], $6::text[], $7::text[], $8::vector[])
         AS u(id, doc_id, chunk_order_index, tokens, content, file_path, embedding)
@@ -91,6 +93,15 @@ WITH rows AS (
     INSERT INTO chunk_vectors AS v (chunk_id, embedding)
     SELECT r.id, r.embedding FROM rows r JOIN chunks c USING (id) ORDER BY r.id
     ON CONFLICT (chunk_id) DO UPDATE SET embedding = EXCLUDED.embedding
+), calls AS (
+    INSERT INTO usage (created_at, kind, model, doc_id, cache_hit, input_tokens, output_tokens,
+                       cached_input_tokens, counted_by, duration_ms)
+    SELECT u.created_at, u.kind, u.model, $1, u.cache_hit, u.input_tokens, u.output_tokens,
+        u.cached_input_tokens, u.counted_by, u.duration_ms
+    FROM unnest($11::timestamptz[], $12::text[], $13::text[], $14::bool[], $15::int[], $16::int[],
+                $17::int[], $18::text[], $19::float8[])
+        AS u(created_at, kind, model, cache_hit, input_tokens, output_tokens, cached_input_tokens,
+             counted_by, duration_ms)
 )
 UPDATE doc_status SET status = 'processed', chunks_count = cardinality($10::text[]),
     chunks_list = $10::text[], error_msg = NULL, metadata = (metadata - 'progress') || $9::jsonb,
@@ -104,8 +115,22 @@ UPDATE doc_status SET metadata = metadata || jsonb_build_object('progress', $2::
 WHERE id = $1 AND status = 'processing';
 
 -- name: mark_failed
--- Record why a document failed.
-UPDATE doc_status SET status = 'failed', error_msg = $2, updated_at = now() WHERE id = $1;
+-- Record why a document failed ($2), with the usage totals $3 of its processing and the
+-- LLM and embedding calls it made ($4-$12, as finish_doc's $11-$19), in one statement.
+WITH calls AS (
+    INSERT INTO usage (created_at, kind, model, doc_id, cache_hit, input_tokens, output_tokens,
+                       cached_input_tokens, counted_by, duration_ms)
+    SELECT u.created_at, u.kind, u.model, $1, u.cache_hit, u.input_tokens, u.output_tokens,
+        u.cached_input_tokens, u.counted_by, u.duration_ms
+    FROM unnest($4::timestamptz[], $5::text[], $6::text[], $7::bool[], $8::int[], $9::int[],
+                $10::int[], $11::text[], $12::float8[])
+        AS u(created_at, kind, model, cache_hit, input_tokens, output_tokens, cached_input_tokens,
+             counted_by, duration_ms)
+)
+UPDATE doc_status SET status = 'failed', error_msg = $2,
+    metadata = metadata || CASE WHEN $3::jsonb = '{}' THEN '{}' ELSE jsonb_build_object('usage', $3::jsonb) END,
+    updated_at = now()
+WHERE id = $1;
 
 -- name: link_entities
 -- Record that a document contributed to entities.

@@ -15,6 +15,7 @@ from .documents import DocumentStore
 from .graph import GraphStore
 from .retrieval import RetrievalStore
 from .statistics import StatisticsStore
+from .usage import UsageStore
 from .vectors import VectorStore
 
 
@@ -32,6 +33,7 @@ class Stores:
         self.cache = CacheStore(conn)
         self.retrieval = RetrievalStore(conn, halfvec)
         self.statistics = StatisticsStore(conn)
+        self.usage = UsageStore(conn)
 
 
 @asynccontextmanager

@@ -1,7 +1,7 @@
 // Documents: drag-and-drop upload with live status, the paged table, deletes and retries.
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, api, upload } from "./api";
-import type { Doc, DocsPage, PipelineStatus, TrackStatus } from "./types";
+import type { Doc, DocsPage, PipelineStatus, TrackStatus, Usage } from "./types";
 import { Badge, Confirm, Empty, ErrorBox, formatDate } from "./ui";
 
 const FILTERS = ["all", "processed", "processing", "pending", "failed"] as const;
@@ -195,6 +195,9 @@ export function DocumentsPage() {
                 <th scope="col">Status</th>
                 <th scope="col">Summary</th>
                 <th scope="col" class="num">Chunks</th>
+                <th scope="col" class="num" title="LLM tokens the document's indexing used (input + output)">
+                  Tokens
+                </th>
                 <th scope="col" class="num">Length</th>
                 <SortHeader field="created_at" label="Created" sort={sort} onSort={toggleSort} />
                 <SortHeader field="updated_at" label="Updated" sort={sort} onSort={toggleSort} />
@@ -315,6 +318,9 @@ function DocRow({ doc, onDelete }: { doc: Doc; onDelete: () => void }) {
           </span>
         )}
       </td>
+      <td class="num">
+        <UsageCell usage={usageOf(doc)} />
+      </td>
       <td class="num">{doc.content_length.toLocaleString()}</td>
       <td class="date">{formatDate(doc.created_at)}</td>
       <td class="date">{formatDate(doc.updated_at)}</td>
@@ -324,6 +330,26 @@ function DocRow({ doc, onDelete }: { doc: Doc; onDelete: () => void }) {
         </button>
       </td>
     </tr>
+  );
+}
+
+/** The `usage` totals of a document's status metadata, when it has them. */
+function usageOf(doc: Doc): Usage | undefined {
+  const usage = doc.metadata?.usage as Partial<Usage> | undefined;
+  return usage && typeof usage.input_tokens === "number" ? (usage as Usage) : undefined;
+}
+
+function UsageCell({ usage }: { usage: Usage | undefined }) {
+  if (!usage) return <span class="muted">—</span>;
+  const total = usage.input_tokens + usage.output_tokens;
+  const detail =
+    `${usage.llm_calls} LLM calls: ${usage.input_tokens.toLocaleString()} input and ` +
+    `${usage.output_tokens.toLocaleString()} output tokens; ${usage.cache_hits} answered from the cache; ` +
+    `${usage.embed_tokens.toLocaleString()} embedding tokens`;
+  return (
+    <span class="usage" title={detail} aria-label={detail}>
+      {total.toLocaleString()}
+    </span>
   );
 }
 

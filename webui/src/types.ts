@@ -19,6 +19,17 @@ export type Doc = {
   file_path: string;
 };
 
+/** A document's LLM and embedding calls, in its status metadata (`metadata.usage`). */
+export type Usage = {
+  llm_calls: number;
+  cache_hits: number;
+  input_tokens: number;
+  output_tokens: number;
+  cached_input_tokens: number;
+  embed_calls: number;
+  embed_tokens: number;
+};
+
 export type DocsPage = {
   documents: Doc[];
   pagination: { page: number; page_size: number; total_count: number; total_pages: number };

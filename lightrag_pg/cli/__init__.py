@@ -16,7 +16,21 @@ from types import FrameType
 from typing import Any
 
 from ..errors import LightRAGError
-from . import admin, ask, demo, doctor, graph_edit, ingest, manage, mcp, reembed, serve, server, usage, workspace
+from . import (
+    admin,
+    ask,
+    demo,
+    doctor,
+    graph_edit,
+    ingest,
+    manage,
+    mcp,
+    reembed,
+    serve,
+    server,
+    usage,
+    workspace,
+)
 
 
 def _global_options(parser: argparse.ArgumentParser, default: object) -> None:

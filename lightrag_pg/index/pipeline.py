@@ -247,6 +247,8 @@ class Pipeline:
         await gather_all(*(run(i) for i in ids))
         async with self.extractor.batched():  # the summaries' cache look-ups, a batch each
             await self.writer.refresh("", due)
+        if self.meter is not None:  # the run's summaries are no document's: written now
+            await self.meter.flush()
         if state.docs_done:
             async with session(self.pool) as s:
                 await s.statistics.analyze_grown()

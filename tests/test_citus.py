@@ -53,7 +53,9 @@ range), whether the workspace is distributed and whether it has the AGE mirror, 
 insert's track id and processing figures (made of the clock and of the order in which
 concurrent documents merged, on a single node too). ``corpus_counts`` holds random keys
 and deltas split by the timing of concurrent writers: its sums are compared."""
-COUNT_SUMS = "SELECT jsonb_build_object('chunks', sum(chunks), 'entities', sum(entities)) FROM {}.corpus_counts"
+COUNT_SUMS = (
+    "SELECT jsonb_build_object('chunks', sum(chunks), 'entities', sum(entities)) FROM {}.corpus_counts"
+)
 
 
 def new_name() -> str:
@@ -495,3 +497,23 @@ async def test_offline_indexing_gives_the_same_tables_on_the_cluster(
         assert without_timings(got) == without_timings(
             await single.aquery_data(QUESTIONS[0], QueryParam(mode=mode))
         )
+
+
+async def test_a_batch_analyzes_the_shards_it_grew(pair: Callable[..., Any], citus: CitusCluster) -> None:
+    """As on a single node, an insert analyzes the retrieval tables it grew, read and analyzed
+    on their shards through the coordinator (whose tables are empty shells), and only those."""
+    _, cluster = await pair()
+    await cluster.ainsert(list(DOCS.values()), ids=list(DOCS), file_paths=[f"{i}.txt" for i in DOCS])
+    conn = await asyncpg.connect(citus.dsn)
+    try:
+        figures = {}
+        for table in ("text_chunks", "chunk_terms", "entities", "relation_vectors", "full_docs"):
+            figures[table] = await conn.fetchval(
+                "SELECT result::float8 FROM run_command_on_shards($1::regclass, "
+                "$$SELECT reltuples FROM pg_class WHERE oid = '%s'::regclass$$)",
+                f"{cluster.workspace}.{table}",
+            )
+    finally:
+        await conn.close()
+    assert figures["text_chunks"] == len(DOCS) and figures["entities"] > 0 and figures["chunk_terms"] > 0
+    assert figures["relation_vectors"] > 0 and figures["full_docs"] == -1  # not a retrieval table

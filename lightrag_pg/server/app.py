@@ -121,6 +121,9 @@ def create_app(settings: ServerSettings | None = None, factory: RagFactory | Non
     """
     settings = settings or ServerSettings.from_env()
     make_rag = factory or environment_factory()
+    opened = settings.open_paths_warning()
+    if opened:
+        log.warning(opened)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -8,12 +8,14 @@ triggers keep ``corpus_counts``). On each, in turns so that both see the same ma
    ``--chunks`` chunks of about 200 words (the trigger writes their terms and, at head, a
    count delta); then the same chunks deleted, a document per transaction.
 2. **Entity inserts**: as many transactions inserting ``--chunks`` entities each.
-3. **Concurrent writers**: ``--writers`` connections inserting documents at once; the
-   longest statement shows whether any writer waited on another's counter row.
+3. **Concurrent writers**: ``--writers`` connections inserting a fifth as many documents
+   at once, five rounds per workspace; the longest statement shows whether any writer
+   waited on another's counter row.
 4. **Lexical search**: ``lexical_chunks`` and ``lexical_entities`` for 50 queries.
 
-Medians per statement (ms) and the head/0015 ratios are printed, with the size of
-``corpus_counts`` after the run.
+Each statement runs on both workspaces one after the other, in alternating order, so that
+both see the same load. Medians (ms per statement, documents per second) and the
+head/0015 ratios are printed, with the size of ``corpus_counts`` after the run.
 
     python bench/corpus_counts.py                  # embedded server
 """
@@ -26,8 +28,10 @@ import random
 import statistics
 import sys
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 
@@ -65,69 +69,75 @@ async def connect(dsn: str, workspace: str) -> asyncpg.Connection:
     return await asyncpg.connect(dsn, server_settings={"search_path": search_path(workspace)})
 
 
-async def writes(conn: asyncpg.Connection, tag: str, args: argparse.Namespace) -> dict[str, list[float]]:
+async def insert_document(conn: asyncpg.Connection, doc: str, texts: list[str]) -> None:
+    async with conn.transaction():
+        await conn.execute(DOC, doc)
+        await conn.execute(CHUNKS, doc, texts)
+
+
+Timings = dict[str, dict[str, list[float]]]
+
+
+async def interleaved(
+    conns: dict[str, asyncpg.Connection], found: Timings, key: str, n: int, call: Any
+) -> None:
+    """``call(conn, tag)`` timed on each workspace, in alternating order (both see the same load)."""
+    order = list(conns) if n % 2 == 0 else list(reversed(conns))
+    for rev in order:
+        found[rev].setdefault(key, []).append(await timed(lambda rev=rev: call(conns[rev], rev)))
+
+
+async def writes(conns: dict[str, asyncpg.Connection], found: Timings, args: argparse.Namespace) -> None:
     rng = random.Random(1)
-    found: dict[str, list[float]] = {"chunk insert": [], "chunk delete": [], "entity insert": []}
     for n in range(args.statements):
-        doc, texts = f"{tag}-d{n}", [text(rng) for _ in range(args.chunks)]
-
-        async def insert(doc: str = doc, texts: list[str] = texts) -> None:
-            async with conn.transaction():
-                await conn.execute(DOC, doc)
-                await conn.execute(CHUNKS, doc, texts)
-
-        found["chunk insert"].append(await timed(insert))
-        names = [text(rng, 30) for _ in range(args.chunks)]
-        found["entity insert"].append(
-            await timed(lambda doc=doc, names=names: conn.execute(ENTITIES, doc, names))  # type: ignore[misc]
+        texts, names = [text(rng) for _ in range(args.chunks)], [text(rng, 30) for _ in range(args.chunks)]
+        await interleaved(
+            conns,
+            found,
+            "chunk insert",
+            n,
+            lambda c, tag, n=n, texts=texts: insert_document(c, f"{tag}-d{n}", texts),
+        )
+        await interleaved(
+            conns,
+            found,
+            "entity insert",
+            n,
+            lambda c, tag, n=n, names=names: c.execute(ENTITIES, f"{tag}-d{n}", names),
         )
     for n in range(args.statements):
-        doc = f"{tag}-d{n}"
-        found["chunk delete"].append(
-            await timed(lambda doc=doc: conn.execute("DELETE FROM full_docs WHERE id = $1", doc))  # type: ignore[misc]
+        await interleaved(
+            conns,
+            found,
+            "chunk delete",
+            n,
+            lambda c, tag, n=n: c.execute("DELETE FROM full_docs WHERE id = $1", f"{tag}-d{n}"),
         )
-    return found
 
 
-async def concurrent(dsn: str, workspace: str, tag: str, args: argparse.Namespace) -> tuple[float, float]:
-    """Documents per second with ``--writers`` connections at once, and the longest statement (ms)."""
-    conns = [await connect(dsn, workspace) for _ in range(args.writers)]
+async def concurrent(
+    dsn: str, workspace: str, tag: str, batches: list[list[str]], writers: int
+) -> tuple[float, float]:
+    """Documents per second with ``writers`` connections inserting ``batches`` at once, and the
+    longest statement (ms)."""
+    conns = [await connect(dsn, workspace) for _ in range(writers)]
     longest = 0.0
     try:
-        rng = random.Random(2)
-        batches = [[text(rng) for _ in range(args.chunks)] for _ in range(args.statements)]
 
         async def writer(k: int) -> None:
             nonlocal longest
-            conn = conns[k]
-            for n in range(k, args.statements, args.writers):
-                doc = f"{tag}-c{n}"
-
-                async def insert(doc: str = doc, n: int = n) -> None:
-                    async with conn.transaction():
-                        await conn.execute(DOC, doc)
-                        await conn.execute(CHUNKS, doc, batches[n])
-
-                longest = max(longest, await timed(insert))
+            for n in range(k, len(batches), writers):
+                doc = f"{tag}-c{n}-{uuid.uuid4().hex[:6]}"
+                longest = max(
+                    longest, await timed(lambda doc=doc, n=n: insert_document(conns[k], doc, batches[n]))
+                )
 
         started = time.perf_counter()
-        await asyncio.gather(*(writer(k) for k in range(args.writers)))
-        return args.statements / (time.perf_counter() - started), longest
+        await asyncio.gather(*(writer(k) for k in range(writers)))
+        return len(batches) / (time.perf_counter() - started), longest
     finally:
         for conn in conns:
             await conn.close()
-
-
-async def searches(conn: asyncpg.Connection) -> dict[str, list[float]]:
-    rng = random.Random(3)
-    queries = [" ".join(rng.choices(WORDS[:500], k=4)) for _ in range(50)]
-    found: dict[str, list[float]] = {"lexical_chunks": [], "lexical_entities": []}
-    for function in found:
-        for query in queries:
-            found[function].append(
-                await timed(lambda q=query, f=function: conn.fetch(f"SELECT * FROM {f}($1, 20)", q))  # type: ignore[misc]
-            )
-    return found
 
 
 async def run(dsn: str, args: argparse.Namespace) -> None:
@@ -136,28 +146,40 @@ async def run(dsn: str, args: argparse.Namespace) -> None:
         await upgrade(dsn, MigrationTarget(name, 16, lexical="tsvector"), revision)
     conns = {rev: await connect(dsn, name) for rev, name in names.items()}
     try:
-        medians: dict[str, dict[str, float]] = {}
-        for rev, conn in conns.items():
-            found = await writes(conn, rev, args)
-            rate, longest = await concurrent(dsn, names[rev], rev, args)
+        found: Timings = {rev: {} for rev in conns}
+        await writes(conns, found, args)
+        rng = random.Random(2)
+        batches = [[text(rng) for _ in range(args.chunks)] for _ in range(args.statements // 5)]
+        for n in range(10):  # rounds of concurrent writers, alternating
+            for rev in list(names) if n % 2 == 0 else list(reversed(names)):
+                rate, longest = await concurrent(dsn, names[rev], rev, batches, args.writers)
+                found[rev].setdefault("concurrent docs/s", []).append(rate)
+                found[rev].setdefault("concurrent longest ms", []).append(longest)
+        for conn in conns.values():
             await conn.execute("ANALYZE")
-            found.update(await searches(conn))
-            medians[rev] = {k: statistics.median(v) for k, v in found.items()}
-            medians[rev]["concurrent docs/s"] = rate
-            medians[rev]["concurrent longest ms"] = longest
+        queries = [" ".join(rng.choices(WORDS[:500], k=4)) for _ in range(50)]
+        for function in ("lexical_chunks", "lexical_entities"):
+            for n, query in enumerate(queries):
+                await interleaved(
+                    conns,
+                    found,
+                    function,
+                    n,
+                    lambda c, _, q=query, f=function: c.fetch(f"SELECT * FROM {f}($1, 20)", q),
+                )
         rows = await conns["head"].fetchval("SELECT count(*) FROM corpus_counts")
         exact = await conns["head"].fetchval(
             "SELECT (SELECT sum(chunks) FROM corpus_counts) = (SELECT count(*) FROM text_chunks)"
         )
         print(
-            f"{args.statements} transactions of {args.chunks} chunks (about 200 words each) or entities; "
-            f"{args.writers} concurrent writers"
+            f"{args.statements} transactions of {args.chunks} chunks (about 200 words each) or entities, "
+            f"alternating between the workspaces; {args.writers} concurrent writers, 5 rounds each"
         )
-        print(f"{'median per statement':<24} {'0015':>10} {'head':>10} {'head/0015':>10}")
-        for key in medians["head"]:
-            old, new = medians["0015"][key], medians["head"][key]
+        print(f"{'median':<24} {'0015':>11} {'head':>11} {'head/0015':>10}")
+        for key in found["head"]:
+            old, new = statistics.median(found["0015"][key]), statistics.median(found["head"][key])
             unit = "" if "docs/s" in key else " ms"
-            print(f"{key:<24} {old:>8.2f}{unit:>2} {new:>8.2f}{unit:>2} {new / old:>9.2f}x")
+            print(f"{key:<24} {old:>8.2f}{unit:<3} {new:>8.2f}{unit:<3} {new / old:>9.2f}x")
         print(f"corpus_counts after the run: {rows} rows, sums exact: {exact}")
     finally:
         for conn in conns.values():

@@ -513,7 +513,14 @@ async def test_a_batch_analyzes_the_shards_it_grew(pair: Callable[..., Any], cit
                 "$$SELECT reltuples FROM pg_class WHERE oid = '%s'::regclass$$)",
                 f"{cluster.workspace}.{table}",
             )
+        pending = await conn.fetchval(
+            "SELECT result FROM run_command_on_shards($1::regclass, $$SELECT sum(gin_clean_pending_list("
+            "i.indexrelid::regclass)) FROM pg_index i WHERE i.indrelid = '%s'::regclass "
+            "AND i.indexrelid::regclass::text LIKE '%%text_fts%%'$$)",
+            f"{cluster.workspace}.entities",
+        )
     finally:
         await conn.close()
+    assert pending == "0"  # the batch moved the full text index's pending list into it
     assert figures["text_chunks"] == len(DOCS) and figures["entities"] > 0 and figures["chunk_terms"] > 0
     assert figures["relation_vectors"] > 0 and figures["full_docs"] == -1  # not a retrieval table

@@ -13,9 +13,9 @@
 -- reads a pending list entry by entry (a 200-document build left searches 400x slower).
 -- Tables another ANALYZE or VACUUM holds are skipped: that one refreshes them.
 -- On a Citus distributed workspace the coordinator's tables are empty shells: each
--- table's figures are read from its shard (run_command_on_shards) and the grown ones
--- analyzed through the coordinator, which analyzes their shards; their GIN pending
--- lists are left to the worker's autovacuum.
+-- table's figures are read from its shard (run_command_on_shards), the grown ones
+-- analyzed through the coordinator, which analyzes their shards, and the pending lists
+-- of the GIN indexes on the shards moved into the indexes, on the worker.
 DO $$
 DECLARE
     grown text;
@@ -43,6 +43,17 @@ BEGIN
         IF grown IS NOT NULL THEN
             EXECUTE 'ANALYZE ' || grown;
         END IF;
+        EXECUTE $gin$
+            SELECT count(*)
+            FROM unnest(ARRAY['entities', 'relations', 'text_chunks']) AS t(relname)
+            JOIN pg_class c ON c.relnamespace = current_schema()::regnamespace AND c.relname = t.relname
+            CROSS JOIN LATERAL run_command_on_shards(
+                c.oid::regclass,
+                $cmd$SELECT count(gin_clean_pending_list(i.indexrelid::regclass))
+                     FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid JOIN pg_am a ON a.oid = ic.relam
+                     WHERE i.indrelid = '%s'::regclass AND a.amname = 'gin'$cmd$) r
+            WHERE pg_has_role(c.relowner, 'USAGE')
+        $gin$;
         RETURN;
     END IF;
     SELECT string_agg(format('%I.%I', s.schemaname, s.relname), ', ' ORDER BY s.relname)

@@ -14,8 +14,8 @@ statement-level triggers on ``entities`` do the same, in the writing transaction
 transaction writes rows of its own (no writer waits on another's counter row) and folds
 the rows no one else holds into them, so the table stays a few rows long.
 ``lexical_chunk_total()`` and the new ``lexical_entity_total()`` read the sums, and both
-ranking functions sum each candidate's score in ``numeric``, so the order of the rows a
-plan delivers no longer decides a tie. The back-fill counts the existing rows once the
+ranking functions sum each candidate's score exactly (as integers of 1e-12), so the order
+of the rows a plan delivers no longer decides a tie. The back-fill counts the existing rows once the
 triggers are in place. A ``bm25`` workspace (pg_textsearch keeps its own corpus
 statistics) gets none of it. The downgrade restores 0015's trigger functions and chunk
 total, 0008's ``lexical_entities`` and drops what this revision added.

@@ -206,8 +206,9 @@ $fn$;
 
 -- name: fts_chunks
 -- As in 0015, with the exact chunk count of lexical_chunk_total() and each chunk's score
--- summed in numeric: float additions in the order the rows arrive (which a plan chosen on
--- statistics decides) could break a tie either way.
+-- summed exactly, as integers of 1e-12: float additions in the order the rows arrive
+-- (which a plan chosen on statistics decides) could break a tie either way (a sum in
+-- numeric cost a search on common words a quarter more, integers about a tenth).
 -- The k chunks of highest BM25 score over the query's words (English stems, stop
 -- words dropped), as in 0009: a word weighs ln(1 + (chunks - df + 0.5) / (df + 0.5)),
 -- times tf * (k1 + 1) / (tf + k1 * (1 - b + b * tokens / mean tokens)), tf its count
@@ -249,7 +250,8 @@ BEGIN
         SELECT greatest(avg(tokens), 1)::float8 AS tokens FROM (SELECT DISTINCT chunk_id, tokens FROM hits) c
     )
     SELECT h.chunk_id,
-           sum((h.weight * h.tf * 2.2 / (h.tf + 1.2 * (0.25 + 0.75 * (h.tokens / a.tokens))))::numeric)::float8
+           sum(round(h.weight * h.tf * 2.2 / (h.tf + 1.2 * (0.25 + 0.75 * (h.tokens / a.tokens))) * 1e12)::int8)
+               ::float8 / 1e12
     FROM hits h CROSS JOIN mean a
     GROUP BY h.chunk_id
     ORDER BY 2 DESC, 1
@@ -259,7 +261,7 @@ $$;
 
 -- name: fts_entities
 -- As in 0008, with the exact entity count of lexical_entity_total() and each entity's
--- weight summed in numeric (see fts_chunks).
+-- weight summed exactly, as integers of 1e-12 (see fts_chunks).
 -- The k entities of highest score over names and descriptions, as in lexical_chunks
 -- (a word of the name counts twice; lengths are the stored context_tokens, else
 -- the description's length in bytes / 4).
@@ -297,8 +299,8 @@ BEGIN
     matched AS MATERIALIZED (
         SELECT e.name,
                coalesce(e.context_tokens, octet_length(e.description) / 4 + 1) AS tokens,
-               sum((u.weight * CASE WHEN to_tsvector('english'::regconfig, e.name) @@ u.word THEN 2 ELSE 1 END)
-                   ::numeric)::float8 AS weight
+               sum(round(u.weight * CASE WHEN to_tsvector('english'::regconfig, e.name) @@ u.word THEN 2e12 ELSE 1e12 END)
+                   ::int8)::float8 / 1e12 AS weight
         FROM used u
         JOIN entities e
           ON (setweight(to_tsvector('english'::regconfig, e.name), 'A')

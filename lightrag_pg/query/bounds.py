@@ -19,11 +19,12 @@ paragraph does:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from itertools import islice
 
 from ..errors import QueryTooLong
 from ..llm.tokenizer import TokenEncoder
+from .param import HistoryMessage
 
 LEXICAL_WORDS = 100
 """Words of a question that lexical search and the offline keyword rule read: a long
@@ -57,7 +58,7 @@ def check_length(query: str, max_chars: int) -> str:
     return query
 
 
-def check_history(history: Sequence[Mapping[str, str]], max_chars: int) -> None:
+def check_history(history: Sequence[HistoryMessage], max_chars: int) -> None:
     """:class:`QueryTooLong` if a message of ``history`` has more than ``max_chars`` characters
     (each earlier turn is bounded as the question is)."""
     for index, message in enumerate(history):

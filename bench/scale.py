@@ -564,7 +564,8 @@ async def build(
         if terms:
             started = time.perf_counter()
             await conn.execute(render(SQL["fill_chunk_terms"], schema=schema_of(args.workspace)))
-            timings.add("chunk_terms from the chunks' lexemes (as the triggers write them)", started)
+            await conn.execute(render(SQL["fill_corpus_counts"], schema=schema_of(args.workspace)))
+            timings.add("chunk_terms and corpus_counts (as the triggers write them)", started)
         timings.add("load total", load_started)
         index_started = time.perf_counter()
         for o in objects:

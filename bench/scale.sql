@@ -68,6 +68,12 @@ INSERT INTO {schema}.chunk_terms (lexeme, chunk_id, tf, tokens)
 SELECT t.lexeme, c.id, cardinality(t.positions), c.tokens
 FROM {schema}.text_chunks c CROSS JOIN LATERAL unnest(c.lexemes) t;
 
+-- name: fill_corpus_counts
+-- The exact chunk and entity counts lexical ranking reads (migration 0016), as the
+-- text_chunks and entities triggers would have added them, in one statement.
+INSERT INTO {schema}.corpus_counts (id, chunks, entities)
+SELECT gen_random_uuid(), (SELECT count(*) FROM {schema}.text_chunks), (SELECT count(*) FROM {schema}.entities);
+
 -- name: mirror_entities
 -- Every entity as the vertex the entity trigger writes (same id and properties), in one statement.
 INSERT INTO {graph}."entity" (id, properties)

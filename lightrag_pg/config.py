@@ -28,6 +28,14 @@ BTREE_MAX_KEY_BYTES = 2704
 """PostgreSQL's largest btree index row (8 kB pages); every indexed id and name must fit."""
 MAX_ID_BYTES = 512
 """Longest document id a caller may give, in UTF-8 bytes."""
+MAX_FILE_PATH_CHARS = 4096
+"""Longest file path a document may be given, in characters (after scrubbing and stripping).
+
+Linux's ``PATH_MAX`` is 4,096 bytes, so no file an indexing process can open has a longer
+path, and sources given as URLs stay below it (browsers and servers refuse URLs past 2 to
+8 kB). A path is cited whole in every context whose chunks come from its document (the
+reference list), so a bound also keeps one citation to a few thousand tokens at most.
+"""
 MAX_ENTITY_NAME_LENGTH = (BTREE_MAX_KEY_BYTES - MAX_ID_BYTES - 32) // 8
 """Largest allowed ``max_entity_name_length`` (270 characters).
 

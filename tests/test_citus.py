@@ -51,7 +51,11 @@ DIFFERING = {
 """What differs by design: surrogate ids (each node draws identity values from its own
 range), whether the workspace is distributed and whether it has the AGE mirror, and the
 insert's track id and processing figures (made of the clock and of the order in which
-concurrent documents merged, on a single node too)."""
+concurrent documents merged, on a single node too). ``corpus_counts`` holds random keys
+and deltas split by the timing of concurrent writers: its sums are compared."""
+COUNT_SUMS = (
+    "SELECT jsonb_build_object('chunks', sum(chunks), 'entities', sum(entities)) FROM {}.corpus_counts"
+)
 
 
 LOGS = ("usage",)
@@ -80,6 +84,9 @@ async def tables(dsn: str, workspace: str, *, extractions_only: bool = False) ->
         for name in names:
             if name in LOGS:
                 continue
+            if name == "corpus_counts":
+                found[name] = [await conn.fetchval(COUNT_SUMS.format(f'"{workspace}"'))]
+                continue
             rows = await conn.fetch(
                 f'SELECT to_jsonb(t) AS r FROM "{workspace}"."{name}" t'  # test-only: catalog names
             )
@@ -99,7 +106,8 @@ async def tables(dsn: str, workspace: str, *, extractions_only: bool = False) ->
 
 @pytest_asyncio.fixture
 async def pair(dsn: str, citus: CitusCluster) -> AsyncIterator[Callable[..., Any]]:
-    """Build the same workspace on the single node and on the cluster (scripted LLM)."""
+    """Build the same workspace on the single node and on the cluster (scripted LLM unless
+    ``llm_model_func`` is given)."""
     made: list[tuple[str, LightRAG]] = []
 
     async def factory(**settings: Any) -> tuple[LightRAG, LightRAG]:
@@ -109,9 +117,7 @@ async def pair(dsn: str, citus: CitusCluster) -> AsyncIterator[Callable[..., Any
             rag = LightRAG(
                 dsn=where,
                 workspace=name,
-                llm_model_func=scripted_llm,
-                embedding_func=hashed_embedding_func(),
-                **settings,
+                **{"llm_model_func": scripted_llm, "embedding_func": hashed_embedding_func(), **settings},
             )
             made.append((where, rag))
             rags.append(rag)
@@ -158,7 +164,8 @@ def without_timings(value: Any) -> Any:
 
 
 async def answers(rag: LightRAG) -> dict[str, Any]:
-    await analyze(rag)
+    """Every mode's answer and data for :data:`QUESTIONS`, and a streamed answer, as the
+    workspace stands (its statistics as autovacuum left them: ranking reads none)."""
     found: dict[str, Any] = {}
     for question in QUESTIONS:
         for mode in MODES:
@@ -284,7 +291,11 @@ async def test_every_feature_gives_the_same_tables_and_answers_on_the_cluster(
         result = await rag.ainsert(list(DOCS.values()), ids=list(DOCS), file_paths=[f"{i}.txt" for i in DOCS])
         assert result.progress.docs_failed == 0, result.progress.failures
     assert await tables(citus.dsn, cluster.workspace) == await tables(dsn, single.workspace)
-    assert await answers(cluster) == await answers(single)
+    unanalyzed = await answers(single)
+    assert await answers(cluster) == unanalyzed
+    for rag in (single, cluster):
+        await analyze(rag)
+    assert await answers(cluster) == await answers(single) == unanalyzed
 
     for rag in (single, cluster):
         await rag.adelete_by_doc_id("d4")
@@ -490,10 +501,72 @@ async def test_offline_indexing_gives_the_same_tables_on_the_cluster(
         result = await rag.ainsert(texts, ids=["d0", "d2", "d3"], file_paths=["d0.txt", "d2.txt", "d3.txt"])
         assert result.progress.docs_failed == 0, result.progress.failures
     assert await tables(citus.dsn, cluster.workspace) == await tables(dsn, single.workspace)
-    for rag in (single, cluster):
-        await analyze(rag)
     for mode in ("local", "mix"):
         got = await cluster.aquery_data(QUESTIONS[0], QueryParam(mode=mode))
         assert without_timings(got) == without_timings(
             await single.aquery_data(QUESTIONS[0], QueryParam(mode=mode))
         )
+
+
+async def test_a_batch_analyzes_the_shards_it_grew(pair: Callable[..., Any], citus: CitusCluster) -> None:
+    """As on a single node, an insert analyzes the retrieval tables it grew, read and analyzed
+    on their shards through the coordinator (whose tables are empty shells), and only those."""
+    _, cluster = await pair()
+    await cluster.ainsert(list(DOCS.values()), ids=list(DOCS), file_paths=[f"{i}.txt" for i in DOCS])
+    conn = await asyncpg.connect(citus.dsn)
+    try:
+        figures = {}
+        for table in ("text_chunks", "chunk_terms", "entities", "relation_vectors", "full_docs"):
+            figures[table] = await conn.fetchval(
+                "SELECT result::float8 FROM run_command_on_shards($1::regclass, "
+                "$$SELECT reltuples FROM pg_class WHERE oid = '%s'::regclass$$)",
+                f"{cluster.workspace}.{table}",
+            )
+        pending = await conn.fetchval(
+            "SELECT result FROM run_command_on_shards($1::regclass, $$SELECT sum(gin_clean_pending_list("
+            "i.indexrelid::regclass)) FROM pg_index i WHERE i.indrelid = '%s'::regclass "
+            "AND i.indexrelid::regclass::text LIKE '%%text_fts%%'$$)",
+            f"{cluster.workspace}.entities",
+        )
+    finally:
+        await conn.close()
+    assert pending == "0"  # the batch moved the full text index's pending list into it
+    assert figures["text_chunks"] == len(DOCS) and figures["entities"] > 0 and figures["chunk_terms"] > 0
+    assert figures["relation_vectors"] > 0 and figures["full_docs"] == -1  # not a retrieval table
+
+
+async def test_answers_follow_no_statistics_on_the_cluster(
+    pair: Callable[..., Any], citus: CitusCluster
+) -> None:
+    """The generated corpus on both: the same entities, relations and chunks in every mode,
+    and still after the shards' statistics counted 3,000 chunks and 1,000 entities since
+    deleted (analyzed while they were there). Read from the statistics (for entity search,
+    those of the coordinator's empty shell), the counts made 13 of these 30 answers differ
+    between the single node and the cluster."""
+    from bench.corpus import CorpusLLM, documents, questions, vocabulary
+
+    from .test_corpus_counts import answers as mode_answers
+
+    vocab = vocabulary(size=60, seed=1)
+    texts = documents(6, words=250, seed=1, vocab=vocab)
+    asked = questions(8, texts, vocab, seed=1)
+    single, cluster = await pair(llm_model_func=CorpusLLM(vocab))
+    for rag in (single, cluster):
+        assert (await rag.ainsert(texts)).progress.docs_failed == 0
+    before = await mode_answers(single, asked)
+    assert await mode_answers(cluster, asked) == before
+    async with cluster.session() as s:
+        await s.conn.execute("INSERT INTO full_docs (id, content) VALUES ('bulk', 'x')")
+        await s.conn.execute(
+            "INSERT INTO text_chunks (id, doc_id, chunk_order_index, tokens, content) "
+            "SELECT 'bulk-' || i, 'bulk', i, 12, 'filler about the weather ' || i "
+            "FROM generate_series(1, 3000) i"
+        )
+        await s.conn.execute(
+            "INSERT INTO entities (name, entity_type, description) "
+            "SELECT 'junk ' || i, 'concept', 'A junk entity ' || i FROM generate_series(1, 1000) i"
+        )
+        await s.conn.execute("ANALYZE text_chunks, entities")
+        await s.conn.execute("DELETE FROM entities WHERE name LIKE 'junk %'")
+        await s.conn.execute("DELETE FROM full_docs WHERE id = 'bulk'")
+    assert await mode_answers(cluster, asked) == before

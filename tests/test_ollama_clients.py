@@ -1,8 +1,8 @@
 """The ``ollama`` client and Open WebUI's Ollama calls against ``lightrag-pg serve`` with an API key.
 
-With upstream's default ``WHITELIST_PATHS`` (``/health,/api/*``) they need no key, as with
-upstream (they got 401/403 here before); with ``WHITELIST_PATHS=/health`` they send it, the
-``ollama`` client as ``X-API-Key`` and Open WebUI as its connection's bearer key.
+With the default ``WHITELIST_PATHS`` (``/health``) they send the key, the ``ollama`` client
+as ``X-API-Key`` or as a bearer key, Open WebUI as its connection's bearer key; with
+upstream's ``WHITELIST_PATHS=/health,/api/*``, given explicitly, they need none.
 """
 
 from __future__ import annotations
@@ -29,31 +29,32 @@ MODEL = "lightrag:latest"
 @dataclass
 class Served:
     server: Server
-    narrowed: bool
+    key_required: bool
 
     @property
     def key_headers(self) -> dict[str, str]:
-        """What the clients must send: nothing under upstream's default whitelist."""
-        return {"X-API-Key": KEY} if self.narrowed else {}
+        """What the clients must send: nothing when /api/* is whitelisted."""
+        return {"X-API-Key": KEY} if self.key_required else {}
 
     @property
     def open_webui_headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {KEY}"} if self.narrowed else {}
+        return {"Authorization": f"Bearer {KEY}"} if self.key_required else {}
 
 
-@pytest.fixture(scope="module", params=["default-whitelist", "whitelist-health-only"])
+@pytest.fixture(scope="module", params=["default-whitelist", "api-whitelisted"])
 def served(
     request: pytest.FixtureRequest,
     serve_process: Callable[..., Any],
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Served]:
     """``lightrag-pg serve`` with an API key and one indexed document."""
-    narrowed = request.param == "whitelist-health-only"
-    env = {"WHITELIST_PATHS": "/health"} if narrowed else {}
+    key_required = request.param == "default-whitelist"
+    env = {} if key_required else {"WHITELIST_PATHS": "/health,/api/*"}
     workspace = f"ollama_{uuid.uuid4().hex[:8]}"
     with serve_process(workspace, tmp_path_factory.mktemp("ollama"), KEY, **env) as server:
         server.insert(SEED, "seed.md")
-        yield Served(server, narrowed)
+        yield Served(server, key_required)
+    assert ("WHITELIST_PATHS (/health,/api/*)" in server.stderr) is not key_required, server.stderr
 
 
 def test_the_ollama_client_lists_chats_and_generates(served: Served) -> None:
@@ -79,12 +80,17 @@ def test_the_ollama_client_lists_chats_and_generates(served: Served) -> None:
     assert generated.done and (generated.response or "").startswith("Scripted answer")
 
 
-def test_the_ollama_client_is_refused_without_the_key_only_when_asked(served: Served) -> None:
+def test_the_ollama_client_is_refused_without_the_key_unless_api_is_whitelisted(served: Served) -> None:
     client = ollama.Client(host=served.server.url, timeout=60)
-    if served.narrowed:
+    if served.key_required:
         with pytest.raises(ollama.ResponseError) as refused:
             client.list()
         assert refused.value.status_code == 403
+        with pytest.raises(ollama.ResponseError) as refused:
+            client.chat(model=MODEL, messages=[{"role": "user", "content": "Who founded Acme?"}])
+        assert refused.value.status_code == 403
+        bearer = ollama.Client(host=served.server.url, headers={"Authorization": f"Bearer {KEY}"}, timeout=60)
+        assert [m.model for m in bearer.list().models] == [MODEL]
     else:
         assert [m.model for m in client.list().models] == [MODEL]
 

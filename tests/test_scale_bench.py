@@ -58,6 +58,10 @@ async def _inspect(dsn: str, loaded: str, fresh: str) -> dict[str, object]:
             f"+ (SELECT count(*) FROM ({terms} EXCEPT ALL {derived}) b)"
         )
         terms_rows = await conn.fetchval("SELECT count(*) FROM chunk_terms")
+        counts_exact = await conn.fetchval(
+            "SELECT (SELECT sum(chunks) FROM corpus_counts) = (SELECT count(*) FROM text_chunks) "
+            "AND (SELECT sum(entities) FROM corpus_counts) = (SELECT count(*) FROM entities)"
+        )
         graph = graph_name(loaded)
         vertices = await conn.fetchval(f'SELECT count(*) FROM "{graph}"."entity"')
         edges = await conn.fetchval(f'SELECT count(*) FROM "{graph}"."DIRECTED"')
@@ -89,6 +93,7 @@ async def _inspect(dsn: str, loaded: str, fresh: str) -> dict[str, object]:
         "degrees": [r["degree"] for r in degrees],
         "wrong_degrees": wrong_degrees,
         "terms": (terms_rows, terms_out_of_sync),
+        "counts_exact": counts_exact,
         "graph": (vertices, edges),
         "mirror": (bulk, by_trigger),
     }
@@ -141,6 +146,7 @@ def test_quick_scale_bench_builds_the_migrated_workspace_and_times_every_mode(
     assert seen["wrong_degrees"] == 0  # the loaded entities.degree is the counted one
     terms_rows, terms_out_of_sync = seen["terms"]  # type: ignore[misc]
     assert terms_rows > 0 and terms_out_of_sync == 0  # chunk_terms as the text_chunks triggers write it
+    assert seen["counts_exact"]  # corpus_counts as the triggers would have written it
 
     assert seen["graph"] == (scale.QUICK["entities"], scale.QUICK["relations"])
     bulk, by_trigger = seen["mirror"]

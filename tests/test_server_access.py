@@ -40,12 +40,22 @@ async def test_api_key_is_required_and_checked(dsn: str, workspace_name: str) ->
         assert refused.status_code == 403
         ok = await client.get("/documents/status_counts", headers={"X-API-Key": KEY})
         assert ok.status_code == 200 and ok.json()["status_counts"] == counted()
-        assert (await client.get("/api/tags")).status_code == 200  # /api/* is whitelisted, as upstream
+        for path in ("/api/tags", "/api/version"):  # the Ollama emulation needs the key too
+            assert (await client.get(path)).status_code == 403
+            bearer = {"Authorization": f"Bearer {KEY}"}  # as Open WebUI and ollama clients send it
+            assert (await client.get(path, headers=bearer)).status_code == 200
+        chat = {
+            "model": "lightrag:latest",
+            "stream": False,
+            "messages": [{"role": "user", "content": "Who?"}],
+        }
+        assert (await client.post("/api/chat", json=chat)).status_code == 403
 
         health = await client.get("/health")
         assert health.status_code == 200 and "configuration" not in health.json()
         full = await client.get("/health", headers={"X-API-Key": KEY})
         assert full.json()["configuration"]["workspace"] == workspace_name
+        assert full.json()["configuration"]["whitelist_paths"] == ["/health"]
         guest = (await client.get("/auth-status")).json()["access_token"]
         as_guest = await client.get("/documents/status_counts", headers={"Authorization": f"Bearer {guest}"})
         assert as_guest.status_code == 403  # a guest token does not replace a configured key
@@ -118,12 +128,41 @@ def test_accounts_and_secret_are_validated() -> None:
 
 def test_binding_beyond_localhost_without_a_key_warns_loudly() -> None:
     assert exposure_warning(ServerSettings(host="127.0.0.1")) is None
-    closed = ServerSettings(host="0.0.0.0", api_key="k", whitelist_paths=("/health",))
-    assert exposure_warning(closed) is None
+    assert exposure_warning(ServerSettings(host="0.0.0.0", api_key="k")) is None  # the default whitelist
     warning = exposure_warning(ServerSettings(host="0.0.0.0"))
     assert warning is not None and "WARNING" in warning and "0.0.0.0" in warning and "--api-key" in warning
-    ollama_open = exposure_warning(ServerSettings(host="0.0.0.0", api_key="k"))
-    assert ollama_open is not None and "/api/*" in ollama_open and "WHITELIST_PATHS=/health" in ollama_open
+    for host in ("127.0.0.1", "0.0.0.0"):
+        opened = exposure_warning(
+            ServerSettings(host=host, api_key="k", whitelist_paths=("/health", "/api/*"))
+        )
+        assert opened is not None and "opens /api/chat, /api/generate to anyone" in opened
+    opened = ServerSettings(api_key="k", whitelist_paths=("/query",)).open_paths_warning()
+    assert opened is not None and "opens /query to anyone" in opened
+    assert ServerSettings(whitelist_paths=("/api/*",)).open_paths_warning() is None  # nothing to open
+
+
+async def test_whitelist_paths_can_open_the_ollama_emulation_with_a_logged_warning(
+    dsn: str, workspace_name: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Upstream's whitelist, given explicitly: /api/* answers without the key, a warning
+    naming the opened routes is logged, everything else still needs the key, and /health
+    shows the whitelist in force."""
+    settings = ServerSettings.from_env(
+        {"WHITELIST_PATHS": "/health,/api/*", "LIGHTRAG_API_KEY": KEY},
+        dsn=dsn,
+        default_workspace=workspace_name,
+    )
+    with caplog.at_level("WARNING", logger="lightrag_pg.server.app"):
+        async with serving(settings) as server:
+            client = server.client
+            assert (await client.get("/api/tags")).status_code == 200
+            chat = {"model": "m", "stream": False, "messages": [{"role": "user", "content": "Who?"}]}
+            assert (await client.post("/api/chat", json=chat)).status_code == 200
+            assert (await client.post("/query/data", json={"query": "Who?"})).status_code == 403
+            health = await client.get("/health", headers={"X-API-Key": KEY})
+            assert health.json()["configuration"]["whitelist_paths"] == ["/health", "/api/*"]
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert any("WHITELIST_PATHS (/health,/api/*)" in w and "/api/chat" in w for w in warnings), warnings
 
 
 @pytest.mark.parametrize(

@@ -53,6 +53,7 @@ TABLES = {
     "doc_status",
     "text_chunks",
     "chunk_terms",
+    "corpus_counts",
     "chunk_vectors",
     "entities",
     "entity_vectors",

@@ -26,12 +26,6 @@ and no accounts: anyone who can reach port {port} can read and change every work
 Set --api-key (or $LIGHTRAG_API_KEY), or AUTH_ACCOUNTS and TOKEN_SECRET, or bind to 127.0.0.1.
 {bar}"""
 
-OLLAMA_OPEN = """\
-WARNING: WHITELIST_PATHS ({paths}) lets anyone who can reach port {port} use the Ollama
-emulation (/api/*: chat and generate, which read every document) without the API key or a
-login, as upstream LightRAG does by default. Set WHITELIST_PATHS=/health to require them
-(Open WebUI then sends the key as its Ollama connection's bearer key)."""
-
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
@@ -110,15 +104,12 @@ def settings_from(args: argparse.Namespace) -> ServerSettings:
 
 
 def exposure_warning(settings: ServerSettings) -> str | None:
-    """The warning to print when the server is reachable from elsewhere by anyone, or
-    when its Ollama emulation is (credentials set, ``/api/*`` whitelisted)."""
-    if not settings.exposed:
-        return None
-    if settings.unprotected:
+    """The warning to print when the server is reachable from elsewhere by anyone, or when
+    credentials are set but ``WHITELIST_PATHS`` opens routes of the knowledge base (the app
+    logs that one too, at WARNING, which the command line shows only with -v)."""
+    if settings.exposed and settings.unprotected:
         return WARNING.format(bar="!" * 78, host=settings.host, port=settings.port)
-    if settings.ollama_open:
-        return OLLAMA_OPEN.format(paths=",".join(settings.whitelist_paths), port=settings.port)
-    return None
+    return settings.open_paths_warning()
 
 
 async def run(args: argparse.Namespace) -> int:

@@ -30,7 +30,7 @@ from sqlalchemy import (
     literal_column,
     text,
 )
-from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR, UUID
 
 from ..types import UNKNOWN_SOURCE
 from .dimensions import VECTOR_HNSW_MAX_DIM
@@ -157,6 +157,35 @@ def _chunk_terms(md: MetaData, lexical: str) -> None:
         ),
         comment="Lexemes of every chunk with their counts (full text search term counts), "
         "kept by triggers on text_chunks",
+    )
+
+
+def _corpus_counts(md: MetaData, lexical: str) -> None:
+    """The exact chunk and entity counts lexical ranking reads, as deltas, on the tsvector
+    backend (migration 0016)."""
+    if lexical == "bm25":
+        return
+    Table(
+        "corpus_counts",
+        md,
+        Column("id", UUID, nullable=False, comment="Random key of the delta"),
+        Column(
+            "chunks",
+            BigInteger,
+            nullable=False,
+            server_default=text("0"),
+            comment="Chunks added (negative: removed)",
+        ),
+        Column(
+            "entities",
+            BigInteger,
+            nullable=False,
+            server_default=text("0"),
+            comment="Entities added (negative: removed)",
+        ),
+        PrimaryKeyConstraint("id", name="corpus_counts_pkey"),
+        comment="Exact number of chunks and entities as the sums of these deltas (lexical ranking), "
+        "kept by triggers",
     )
 
 
@@ -297,6 +326,7 @@ def build_metadata(embedding_dim: int, lexical: str = "bm25") -> MetaData:
         comment="Token-sized slices of documents",
     )
     _chunk_terms(md, lexical)
+    _corpus_counts(md, lexical)
     Table(
         "chunk_vectors",
         md,

@@ -33,7 +33,7 @@ from ..store.rows import ChunkRow, DocumentRow, EntityRow, RelationRow
 from ..store.uow import Stores, session
 from ..types import GRAPH_FIELD_SEP, UNKNOWN_SOURCE, ExtractedEntity, ExtractedRelation
 from .graph_edit import Edit, GraphEditor, entity_name
-from .intake import md5_id
+from .intake import clean_file_path, md5_id
 from .merge import build_entity, build_relation, document_fragments, group_by_name, group_by_pair
 
 
@@ -42,6 +42,11 @@ def _text(item: Mapping[str, Any], key: str, where: str, *, required: bool = Tru
     if not isinstance(value, str) or (required and not value.strip()):
         raise InvalidInput(f"{where}: {key} must be a non-empty string, got {value!r}")
     return value.strip()
+
+
+def _path(item: Mapping[str, Any], where: str) -> str:
+    """An item's optional ``file_path`` ("" when absent), bounded as an insert's."""
+    return clean_file_path(_text(item, "file_path", where, required=False), f"{where}: file_path")
 
 
 def _list(payload: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
@@ -80,8 +85,7 @@ class CustomGraph:
                 chunk_order_index=order,
                 tokens=tokenizer.count(content),
                 content=content,
-                file_path=_text(c, "file_path", where, required=False, default=UNKNOWN_SOURCE)
-                or UNKNOWN_SOURCE,
+                file_path=_path(c, where) or UNKNOWN_SOURCE,
             )
             self.chunk_ids[key] = row.id
             self.chunks.append(row)
@@ -104,7 +108,7 @@ class CustomGraph:
         name = entity_name(item.get("entity_name"), f"{where}: entity_name")
         entity_type = _text(item, "entity_type", where, required=False, default="UNKNOWN") or "UNKNOWN"
         description = _text(item, "description", where)
-        path = _text(item, "file_path", where, required=False) or None
+        path = _path(item, where) or None
         return [
             ExtractedEntity(name, entity_type, description, chunk, path or self._path(chunk))
             for chunk in self._sources(item, where)
@@ -121,7 +125,7 @@ class CustomGraph:
             raise InvalidInput(f"{where}: weight must be a finite number, got {weight!r}")
         description = _text(item, "description", where)
         keywords = _text(item, "keywords", where, required=False)
-        path = _text(item, "file_path", where, required=False) or None
+        path = _path(item, where) or None
         return [
             ExtractedRelation(
                 src, tgt, keywords, description, float(weight), chunk, path or self._path(chunk)

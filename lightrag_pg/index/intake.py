@@ -6,7 +6,7 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..config import MAX_ID_BYTES
+from ..config import MAX_FILE_PATH_CHARS, MAX_ID_BYTES
 from ..errors import InvalidInput
 from ..store.rows import DocumentRow
 from ..textclean import scrub_text
@@ -58,6 +58,18 @@ def clean_text(text: object, *, index: int, max_bytes: int) -> str:
     return cleaned
 
 
+def clean_file_path(path: str, where: str) -> str:
+    """``path`` scrubbed like document text and stripped; :class:`InvalidInput` naming
+    ``where`` if it is longer than :data:`~lightrag_pg.config.MAX_FILE_PATH_CHARS`."""
+    cleaned = scrub_text(path).strip()
+    if len(cleaned) > MAX_FILE_PATH_CHARS:
+        raise InvalidInput(
+            f"{where} is {len(cleaned):,} characters long; file paths are at most "
+            f"{MAX_FILE_PATH_CHARS:,} characters (PATH_MAX)"
+        )
+    return cleaned
+
+
 def prepare_batch(
     texts: str | Sequence[str],
     ids: str | Sequence[str] | None = None,
@@ -74,7 +86,9 @@ def prepare_batch(
     ``ids`` or ``file_paths`` are given, their lengths must match ``texts``.
     Caller ids must be unique, non-empty and at most
     :data:`~lightrag_pg.config.MAX_ID_BYTES` UTF-8 bytes, without NUL or lone
-    surrogates. File paths are scrubbed like texts.
+    surrogates. File paths are scrubbed like texts and at most
+    :data:`~lightrag_pg.config.MAX_FILE_PATH_CHARS` characters; every check runs before
+    anything is stored.
     """
     texts = [texts] if isinstance(texts, str) else list(texts)
     if not texts:
@@ -88,7 +102,9 @@ def prepare_batch(
     duplicates: list[SkippedDuplicate] = []
     for i, raw in enumerate(texts):
         content = clean_text(raw, index=i, max_bytes=max_bytes)
-        path = (scrub_text(path_list[i]) if path_list is not None else "") or UNKNOWN_SOURCE
+        path = (
+            clean_file_path(path_list[i], f"file_paths[{i}]") if path_list is not None else ""
+        ) or UNKNOWN_SOURCE
         kept = kept_by_content.get(content)
         if id_list is None and kept is not None:
             duplicates.append(SkippedDuplicate(i, path, kept.id, kept.file_path))

@@ -1,7 +1,8 @@
 """Bounds on the work one question costs, whatever its length.
 
 A question longer than ``Settings.max_query_chars`` is refused
-(:class:`~lightrag_pg.errors.QueryTooLong`). Below that, what grows with the
+(:class:`~lightrag_pg.errors.QueryTooLong`), and so is a ``conversation_history`` message
+longer than that. Below that, what grows with the
 question reads a bounded part of it, so a long question costs about what a
 paragraph does:
 
@@ -18,10 +19,12 @@ paragraph does:
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from itertools import islice
 
 from ..errors import QueryTooLong
 from ..llm.tokenizer import TokenEncoder
+from .param import HistoryMessage
 
 LEXICAL_WORDS = 100
 """Words of a question that lexical search and the offline keyword rule read: a long
@@ -53,6 +56,18 @@ def check_length(query: str, max_chars: int) -> str:
             "(setting max_query_chars)"
         )
     return query
+
+
+def check_history(history: Sequence[HistoryMessage], max_chars: int) -> None:
+    """:class:`QueryTooLong` if a message of ``history`` has more than ``max_chars`` characters
+    (each earlier turn is bounded as the question is)."""
+    for index, message in enumerate(history):
+        size = len(message["content"])
+        if size > max_chars:
+            raise QueryTooLong(
+                f"conversation_history[{index}] has {size:,} characters, more than the limit of "
+                f"{max_chars:,} (setting max_query_chars)"
+            )
 
 
 def leading_words(text: str, words: int = LEXICAL_WORDS, chars: int = LEXICAL_CHARS) -> str:

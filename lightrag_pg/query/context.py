@@ -121,11 +121,15 @@ def build_context(
     context + KG context + query + 200)``, the system prompt rendered as upstream
     charges it (:func:`_budget_system_prompt`); ``chunks`` (already merged and, if
     enabled, reranked) are cut to ``chunk_top_k`` and then to that budget by
-    upstream's two-stage rule (:func:`_cut_chunks`). In ``naive`` mode entities
-    and relations are ignored. As a final guard, chunks (then relations, then
-    entities) are dropped from the end until system prompt plus query fit
-    ``max_total_tokens``. ``found_*`` and ``merged_chunks`` are the counts before
-    any cut, for the processing info (default: the lengths of the lists given).
+    upstream's two-stage rule (:func:`_cut_chunks`), which passes over a chunk whose
+    citation (its file's line in the reference list) could not fit the budget even with
+    that chunk alone. In ``naive`` mode entities and relations are ignored. As a final
+    guard, chunks (then relations, then entities) are dropped from the end until system
+    prompt plus query fit ``max_total_tokens``; each reference line is charged to the
+    first chunk citing its file, so dropping that chunk frees it, and a long file path
+    costs its own chunks, never the rest of the context. ``found_*`` and
+    ``merged_chunks`` are the counts before any cut, for the processing info (default:
+    the lengths of the lists given).
 
     Every count is exact, but only short texts are tokenized per query: a context
     line's tokens are the stored ``context_tokens`` (or its own count), and a whole
@@ -152,9 +156,10 @@ def build_context(
         total = counts.system_prompt(entity_tokens, relation_tokens, chunk_tokens, references) + query_tokens
         if total <= param.max_total_tokens or not (kept_chunks or kept_relations or kept_entities):
             break
+        charged = [t + c for t, c in zip(chunk_tokens, counts.citations(references, ref_ids), strict=True)]
         _shed(
             total - param.max_total_tokens,
-            (kept_chunks, chunk_tokens),
+            (kept_chunks, charged),
             (kept_relations, relation_tokens),
             (kept_entities, entity_tokens),
         )
@@ -266,6 +271,7 @@ class _Counts:
         self.naive = naive
         self.placeholder = self.line(PLACEHOLDER_LINE)
         self._reference_deltas: dict[str, int] = {}
+        self._citations: dict[tuple[str, str], int] = {}
 
     def text(self, text: str) -> int:
         """The tokens of ``text``."""
@@ -296,6 +302,26 @@ class _Counts:
             )
             self._reference_deltas[reference_id] = delta
         return delta
+
+    def citation(self, reference_id: str, file_path: str) -> int:
+        """Tokens of a file's line in the reference list, with its newline (counted once
+        per query: a long path is tokenized once)."""
+        key = (reference_id, file_path)
+        tokens = self._citations.get(key)
+        if tokens is None:
+            tokens = self.line(_reference_line(reference_id, file_path))
+            self._citations[key] = tokens
+        return tokens
+
+    def citations(self, references: Sequence[dict[str, str]], ref_ids: Sequence[str]) -> list[int]:
+        """Per chunk, the tokens of the reference lines it brings: each file's line is
+        charged to the first chunk citing it, 0 to the others."""
+        paths = {ref["reference_id"]: ref["file_path"] for ref in references}
+        charged: list[int] = []
+        for ref_id in ref_ids:
+            path = paths.pop(ref_id, None)
+            charged.append(0 if path is None else self.citation(ref_id, path))
+        return charged
 
     def kg_context(self, entity_tokens: Sequence[int], relation_tokens: Sequence[int]) -> int:
         """Tokens of the KG context with these lines and no chunks (upstream's KG share)."""
@@ -335,19 +361,35 @@ def _placeholder(lines: Sequence[int]) -> str:
 def _cut_chunks(chunks: Sequence[ChunkRow], budget: int, counts: _Counts) -> tuple[list[ChunkRow], list[int]]:
     """Upstream's two-stage chunk cut, with each kept chunk's content-line tokens.
 
-    First the longest prefix whose ``{"content": ...}`` lines fit ``budget``;
-    then, as the reference ids depend on which chunks are kept, the prefix
-    shrinks until its lines as rendered (``{"reference_id", "content"}``) fit.
+    First the longest prefix whose ``{"content": ...}`` lines fit ``budget``, passing
+    over a chunk that fits but whose citation (its file's line in the reference list, when
+    no kept chunk cites that file yet) is longer than the whole reserve upstream keeps for
+    the reference list (:data:`BUFFER_TOKENS`) and does not fit ``budget`` with the chunk's
+    content line: such a chunk could never be kept, and its citation would push everything
+    else out (only a citation of more UTF-8 bytes than that is tokenized to know). Then,
+    as the reference ids depend on which chunks are kept, the prefix shrinks until its
+    lines as rendered (``{"reference_id", "content"}``) fit.
     """
+    kept: list[ChunkRow] = []
     tokens: list[int] = []
+    cited: set[str] = set()
     used = 0
     for chunk in chunks if budget > 0 else ():
         line = counts.content_line(chunk)
         if used + line > budget:
             break
+        if _citable(chunk) and chunk.file_path not in cited:
+            citation = _reference_line(str(len(cited) + 1), chunk.file_path)
+            size = len(citation.encode("utf-8")) + 1  # no more tokens than UTF-8 bytes
+            if min(size, line + size - budget) > BUFFER_TOKENS:
+                tokens_cited = counts.citation(str(len(cited) + 1), chunk.file_path)
+                if tokens_cited > BUFFER_TOKENS and line + tokens_cited > budget:
+                    continue
         used += line
         tokens.append(line)
-    kept = list(chunks[: len(tokens)])
+        kept.append(chunk)
+        if _citable(chunk):
+            cited.add(chunk.file_path)
     while kept:
         _, ref_ids = generate_references(kept)
         if sum(tokens) + sum(counts.reference_delta(r) for r in ref_ids) <= budget:
@@ -390,8 +432,17 @@ def _render(naive: bool, entities: str, relations: str, chunks: str, refs: str) 
     )
 
 
+def _citable(chunk: ChunkRow) -> bool:
+    """Whether the chunk's file is cited in the reference list (as generate_references numbers)."""
+    return bool(chunk.file_path) and chunk.file_path != UNKNOWN_SOURCE
+
+
+def _reference_line(reference_id: str, file_path: str) -> str:
+    return f"[{reference_id}] {file_path}"
+
+
 def _reference_list(references: Sequence[dict[str, str]]) -> str:
-    return "\n".join(f"[{ref['reference_id']}] {ref['file_path']}" for ref in references)
+    return "\n".join(_reference_line(ref["reference_id"], ref["file_path"]) for ref in references)
 
 
 def _context_text(

@@ -22,7 +22,7 @@ from ..observe.tracing import NO_SPAN, AttributeValue, SpanLike, activate, recor
 from ..store.rows import ChunkRow
 from ..store.uow import session
 from .answer_prompts import FAIL_RESPONSE, full_prompt, keywords_prompt
-from .bounds import bounded_keywords, check_length, embeddable, leading_words
+from .bounds import bounded_keywords, check_history, check_length, embeddable, leading_words
 from .context import QueryContext, build_context, failure_data, render_data
 from .keyword_plan import KeywordPlan, parse_keywords, predefined_keywords, resolve_keywords
 from .knowledge import BYPASS_WITHOUT_LLM, EMPTY_WORKSPACE, offline_answer
@@ -186,6 +186,7 @@ class QueryEngine:
     async def retrieve(self, query: str, param: QueryParam) -> Answer:
         """Run every stage up to the finished context (no answer generation)."""
         query = check_length(clean_query(query), self.settings.max_query_chars)
+        check_history(param.conversation_history, self.settings.max_query_chars)
         param = param.resolved(self.settings)
         timings: dict[str, float] = {}
         started = time.perf_counter()

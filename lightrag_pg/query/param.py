@@ -25,6 +25,9 @@ MAX_TOKENS = 1_000_000
 """The largest token budget of a context."""
 MAX_RELATED_CHUNKS = 1_000
 """The most chunks picked behind one entity or relation."""
+MAX_HISTORY_MESSAGES = 1_000
+"""The most earlier turns ``conversation_history`` may hold (the server's bound on a list);
+each message's text is bounded by ``Settings.max_query_chars``, as the question is."""
 
 BOUNDS: dict[str, int] = {
     "top_k": MAX_TOP_K,
@@ -36,14 +39,19 @@ BOUNDS: dict[str, int] = {
 """The positive integer fields and their largest values."""
 
 
+Scrubbed = Annotated[str, AfterValidator(scrub_text)]
+"""Caller text, scrubbed as the question is: a lone surrogate becomes U+FFFD, NUL a space
+(:func:`~lightrag_pg.textclean.scrub_text`), so it can be searched, sent and cached."""
+
+
 class HistoryMessage(TypedDict):
     """One earlier turn of the conversation (other keys of a message are dropped, as the
-    model is sent only these two)."""
+    model is sent only these two); its text scrubbed like the question."""
 
     __pydantic_config__ = ConfigDict(extra="ignore")  # type: ignore[misc]
 
     role: Literal["system", "user", "assistant"]
-    content: str
+    content: Scrubbed
 
 
 def _listed(value: object) -> object:
@@ -55,7 +63,7 @@ def _keyword_list(value: object) -> object:
 
 
 def _keywords(value: list[str]) -> list[str]:
-    return [item.strip() for item in value if item.strip()]
+    return [item.strip() for item in map(scrub_text, value) if item.strip()]
 
 
 def _not_blank(value: str) -> str:
@@ -70,7 +78,7 @@ def _cosine(value: object) -> object:
 
 Positive = Annotated[int, Field(gt=0)]
 Keywords = Annotated[list[str], BeforeValidator(_keyword_list), AfterValidator(_keywords)]
-History = Annotated[list[HistoryMessage], BeforeValidator(_listed)]
+History = Annotated[list[HistoryMessage], BeforeValidator(_listed), Field(max_length=MAX_HISTORY_MESSAGES)]
 
 
 @dataclass(config=ConfigDict(strict=True, extra="forbid", use_attribute_docstrings=True))
@@ -80,7 +88,7 @@ class _Fields:
     mode: QueryMode = "mix"
     only_need_context: bool = False
     only_need_prompt: bool = False
-    response_type: Annotated[str, AfterValidator(_not_blank)] = "Multiple Paragraphs"
+    response_type: Annotated[Scrubbed, AfterValidator(_not_blank)] = "Multiple Paragraphs"
     stream: bool = False
     top_k: Annotated[Positive, Field(le=BOUNDS["top_k"])] = 40
     chunk_top_k: Annotated[Positive, Field(le=BOUNDS["chunk_top_k"])] = 20
@@ -90,7 +98,7 @@ class _Fields:
     hl_keywords: Keywords = Field(default_factory=list)
     ll_keywords: Keywords = Field(default_factory=list)
     conversation_history: History = Field(default_factory=list)
-    user_prompt: str | None = None
+    user_prompt: Scrubbed | None = None
     enable_rerank: bool = True
     include_references: bool = True
     cosine_threshold: Annotated[float | None, BeforeValidator(_cosine)] = None
@@ -158,6 +166,9 @@ def _first_problem(exc: ValidationError) -> str:
         return f"{where} must be one of {error['ctx']['expected']}; got {value!r}"
     if error["type"] == "less_than_equal":
         return f"{where} must be at most {error['ctx']['le']:,}, got {value:,}"
+    if error["type"] == "too_long":
+        ctx = error["ctx"]
+        return f"{where} must have at most {ctx['max_length']:,} items, got {ctx['actual_length']:,}"
     if error["type"] in ("greater_than", "int_type", "int_from_float"):
         return f"{where} must be a positive integer, got {value!r}"
     return f"{where}: {error['msg']}, got {value!r}"

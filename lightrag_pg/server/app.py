@@ -123,6 +123,9 @@ def create_app(settings: ServerSettings | None = None, factory: RagFactory | Non
     make_rag = factory or environment_factory()
     body_limit = settings.max_upload_bytes + BODY_OVERHEAD
     mcp = _mcp_endpoint(settings, lambda: app.state.server, body_limit)
+    opened = settings.open_paths_warning()
+    if opened:
+        log.warning(opened)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -19,7 +19,7 @@ from .intake import ingest_files, ingest_folder
 from .runtime import WorkspaceRuntime
 from .scans import ScanJob
 from .status import workspace_busy
-from .validate import MAX_LIST_ITEMS, Bounded, Key, Text
+from .validate import MAX_LIST_ITEMS, Bounded, FilePath, Key, Text
 
 router = APIRouter(prefix="/documents", tags=["documents"])
 
@@ -43,7 +43,7 @@ MAX_PAGE = 1_000_000
 
 class InsertTextRequest(BaseModel):
     text: Text = Field(min_length=1, description="The text to insert")
-    file_source: Key | None = Field(default=None, description="Source (file name) of the text")
+    file_source: FilePath | None = Field(default=None, description="Source (file name) of the text")
 
     @field_validator("text")
     @classmethod
@@ -55,7 +55,7 @@ class InsertTextRequest(BaseModel):
 
 class InsertTextsRequest(BaseModel):
     texts: list[Text] = Field(min_length=1, description="The texts to insert")
-    file_sources: list[Key] | None = Field(default=None, description="One source per text")
+    file_sources: list[FilePath] | None = Field(default=None, description="One source per text")
 
     @field_validator("texts")
     @classmethod

@@ -32,6 +32,30 @@ TRUTH = {
 KIB = 1024
 MIB = 1024 * KIB
 
+DEFAULT_WHITELIST: tuple[str, ...] = ("/health",)
+"""What anyone may call when an API key or accounts are set: liveness. Not ``/api/*`` (as
+upstream has it): the Ollama emulation's chat reads the whole knowledge base. Ollama
+clients send the key as their connection's bearer key (``Authorization: Bearer <key>``)."""
+
+KNOWLEDGE_PATHS: tuple[str, ...] = (
+    "/api/chat",
+    "/api/generate",
+    "/query",
+    "/query/data",
+    "/documents",
+    "/documents/text",
+    "/graphs",
+    "/graph/entity/edit",
+)
+"""Routes that read or write the knowledge base (or call the LLM), one or two per router:
+a whitelist that opens any of them while credentials are set is reported."""
+
+OPEN_PATHS_WARNING = """\
+WARNING: WHITELIST_PATHS ({whitelist}) opens {paths} to anyone who can reach the server,
+without the API key or a login: these routes read the knowledge base (or write it, or use
+the LLM). Remove them from WHITELIST_PATHS to require credentials (Open WebUI and Ollama
+clients then send the key as their connection's bearer key)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Accounts:
@@ -138,7 +162,9 @@ class ServerSettings:
     login_client_max_failures: int = 20
     login_window_seconds: float = 300.0
     forwarded_allow_ips: tuple[str, ...] = ()
-    whitelist_paths: tuple[str, ...] = ("/health", "/api/*")
+    whitelist_paths: tuple[str, ...] = DEFAULT_WHITELIST
+    """Paths that need no credentials when a key or accounts are set (``WHITELIST_PATHS``;
+    an entry ending in ``/*`` covers everything below it)."""
     webui_title: str = "lightrag_pg"
     webui_description: str = "LightRAG over one PostgreSQL database"
     ollama_model: str = "lightrag:latest"
@@ -182,9 +208,19 @@ class ServerSettings:
         return self.host not in LOCAL_HOSTS
 
     @property
-    def ollama_open(self) -> bool:
-        """Whether ``whitelist_paths`` lets anyone reach the Ollama emulation (``/api/*``)."""
-        return whitelisted("/api/chat", self.whitelist_paths)
+    def open_knowledge_paths(self) -> tuple[str, ...]:
+        """The routes of :data:`KNOWLEDGE_PATHS` that ``whitelist_paths`` opens to anyone although
+        credentials are set (none without credentials: then every route is open anyway)."""
+        if self.unprotected:
+            return ()
+        return tuple(path for path in KNOWLEDGE_PATHS if whitelisted(path, self.whitelist_paths))
+
+    def open_paths_warning(self) -> str | None:
+        """The warning to log when the whitelist opens routes of the knowledge base, or None."""
+        opened = self.open_knowledge_paths
+        if not opened:
+            return None
+        return OPEN_PATHS_WARNING.format(whitelist=",".join(self.whitelist_paths), paths=", ".join(opened))
 
     @property
     def unprotected(self) -> bool:

@@ -98,6 +98,7 @@ def configuration(
         "enable_llm_cache": setting("enable_llm_cache"),
         "vlm_process_enable": False,
         "workspace": settings.default_workspace,
+        "whitelist_paths": list(settings.whitelist_paths),
         "storage_workspaces": {
             role: workspace
             for role in ("kv_storage", "doc_status_storage", "graph_storage", "vector_storage")

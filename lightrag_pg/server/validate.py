@@ -24,6 +24,8 @@ from fastapi.responses import JSONResponse
 from pydantic import AfterValidator, GetCoreSchemaHandler, StringConstraints, ValidationError
 from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
+from ..config import MAX_FILE_PATH_CHARS
+
 MAX_QUERY_CHARS = 100_000
 """The longest question, chat message or prompt (and history message or edit value)."""
 MAX_KEY_CHARS = 1024
@@ -95,6 +97,9 @@ Query = Annotated[str, StringConstraints(max_length=MAX_QUERY_CHARS), AfterValid
 """A question, chat message, prompt or instruction: at most :data:`MAX_QUERY_CHARS`."""
 Key = Annotated[str, StringConstraints(max_length=MAX_KEY_CHARS), AfterValidator(_check)]
 """A name, label, id or file name as given: at most :data:`MAX_KEY_CHARS`."""
+FilePath = Annotated[str, StringConstraints(max_length=MAX_FILE_PATH_CHARS), AfterValidator(_check)]
+"""A document's file path or source label: at most the library's
+:data:`~lightrag_pg.config.MAX_FILE_PATH_CHARS` characters."""
 Name = Annotated[Key, AfterValidator(_key)]
 """A key with its surrounding whitespace removed; empty is refused."""
 Data = Annotated[dict[str, Any], AfterValidator(_check_nested)]

@@ -34,12 +34,17 @@ FROM chunk_vectors v
 WHERE v.chunk_id = ANY($1::text[]);
 
 -- name: search_chunks
--- Nearest chunks to a query vector above a cosine threshold, best first.
+-- Nearest chunks to a query vector above a cosine threshold, best first; of equidistant
+-- chunks at the cut, the first by id (twice $3 read, as retrieval's nearest_hits).
 WITH hits AS MATERIALIZED (
-    SELECT chunk_id, embedding{halfvec} <=> $1::vector{halfvec} AS distance
-    FROM chunk_vectors
-    WHERE embedding{halfvec} <=> $1::vector{halfvec} < 1 - $2::float8
-    ORDER BY embedding{halfvec} <=> $1::vector{halfvec}
+    SELECT chunk_id, distance FROM (
+        SELECT chunk_id, embedding{halfvec} <=> $1::vector{halfvec} AS distance
+        FROM chunk_vectors
+        WHERE embedding{halfvec} <=> $1::vector{halfvec} < 1 - $2::float8
+        ORDER BY embedding{halfvec} <=> $1::vector{halfvec}
+        LIMIT 2 * $3
+    ) nearest
+    ORDER BY distance, chunk_id
     LIMIT $3
 )
 SELECT c.id, c.doc_id, c.chunk_order_index, c.tokens, c.content, c.file_path, c.created_at,

@@ -14,6 +14,11 @@
 -- A vector search of {table} for {query}, as two CTEs: {side}_nearest, then {side}_hits
 -- ({keys}, distance), at most {limit} rows closer than the cosine threshold {threshold},
 -- nearest first; {on} switches the search off when false (true: always on).
+-- Rows at the same distance are cut by key: each search reads twice {limit} rows and keeps
+-- the first {limit} by (distance, {keys}). An HNSW scan and a sequential scan with a sort
+-- (which one runs is the planner's choice, made on statistics) return equidistant rows
+-- in different orders, so a cut by distance alone kept different rows before and after
+-- an ANALYZE, and on a cluster's unanalyzed shard than on a single node.
 -- First the nearest rows,
 -- filtered by the cosine threshold: with the threshold inside the search the planner
 -- guesses a third of the rows pass and prefers a sequential scan to the HNSW scan on
@@ -28,18 +33,24 @@
         FROM {table}
         WHERE {on}
         ORDER BY embedding{halfvec} <=> {query}::vector{halfvec}
-        LIMIT {limit}
+        LIMIT 2 * {limit}
     ) nearest
     WHERE distance < 1 - {threshold}::float8
+    ORDER BY distance, {keys}
+    LIMIT {limit}
 ),
 {side}_hits AS MATERIALIZED (
     SELECT {keys}, distance FROM {side}_nearest WHERE (SELECT count(*) FROM {side}_nearest) = {limit}
     UNION ALL
-    (SELECT {keys}, embedding{halfvec} <=> {query}::vector{halfvec}
-     FROM {table}
-     WHERE (SELECT count(*) FROM {side}_nearest) < {limit}
-       AND {on} AND embedding{halfvec} <=> {query}::vector{halfvec} < 1 - {threshold}::float8
-     ORDER BY embedding{halfvec} <=> {query}::vector{halfvec}
+    (SELECT {keys}, distance FROM (
+        SELECT {keys}, embedding{halfvec} <=> {query}::vector{halfvec} AS distance
+        FROM {table}
+        WHERE (SELECT count(*) FROM {side}_nearest) < {limit}
+          AND {on} AND embedding{halfvec} <=> {query}::vector{halfvec} < 1 - {threshold}::float8
+        ORDER BY embedding{halfvec} <=> {query}::vector{halfvec}
+        LIMIT 2 * {limit}
+     ) inside
+     ORDER BY distance, {keys}
      LIMIT {limit})
 ),
 

@@ -12,11 +12,50 @@
 -- autovacuum's analyze does that, a manual ANALYZE does not, and a lexical search
 -- reads a pending list entry by entry (a 200-document build left searches 400x slower).
 -- Tables another ANALYZE or VACUUM holds are skipped: that one refreshes them.
+-- On a Citus distributed workspace the coordinator's tables are empty shells: each
+-- table's figures are read from its shard (run_command_on_shards), the grown ones
+-- analyzed through the coordinator, which analyzes their shards, and the pending lists
+-- of the GIN indexes on the shards moved into the indexes, on the worker.
 DO $$
 DECLARE
     grown text;
     gin regclass;
+    distributed boolean := false;
 BEGIN
+    IF to_regclass('pg_catalog.pg_dist_schema') IS NOT NULL THEN
+        EXECUTE 'SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_schema WHERE schemaid = current_schema()::regnamespace)'
+        INTO distributed;
+    END IF;
+    IF distributed THEN
+        EXECUTE $grown$
+            SELECT string_agg(format('%I.%I', current_schema(), t.relname), ', ' ORDER BY t.relname)
+            FROM unnest(ARRAY['entities', 'relations', 'entity_vectors', 'relation_vectors',
+                              'text_chunks', 'chunk_vectors', 'chunk_terms']) AS t(relname)
+            JOIN pg_class c ON c.relnamespace = current_schema()::regnamespace AND c.relname = t.relname
+            CROSS JOIN LATERAL run_command_on_shards(
+                c.oid::regclass,
+                $cmd$SELECT (c.reltuples < 0 AND pg_relation_size(c.oid) > 0)
+                            OR coalesce(s.n_mod_since_analyze, 0) > 0.1 * greatest(c.reltuples, 0) + 50
+                     FROM pg_class c LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
+                     WHERE c.oid = '%s'::regclass$cmd$) r
+            WHERE pg_has_role(c.relowner, 'USAGE') AND r.success AND r.result = 't'
+        $grown$ INTO grown;
+        IF grown IS NOT NULL THEN
+            EXECUTE 'ANALYZE ' || grown;
+        END IF;
+        EXECUTE $gin$
+            SELECT count(*)
+            FROM unnest(ARRAY['entities', 'relations', 'text_chunks']) AS t(relname)
+            JOIN pg_class c ON c.relnamespace = current_schema()::regnamespace AND c.relname = t.relname
+            CROSS JOIN LATERAL run_command_on_shards(
+                c.oid::regclass,
+                $cmd$SELECT count(gin_clean_pending_list(i.indexrelid::regclass))
+                     FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid JOIN pg_am a ON a.oid = ic.relam
+                     WHERE i.indrelid = '%s'::regclass AND a.amname = 'gin'$cmd$) r
+            WHERE pg_has_role(c.relowner, 'USAGE')
+        $gin$;
+        RETURN;
+    END IF;
     SELECT string_agg(format('%I.%I', s.schemaname, s.relname), ', ' ORDER BY s.relname)
     INTO grown
     FROM pg_stat_user_tables s

@@ -21,12 +21,17 @@ ON CONFLICT (src, tgt) DO UPDATE SET content = EXCLUDED.content, embedding = EXC
     updated_at = EXCLUDED.updated_at;
 
 -- name: search_entities
--- Nearest entities to a query vector above a cosine threshold, with degrees, best first.
+-- Nearest entities to a query vector above a cosine threshold, with degrees, best first; of
+-- equidistant entities at the cut, the first by name (twice $3 read, as retrieval's nearest_hits).
 WITH hits AS MATERIALIZED (
-    SELECT name, embedding{halfvec} <=> $1::vector{halfvec} AS distance
-    FROM entity_vectors
-    WHERE embedding{halfvec} <=> $1::vector{halfvec} < 1 - $2::float8
-    ORDER BY embedding{halfvec} <=> $1::vector{halfvec}
+    SELECT name, distance FROM (
+        SELECT name, embedding{halfvec} <=> $1::vector{halfvec} AS distance
+        FROM entity_vectors
+        WHERE embedding{halfvec} <=> $1::vector{halfvec} < 1 - $2::float8
+        ORDER BY embedding{halfvec} <=> $1::vector{halfvec}
+        LIMIT 2 * $3
+    ) nearest
+    ORDER BY distance, name
     LIMIT $3
 )
 SELECT e.name, e.entity_type, e.description, e.source_ids, e.file_paths, e.version,
@@ -36,12 +41,17 @@ ORDER BY h.distance, e.name;
 
 -- name: search_relations
 -- Nearest relations to a query vector above a cosine threshold, with edge degrees (sums of
--- the endpoints' stored degrees), best first.
+-- the endpoints' stored degrees), best first; of equidistant relations at the cut, the first
+-- by pair (twice $3 read, as retrieval's nearest_hits).
 WITH hits AS MATERIALIZED (
-    SELECT src, tgt, embedding{halfvec} <=> $1::vector{halfvec} AS distance
-    FROM relation_vectors
-    WHERE embedding{halfvec} <=> $1::vector{halfvec} < 1 - $2::float8
-    ORDER BY embedding{halfvec} <=> $1::vector{halfvec}
+    SELECT src, tgt, distance FROM (
+        SELECT src, tgt, embedding{halfvec} <=> $1::vector{halfvec} AS distance
+        FROM relation_vectors
+        WHERE embedding{halfvec} <=> $1::vector{halfvec} < 1 - $2::float8
+        ORDER BY embedding{halfvec} <=> $1::vector{halfvec}
+        LIMIT 2 * $3
+    ) nearest
+    ORDER BY distance, src, tgt
     LIMIT $3
 )
 SELECT r.src, r.tgt, r.keywords, r.description, r.weight, r.source_ids, r.file_paths,

@@ -62,15 +62,22 @@ class MeteredLLM(SharedLLM):
         self.asked[kind] += 1
         self.chars[kind] += len(prompt) + len(system_prompt or "")
 
+    async def __call__(
+        self, prompt: str, system_prompt: str | None = None, history_messages: Any = None, **kwargs: Any
+    ) -> str:
+        kind = classify_prompt(prompt) or "other"
+        self.chars[kind] += sum(len(str(m.get("content", ""))) for m in history_messages or [])
+        return await super().__call__(prompt, system_prompt, history_messages, **kwargs)
+
     def respond(self, prompt: str, system_prompt: str | None = None) -> str:
         self._meter(prompt, system_prompt)
         return super().respond(prompt, system_prompt)
 
-    def respond_upstream(self, prompt: str, system_prompt: str | None) -> str:
+    def respond_upstream(self, prompt: str, system_prompt: str | None, history: Sequence[str] = ()) -> str:
         translated = translate_upstream_prompt(prompt)
         kind = classify_prompt(translated) if translated is not None else None
         self.asked[kind or "other"] += 1
-        self.chars[kind or "other"] += len(prompt) + len(system_prompt or "")
+        self.chars[kind or "other"] += len(prompt) + len(system_prompt or "") + sum(map(len, history))
         return self.respond_unmetered(translated or prompt, system_prompt)
 
     def respond_unmetered(self, prompt: str, system_prompt: str | None) -> str:

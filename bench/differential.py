@@ -513,19 +513,25 @@ def run_upstream(
     embedding: str,
     settings: dict[str, Any],
     parallel: bool = False,
+    storage: str = "postgres",
+    working_dir: Path | None = None,
+    workspace: str | None = None,
 ) -> tuple[list[dict[str, Any]], Graph, str]:
     """Index and query with upstream in its virtualenv, answering its LLM and embedding requests.
 
     ``parallel``: all documents in one insert with upstream's default parallelism (else one
-    document, one LLM and one embedding call at a time). Also returns upstream's graph and
+    document, one LLM and one embedding call at a time). ``storage``: upstream's storages
+    (:data:`bench.upstream_runner.STORAGES`), in ``working_dir`` (default: a new folder under
+    ``work``) and ``workspace`` (default: a new name). Also returns upstream's graph and
     the workspace it wrote.
     """
-    workspace = workspace_name("diff_up")
-    work = work / workspace
-    work.mkdir(parents=True)
+    workspace = workspace_name("diff_up") if workspace is None else workspace
+    work = work / (workspace or "default")
+    work.mkdir(parents=True, exist_ok=True)
     job = {
         "parallel": parallel,
-        "working_dir": str(work / "upstream"),
+        "storage": storage,
+        "working_dir": str(working_dir or work / "upstream"),
         "workspace": workspace,
         "embedding_dim": HASHED_DIM,
         "embedding_name": f"{embedding}-bow-{HASHED_DIM}",

@@ -194,6 +194,7 @@ class FileSource:
         self.stats = SourceStats()
         self.model = embedding_model
         self.position: dict[str, tuple[int, int]] = {}
+        self.unit = "B"
 
     # ------------------------------------------------------------ facts
 

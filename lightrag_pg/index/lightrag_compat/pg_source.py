@@ -93,6 +93,7 @@ class PgSource:
         self.connect_timeout = connect_timeout
         self.statement_timeout_ms = statement_timeout_ms
         self.position: dict[str, tuple[int, int]] = {}
+        self.unit = "rows"
         self._conn: asyncpg.Connection | None = None
         self._tables: dict[str, tuple[str | None, bool]] = {}
         self._vectors: dict[str, _VectorTable | None] = {}

@@ -150,6 +150,10 @@ class Source(Protocol):
     tag: str
     """A stable name of the source, recorded with every imported document."""
     stats: SourceStats
+    position: dict[str, tuple[int, int]]
+    """By stream: how far it has read and of how much (0: unknown), in :attr:`unit`."""
+    unit: str
+    """``B`` (bytes of files) or ``rows`` (of tables)."""
 
     async def embedding(self) -> Embedding: ...
 

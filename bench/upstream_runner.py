@@ -43,7 +43,6 @@ from lightrag import LightRAG, QueryParam
 from lightrag.prompt import PROMPTS
 from lightrag.utils import EmbeddingFunc
 
-
 STORAGES: dict[str, dict[str, str]] = {
     "postgres": {
         "kv_storage": "PGKVStorage",

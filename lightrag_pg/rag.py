@@ -392,7 +392,9 @@ class LightRAG(StatusMethods, GraphMethods):
             progress=progress or ignore_import_progress,
         )
 
-    async def aexport_lightrag(self, working_dir: str | os.PathLike[str], *, overwrite: bool = False) -> ExportReport:
+    async def aexport_lightrag(
+        self, working_dir: str | os.PathLike[str], *, overwrite: bool = False
+    ) -> ExportReport:
         """Write this workspace as an upstream LightRAG 1.5.7 working directory (its JSON,
         nano-vectordb and GraphML files), which upstream opens and queries with the same
         embedding model. ``working_dir`` must be empty or missing unless ``overwrite``.

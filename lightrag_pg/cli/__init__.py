@@ -16,7 +16,20 @@ from types import FrameType
 from typing import Any
 
 from ..errors import LightRAGError
-from . import admin, ask, demo, doctor, graph_edit, ingest, manage, reembed, serve, server, workspace
+from . import (
+    admin,
+    ask,
+    demo,
+    doctor,
+    graph_edit,
+    ingest,
+    lightrag_compat,
+    manage,
+    reembed,
+    serve,
+    server,
+    workspace,
+)
 
 
 def _global_options(parser: argparse.ArgumentParser, default: object) -> None:
@@ -40,7 +53,21 @@ def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     _global_options(common, argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in (demo, ingest, ask, admin, doctor, server, serve, manage, graph_edit, reembed, workspace):
+    commands = (
+        demo,
+        ingest,
+        ask,
+        admin,
+        doctor,
+        server,
+        serve,
+        manage,
+        graph_edit,
+        reembed,
+        workspace,
+        lightrag_compat,
+    )
+    for module in commands:
         module.register(sub, [common])
     return parser
 

@@ -18,7 +18,9 @@ from typing import Any
 import asyncpg
 import numpy as np
 
-from ..db.sqlfile import load_queries
+from ..db.dimensions import VECTOR_HNSW_MAX_DIM
+from ..db.identifiers import relation_of
+from ..db.sqlfile import load_queries, render
 from .rows import EntityFragmentRow, EntityRow, RelationFragmentRow, RelationRow, columns, vectors
 
 SQL = load_queries(__package__, "transfer.sql")
@@ -82,7 +84,15 @@ class CacheImport:
     created_at: datetime | None = None
 
     def values(self) -> tuple[Any, ...]:
-        return (self.id, self.cache_type, self.mode, self.chunk_id, self.prompt, self.response, self.created_at)
+        return (
+            self.id,
+            self.cache_type,
+            self.mode,
+            self.chunk_id,
+            self.prompt,
+            self.response,
+            self.created_at,
+        )
 
 
 def _written(row: asyncpg.Record) -> Written:
@@ -132,7 +142,9 @@ class TransferStore:
         """Store vectors of imported chunks that have none."""
         if not ids:
             return Written(0, 0, 0)
-        return _written(await self.conn.fetchrow(SQL["import_chunk_vectors"], list(ids), vectors(embeddings), tag))
+        return _written(
+            await self.conn.fetchrow(SQL["import_chunk_vectors"], list(ids), vectors(embeddings), tag)
+        )
 
     async def import_cache(self, rows: Sequence[CacheImport]) -> int:
         """Store cached answers under keys not stored yet; how many."""
@@ -146,8 +158,15 @@ class TransferStore:
         if not rows:
             return 0
         values = [
-            (r.name, r.entity_type, r.description, _json_list(r.source_ids), _json_list(r.file_paths),
-             r.context_tokens, r.created_at)
+            (
+                r.name,
+                r.entity_type,
+                r.description,
+                _json_list(r.source_ids),
+                _json_list(r.file_paths),
+                r.context_tokens,
+                r.created_at,
+            )
             for r in rows
         ]
         return int(await self.conn.fetchval(SQL["import_entities"], *columns(values, 7)))
@@ -169,8 +188,17 @@ class TransferStore:
         if not rows:
             return Written(0, 0, 0)
         values = [
-            (r.src, r.tgt, r.keywords, r.description, r.weight, _json_list(r.source_ids),
-             _json_list(r.file_paths), r.context_tokens, r.created_at)
+            (
+                r.src,
+                r.tgt,
+                r.keywords,
+                r.description,
+                r.weight,
+                _json_list(r.source_ids),
+                _json_list(r.file_paths),
+                r.context_tokens,
+                r.created_at,
+            )
             for r in rows
         ]
         return _written(await self.conn.fetchrow(SQL["import_relations"], *columns(values, 9)))
@@ -199,50 +227,47 @@ class TransferStore:
         """Record fragments of stored entities with their documents' links; how many."""
         if not fragments:
             return 0
-        return int(await self.conn.fetchval(SQL["add_entity_fragments"], *columns((f.values() for f in fragments), 7)))
+        return int(
+            await self.conn.fetchval(
+                SQL["add_entity_fragments"], *columns((f.values() for f in fragments), 7)
+            )
+        )
 
     async def add_relation_fragments(self, fragments: Sequence[RelationFragmentRow]) -> int:
         """Record fragments of stored relations with their documents' links; how many."""
         if not fragments:
             return 0
         return int(
-            await self.conn.fetchval(SQL["add_relation_fragments"], *columns((f.values() for f in fragments), 9))
+            await self.conn.fetchval(
+                SQL["add_relation_fragments"], *columns((f.values() for f in fragments), 9)
+            )
         )
 
-    async def fill_entity_fragments(self, lists: Sequence[tuple[str, Sequence[str]]], tag: str) -> int:
+    async def fill_entity_fragments(
+        self, lists: Sequence[tuple[str, Sequence[str]]], tag: str
+    ) -> tuple[int, int]:
         """For each (entity, chunk ids): a fragment with the entity's whole description for every
-        imported chunk that has none of it; how many."""
+        imported chunk that has none of it; then those of the entities no document contributes
+        to are deleted. (Fragments recorded, entities deleted.)"""
         if not lists:
-            return 0
+            return 0, 0
         names = [n for n, _ in lists]
         chunks = [_json_list(c) for _, c in lists]
-        return int(await self.conn.fetchval(SQL["fill_entity_fragments"], names, chunks, tag))
+        row = await self.conn.fetchrow(SQL["fill_entity_fragments"], names, chunks, tag)
+        return int(row["filled"]), int(row["swept"])
 
     async def fill_relation_fragments(
         self, lists: Sequence[tuple[tuple[str, str], Sequence[str]]], tag: str
-    ) -> int:
+    ) -> tuple[int, int]:
         """As :meth:`fill_entity_fragments` for relations (canonical pairs), sharing out the
         weight their recorded fragments leave."""
         if not lists:
-            return 0
+            return 0, 0
         src = [p[0] for p, _ in lists]
         tgt = [p[1] for p, _ in lists]
         chunks = [_json_list(c) for _, c in lists]
-        return int(await self.conn.fetchval(SQL["fill_relation_fragments"], src, tgt, chunks, tag))
-
-    async def sweep_entities(self, after: str | None, limit: int) -> tuple[str | None, int]:
-        """Delete, among a page of entities, those no document contributes to; (last name, deleted)."""
-        row = await self.conn.fetchrow(SQL["sweep_entities"], after, limit)
-        return row["last"], int(row["deleted"])
-
-    async def sweep_relations(
-        self, after: tuple[str, str] | None, limit: int
-    ) -> tuple[tuple[str, str] | None, int]:
-        """As :meth:`sweep_entities` for relations; (last pair, deleted)."""
-        src, tgt = after if after else (None, None)
-        row = await self.conn.fetchrow(SQL["sweep_relations"], src, tgt, limit)
-        last = (row["last_src"], row["last_tgt"]) if row["last_src"] is not None else None
-        return last, int(row["deleted"])
+        row = await self.conn.fetchrow(SQL["fill_relation_fragments"], src, tgt, chunks, tag)
+        return int(row["filled"]), int(row["swept"])
 
     async def mixed_entities(self, tag: str, after: str | None, limit: int) -> tuple[str | None, list[str]]:
         """Among a page of entities, those holding contributions of ``tag`` and of other documents."""
@@ -264,7 +289,11 @@ class TransferStore:
 
     async def stored_entities(self, names: Sequence[str]) -> set[str]:
         """Which of ``names`` are stored entities."""
-        return {r["name"] for r in await self.conn.fetch(SQL["stored_entities"], list(names))} if names else set()
+        return (
+            {r["name"] for r in await self.conn.fetch(SQL["stored_entities"], list(names))}
+            if names
+            else set()
+        )
 
     async def stored_relations(self, pairs: Sequence[tuple[str, str]]) -> set[tuple[str, str]]:
         """Which of the canonical ``pairs`` are stored relations."""
@@ -283,6 +312,35 @@ class TransferStore:
         width = 2 if kind == "relations" else 1
         keys = list(after) if after else [None] * width
         return list(await self.conn.fetch(SQL[f"export_{kind}"], *keys, limit))
+
+    async def foreign_documents(self, tag: str) -> bool:
+        """Whether the workspace holds a document not imported from ``tag``."""
+        return bool(await self.conn.fetchval(SQL["foreign_documents"], tag))
+
+    async def vectors_present(self) -> bool:
+        """Whether any vector table holds a row."""
+        return bool(await self.conn.fetchval(SQL["vectors_present"]))
+
+    async def drop_hnsw(self) -> None:
+        """Drop the three vector tables' HNSW indexes (for a bulk load; see :meth:`build_hnsw`)."""
+        await self.conn.execute(SQL["drop_hnsw"])
+
+    async def build_hnsw(self, dim: int) -> list[str]:
+        """Build those of the three HNSW indexes that are missing (halfvec above 2,000
+        dimensions, as the migrations make them); the names of those built. Call it with no
+        statement timeout: it reads a whole table."""
+        present = {r["name"] for r in await self.conn.fetch(SQL["hnsw_present"])}
+        block = "hnsw_vector" if dim <= VECTOR_HNSW_MAX_DIM else "hnsw_halfvec"
+        built = []
+        for table in ("chunk_vectors", "entity_vectors", "relation_vectors"):
+            name = f"{table}_embedding_hnsw"
+            if name in present:
+                continue
+            ident, index = relation_of(table), relation_of(name)
+            assert ident is not None and index is not None
+            await self.conn.execute(render(SQL[block], table=ident, index=index, dim=dim))
+            built.append(name)
+        return built
 
     async def imported_counts(self, tag: str) -> dict[str, int]:
         """Documents, chunks and fragments of ``tag``, and the workspace's entities and relations."""

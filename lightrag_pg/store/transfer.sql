@@ -281,7 +281,9 @@ SELECT count(*) FROM ins;
 -- For each entity $1 and each chunk of its list $2 (a JSON array) that was imported from
 -- source $3 and holds no fragment of the entity: one fragment carrying the entity's
 -- stored type and whole description (upstream's extraction of that chunk is not known),
--- with its document's link. Returns how many fragments were recorded.
+-- with its document's link. Then the entities $1 no document contributes to (no
+-- fragment, no link: every chunk of theirs was skipped) are deleted. Returns how many
+-- fragments were recorded and how many entities deleted.
 WITH given AS (
     SELECT DISTINCT u.name, j.chunk_id
     FROM unnest($1::text[], $2::jsonb[]) AS u(name, chunks),
@@ -305,14 +307,22 @@ WITH given AS (
     SELECT DISTINCT doc_id, entity_name FROM ins
     ORDER BY 1, 2
     ON CONFLICT DO NOTHING
+), gone AS (
+    DELETE FROM entities e
+    WHERE e.name = ANY($1::text[])
+      AND NOT EXISTS (SELECT 1 FROM ins i WHERE i.entity_name = e.name)
+      AND NOT EXISTS (SELECT 1 FROM entity_fragments f WHERE f.entity_name = e.name)
+      AND NOT EXISTS (SELECT 1 FROM doc_entities l WHERE l.entity_name = e.name)
+    RETURNING 1
 )
-SELECT count(*) FROM ins;
+SELECT (SELECT count(*) FROM ins) AS filled, (SELECT count(*) FROM gone) AS swept;
 
 -- name: fill_relation_fragments
 -- As fill_entity_fragments for relations ($1, $2 canonical pairs, $3 chunk lists,
 -- $4 the source): each missing fragment carries the relation's keywords and
 -- description, and an equal share of the weight its recorded fragments leave, so the
--- fragments' weights add up to the stored weight.
+-- fragments' weights add up to the stored weight; relations left without any
+-- contribution are deleted.
 WITH given AS (
     SELECT DISTINCT u.src, u.tgt, j.chunk_id
     FROM unnest($1::text[], $2::text[], $3::jsonb[]) AS u(src, tgt, chunks),
@@ -343,43 +353,16 @@ WITH given AS (
     SELECT DISTINCT doc_id, src, tgt FROM ins
     ORDER BY 1, 2, 3
     ON CONFLICT DO NOTHING
-)
-SELECT count(*) FROM ins;
-
--- name: sweep_entities
--- Of the entities after name $1 (at most $2, in name order), delete those no document
--- contributes to (no fragment, no link): imported rows whose every source chunk was
--- skipped. Returns the last name looked at and how many were deleted.
-WITH page AS (
-    SELECT e.name FROM entities e
-    WHERE $1::text IS NULL OR e.name COLLATE "C" > $1::text COLLATE "C"
-    ORDER BY e.name COLLATE "C" LIMIT $2
 ), gone AS (
-    DELETE FROM entities e USING page p
-    WHERE e.name = p.name
-      AND NOT EXISTS (SELECT 1 FROM entity_fragments f WHERE f.entity_name = p.name)
-      AND NOT EXISTS (SELECT 1 FROM doc_entities l WHERE l.entity_name = p.name)
-    RETURNING 1
-)
-SELECT (SELECT max(name COLLATE "C") FROM page) AS last, (SELECT count(*) FROM gone) AS deleted;
-
--- name: sweep_relations
--- As sweep_entities, for relations after the pair ($1, $2), at most $3.
-WITH page AS (
-    SELECT r.src, r.tgt FROM relations r
-    WHERE $1::text IS NULL OR (r.src COLLATE "C", r.tgt COLLATE "C") > ($1::text COLLATE "C", $2::text COLLATE "C")
-    ORDER BY r.src COLLATE "C", r.tgt COLLATE "C" LIMIT $3
-), gone AS (
-    DELETE FROM relations r USING page p
+    DELETE FROM relations r
+    USING unnest($1::text[], $2::text[]) AS p(src, tgt)
     WHERE r.src = p.src AND r.tgt = p.tgt
-      AND NOT EXISTS (SELECT 1 FROM relation_fragments f WHERE f.src = p.src AND f.tgt = p.tgt)
-      AND NOT EXISTS (SELECT 1 FROM doc_relations l WHERE l.src = p.src AND l.tgt = p.tgt)
+      AND NOT EXISTS (SELECT 1 FROM ins i WHERE i.src = r.src AND i.tgt = r.tgt)
+      AND NOT EXISTS (SELECT 1 FROM relation_fragments f WHERE f.src = r.src AND f.tgt = r.tgt)
+      AND NOT EXISTS (SELECT 1 FROM doc_relations l WHERE l.src = r.src AND l.tgt = r.tgt)
     RETURNING 1
-), last AS (
-    SELECT src, tgt FROM page ORDER BY src COLLATE "C" DESC, tgt COLLATE "C" DESC LIMIT 1
 )
-SELECT (SELECT src FROM last) AS last_src, (SELECT tgt FROM last) AS last_tgt,
-       (SELECT count(*) FROM gone) AS deleted;
+SELECT (SELECT count(*) FROM ins) AS filled, (SELECT count(*) FROM gone) AS swept;
 
 -- name: mixed_entities
 -- Of the entities after name $2 (at most $3 looked at), those holding fragments of
@@ -539,3 +522,40 @@ SELECT s.id,
 FROM doc_status s
 WHERE $1::text IS NULL OR s.id COLLATE "C" > $1::text COLLATE "C"
 ORDER BY s.id COLLATE "C" LIMIT $2;
+
+-- name: vectors_present
+-- Whether any of the three vector tables holds a row (an empty workspace has none).
+SELECT EXISTS (SELECT 1 FROM chunk_vectors) OR EXISTS (SELECT 1 FROM entity_vectors)
+    OR EXISTS (SELECT 1 FROM relation_vectors);
+
+-- name: hnsw_present
+-- The HNSW indexes of the vector tables that exist (named {table}_embedding_hnsw).
+SELECT c.relname::text AS name FROM pg_class c
+WHERE c.relkind = 'i' AND c.relnamespace = current_schema()::regnamespace
+  AND c.relname IN ('chunk_vectors_embedding_hnsw', 'entity_vectors_embedding_hnsw',
+                    'relation_vectors_embedding_hnsw');
+
+-- name: drop_hnsw
+-- Before a bulk import into an empty workspace: the vector tables' HNSW indexes go, to
+-- be built once over all the rows at the end (much faster than row by row). Until then
+-- a search scans the table: slower, and exact.
+DROP INDEX IF EXISTS chunk_vectors_embedding_hnsw, entity_vectors_embedding_hnsw, relation_vectors_embedding_hnsw;
+
+-- name: hnsw_vector
+-- The cosine HNSW index of a vector table of at most 2,000 dimensions, as migration 0001 makes it.
+CREATE INDEX IF NOT EXISTS {index} ON {table} USING hnsw (embedding vector_cosine_ops)
+WITH (m = 16, ef_construction = 64);
+
+-- name: hnsw_halfvec
+-- The same above 2,000 dimensions, on the halfvec({dim}) cast of the column.
+CREATE INDEX IF NOT EXISTS {index} ON {table} USING hnsw ((embedding::halfvec({dim})) halfvec_cosine_ops)
+WITH (m = 16, ef_construction = 64);
+
+-- name: foreign_documents
+-- Whether the workspace holds a document not imported from source $1 (the workspace's
+-- own, manual edits, another source): only then can a row hold both kinds of contributions.
+SELECT EXISTS (
+    SELECT 1 FROM full_docs d
+    WHERE NOT EXISTS (SELECT 1 FROM doc_status s
+                      WHERE s.id = d.id AND s.metadata -> 'lightrag_import' ->> 'source' = $1)
+);

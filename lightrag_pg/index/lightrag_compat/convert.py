@@ -158,9 +158,10 @@ def vector_key(kind: str, record: Mapping[str, Any]) -> tuple[str, ...] | None:
         name = text(record.get("entity_name")).strip()
         return (name,) if name else None
     if kind == "relationships":
-        src, tgt = text(record.get("src_id", record.get("source_id"))).strip(), text(
-            record.get("tgt_id", record.get("target_id"))
-        ).strip()
+        src, tgt = (
+            text(record.get("src_id", record.get("source_id"))).strip(),
+            text(record.get("tgt_id", record.get("target_id"))).strip(),
+        )
         return (src, tgt) if src and tgt and src != tgt else None
     chunk_id = text(record.get("__id__", record.get("id"))).strip()
     return (chunk_id,) if chunk_id else None

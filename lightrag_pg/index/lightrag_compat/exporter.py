@@ -114,7 +114,7 @@ class VectorFile(_Output):
     def __init__(self, folder: Path, name: str, dim: int) -> None:
         super().__init__(folder, name)
         self.dim = dim
-        self.rows = tempfile.TemporaryFile(dir=folder)
+        self.rows = tempfile.TemporaryFile(dir=folder)  # noqa: SIM115 (closed by commit or discard)
         self.handle.write(f'{{"embedding_dim": {int(dim)}, "data": [')
 
     def add(self, record: dict[str, Any], vector: np.ndarray) -> None:
@@ -182,9 +182,8 @@ class GraphFile(_Output):
         )
 
     def node(self, values: dict[str, Any]) -> None:
-        self.handle.write(
-            f"    <node id={quoteattr(_xml(values['entity_id']))}>\n{self._data(_NODE_KEYS, values)}    </node>\n"
-        )
+        node = quoteattr(_xml(values["entity_id"]))
+        self.handle.write(f"    <node id={node}>\n{self._data(_NODE_KEYS, values)}    </node>\n")
         self.count += 1
 
     def edge(self, src: str, tgt: str, values: dict[str, Any]) -> None:
@@ -244,7 +243,9 @@ class Exporter:
     def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         for output in self.outputs:
             if exc is None:
                 output.commit()
@@ -274,21 +275,32 @@ class Exporter:
             for r in rows:
                 created = epoch(r["doc_created"]) or now
                 if r["content"] is not None:
-                    docs.add(r["id"], {"content": r["content"], "file_path": r["file_path"],
-                                       "create_time": created, "update_time": created, "_id": r["id"]})
-                statuses.add(r["id"], {
-                    "status": r["status"],
-                    "content_summary": r["content_summary"],
-                    "content_length": r["content_length"],
-                    "created_at": _iso(r["created_at"]),
-                    "updated_at": _iso(r["updated_at"]),
-                    "file_path": r["file_path"],
-                    "track_id": r["track_id"],
-                    "chunks_count": r["chunks_count"],
-                    "chunks_list": list(r["chunks_list"] or []),
-                    "metadata": r["metadata"] or {},
-                    "error_msg": r["error_msg"],
-                })
+                    docs.add(
+                        r["id"],
+                        {
+                            "content": r["content"],
+                            "file_path": r["file_path"],
+                            "create_time": created,
+                            "update_time": created,
+                            "_id": r["id"],
+                        },
+                    )
+                statuses.add(
+                    r["id"],
+                    {
+                        "status": r["status"],
+                        "content_summary": r["content_summary"],
+                        "content_length": r["content_length"],
+                        "created_at": _iso(r["created_at"]),
+                        "updated_at": _iso(r["updated_at"]),
+                        "file_path": r["file_path"],
+                        "track_id": r["track_id"],
+                        "chunks_count": r["chunks_count"],
+                        "chunks_list": list(r["chunks_list"] or []),
+                        "metadata": r["metadata"] or {},
+                        "error_msg": r["error_msg"],
+                    },
+                )
         async for rows in _pages(self.store, "doc_links", lambda r: (r["id"],)):
             for r in rows:
                 names, pairs = list(r["entities"]), [list(p) for p in r["relations"]]
@@ -303,26 +315,51 @@ class Exporter:
         async for rows in _pages(self.store, "chunks", lambda r: (r["id"],)):
             for r in rows:
                 created = epoch(r["created_at"]) or now
-                chunks.add(r["id"], {
-                    "tokens": r["tokens"], "content": r["content"], "chunk_order_index": r["chunk_order_index"],
-                    "full_doc_id": r["doc_id"], "file_path": r["file_path"], "llm_cache_list": list(r["cache_keys"]),
-                    "create_time": created, "update_time": epoch(r["updated_at"]) or created, "_id": r["id"],
-                })
+                chunks.add(
+                    r["id"],
+                    {
+                        "tokens": r["tokens"],
+                        "content": r["content"],
+                        "chunk_order_index": r["chunk_order_index"],
+                        "full_doc_id": r["doc_id"],
+                        "file_path": r["file_path"],
+                        "llm_cache_list": list(r["cache_keys"]),
+                        "create_time": created,
+                        "update_time": epoch(r["updated_at"]) or created,
+                        "_id": r["id"],
+                    },
+                )
                 vector = _vector(r["embedding"])
                 if vector is not None:
-                    vectors.add({"__id__": r["id"], "__created_at__": created, "content": r["content"],
-                                 "full_doc_id": r["doc_id"], "file_path": r["file_path"]}, vector)
+                    vectors.add(
+                        {
+                            "__id__": r["id"],
+                            "__created_at__": created,
+                            "content": r["content"],
+                            "full_doc_id": r["doc_id"],
+                            "file_path": r["file_path"],
+                        },
+                        vector,
+                    )
 
     async def _cache(self) -> None:
         cache = self._json(LLM_CACHE)
         async for rows in _pages(self.store, "cache", lambda r: (r["id"],)):
             for r in rows:
                 created = epoch(r["created_at"])
-                cache.add(r["id"], {
-                    "return": r["response"], "cache_type": r["cache_type"], "chunk_id": r["chunk_id"],
-                    "original_prompt": r["prompt"], "queryparam": None, "create_time": created,
-                    "update_time": created, "_id": r["id"],
-                })
+                cache.add(
+                    r["id"],
+                    {
+                        "return": r["response"],
+                        "cache_type": r["cache_type"],
+                        "chunk_id": r["chunk_id"],
+                        "original_prompt": r["prompt"],
+                        "queryparam": None,
+                        "create_time": created,
+                        "update_time": created,
+                        "_id": r["id"],
+                    },
+                )
 
     async def _graph(self, now: int) -> None:
         graph = GraphFile(self.folder)
@@ -332,37 +369,88 @@ class Exporter:
             for r in rows:
                 created = epoch(r["created_at"]) or now
                 source_id, file_path = join_field(list(r["source_ids"])), join_field(list(r["file_paths"]))
-                graph.node({"entity_id": r["name"], "entity_type": r["entity_type"],
-                            "description": r["description"], "source_id": source_id,
-                            "file_path": file_path, "created_at": created})
+                graph.node(
+                    {
+                        "entity_id": r["name"],
+                        "entity_type": r["entity_type"],
+                        "description": r["description"],
+                        "source_id": source_id,
+                        "file_path": file_path,
+                        "created_at": created,
+                    }
+                )
                 chunk_ids = list(dict.fromkeys(r["chunk_ids"]))
-                entity_chunks.add(r["name"], {"chunk_ids": chunk_ids, "count": len(chunk_ids),
-                                              "create_time": created, "update_time": created, "_id": r["name"]})
+                entity_chunks.add(
+                    r["name"],
+                    {
+                        "chunk_ids": chunk_ids,
+                        "count": len(chunk_ids),
+                        "create_time": created,
+                        "update_time": created,
+                        "_id": r["name"],
+                    },
+                )
                 vector = _vector(r["embedding"])
                 if vector is not None:
-                    entity_vectors.add({"__id__": entity_vector_id(r["name"]), "__created_at__": created,
-                                        "entity_name": r["name"], "content": r["vector_content"],
-                                        "source_id": source_id, "file_path": file_path}, vector)
+                    entity_vectors.add(
+                        {
+                            "__id__": entity_vector_id(r["name"]),
+                            "__created_at__": created,
+                            "entity_name": r["name"],
+                            "content": r["vector_content"],
+                            "source_id": source_id,
+                            "file_path": file_path,
+                        },
+                        vector,
+                    )
         relation_chunks, relation_vectors = self._json(RELATION_CHUNKS), self._vectors(VDB_RELATIONS)
         async for rows in _pages(self.store, "relations", lambda r: (r["src"], r["tgt"])):
             for r in rows:
                 created = epoch(r["created_at"]) or now
                 source_id, file_path = join_field(list(r["source_ids"])), join_field(list(r["file_paths"]))
-                graph.edge(r["src"], r["tgt"], {"weight": float(r["weight"]), "description": r["description"],
-                                               "keywords": r["keywords"], "source_id": source_id,
-                                               "file_path": file_path, "created_at": created})
+                graph.edge(
+                    r["src"],
+                    r["tgt"],
+                    {
+                        "weight": float(r["weight"]),
+                        "description": r["description"],
+                        "keywords": r["keywords"],
+                        "source_id": source_id,
+                        "file_path": file_path,
+                        "created_at": created,
+                    },
+                )
                 key = relation_key(r["src"], r["tgt"])
                 chunk_ids = list(dict.fromkeys(r["chunk_ids"]))
-                relation_chunks.add(key, {"chunk_ids": chunk_ids, "count": len(chunk_ids),
-                                          "create_time": created, "update_time": created, "_id": key})
+                relation_chunks.add(
+                    key,
+                    {
+                        "chunk_ids": chunk_ids,
+                        "count": len(chunk_ids),
+                        "create_time": created,
+                        "update_time": created,
+                        "_id": key,
+                    },
+                )
                 vector = _vector(r["embedding"])
                 if vector is not None:
-                    relation_vectors.add({"__id__": relation_vector_id(r["src"], r["tgt"]), "__created_at__": created,
-                                          "src_id": r["src"], "tgt_id": r["tgt"], "source_id": source_id,
-                                          "content": r["vector_content"], "file_path": file_path}, vector)
+                    relation_vectors.add(
+                        {
+                            "__id__": relation_vector_id(r["src"], r["tgt"]),
+                            "__created_at__": created,
+                            "src_id": r["src"],
+                            "tgt_id": r["tgt"],
+                            "source_id": source_id,
+                            "content": r["vector_content"],
+                            "file_path": file_path,
+                        },
+                        vector,
+                    )
 
 
-async def export_lightrag(target: Any, working_dir: str | os.PathLike[str], *, overwrite: bool = False) -> ExportReport:
+async def export_lightrag(
+    target: Any, working_dir: str | os.PathLike[str], *, overwrite: bool = False
+) -> ExportReport:
     """Write ``target``'s workspace (a :class:`~.importer.Target`) into ``working_dir``."""
     started = time.monotonic()
     folder = Path(working_dir).expanduser()

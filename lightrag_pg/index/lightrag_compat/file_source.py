@@ -138,7 +138,7 @@ class MatrixRows:
         self.handle.seek(max(0, opening - 64))
         head = self.handle.read(opening - max(0, opening - 64))
         if opening < 0 or not _MATRIX_KEY.search(head):
-            raise SourceFormatError(f"{self.path}: no \"matrix\" value at the end of the file")
+            raise SourceFormatError(f'{self.path}: no "matrix" value at the end of the file')
         return opening + 1, close
 
     def take(self, rows: int) -> np.ndarray:
@@ -262,8 +262,7 @@ class FileSource:
         ijson = _ijson()
         handle = self._tracked(kind, path)
         try:
-            for key, value in ijson.kvitems(handle, "", use_float=True):
-                yield key, value
+            yield from ijson.kvitems(handle, "", use_float=True)
         except ijson.JSONError as exc:
             raise SourceFormatError(f"{path}: not valid JSON ({exc})") from exc
         finally:

@@ -64,12 +64,16 @@ def answers_of(chunk: ImportedChunk) -> tuple[str, list[str]] | None:
     first = initial[-1]
     since = float(first.get("at") or 0)
     gleanings = [
-        str(a.get("response", "")) for a in answers if not a.get("initial") and float(a.get("at") or 0) >= since
+        str(a.get("response", ""))
+        for a in answers
+        if not a.get("initial") and float(a.get("at") or 0) >= since
     ]
     return str(first.get("response", "")), gleanings
 
 
-def parse_answers(chunk: ImportedChunk, first: str, gleanings: Sequence[str], settings: Settings) -> Extraction:
+def parse_answers(
+    chunk: ImportedChunk, first: str, gleanings: Sequence[str], settings: Settings
+) -> Extraction:
     """The chunk's extraction as the pipeline would have merged it from these answers."""
 
     def parse(answer: str) -> Extraction:

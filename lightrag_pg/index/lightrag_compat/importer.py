@@ -29,6 +29,8 @@ more); importing twice changes nothing.
 
 from __future__ import annotations
 
+import asyncio
+import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
@@ -38,7 +40,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ...config import Settings
-from ...db.pool import WorkspacePool
+from ...db.pool import WorkspacePool, without_statement_timeout
 from ...errors import EmbeddingMismatch, InvalidInput, ReembedConflict
 from ...llm.tokenizer import Tokenizer
 from ...store.graph import GraphStore
@@ -90,7 +92,7 @@ class Target:
 
 
 async def open_source(
-    source: str | Path,
+    source: str | os.PathLike[str],
     source_workspace: str | None = None,
     *,
     embedding_model: str | None = None,
@@ -102,8 +104,13 @@ async def open_source(
     its subfolder, if given)."""
     text = str(source)
     if text.startswith(("postgresql://", "postgres://")):
-        pg = PgSource(text, source_workspace, embedding_model=embedding_model, graph=graph,
-                      connect_timeout=connect_timeout)
+        pg = PgSource(
+            text,
+            source_workspace,
+            embedding_model=embedding_model,
+            graph=graph,
+            connect_timeout=connect_timeout,
+        )
         await pg.open()
         return pg
     folder = Path(source).expanduser()
@@ -191,6 +198,28 @@ class Importer:
                 )
         self.report.embedding = check_embedding(await self.source.embedding(), embedding_model, self.target)
         self.totals = await self.source.totals()
+        async with unit_of_work(self.target.pool) as uow:
+            store = TransferStore(uow.conn)
+            if not await store.vectors_present():
+                await store.drop_hnsw()
+                self.report.indexes_deferred = True
+        try:
+            await self._phases()
+        except asyncio.CancelledError:
+            raise  # the next run builds the indexes (a search meanwhile scans: slower, exact)
+        except BaseException:
+            await self._build_indexes()
+            raise
+        self.report.seconds = round(time.monotonic() - started, 3)
+        return self.report
+
+    async def _build_indexes(self) -> None:
+        """Build the HNSW indexes a bulk load dropped (or an interrupted one left missing)."""
+        async with self.target.pool.acquire() as conn, without_statement_timeout(conn):
+            built = await TransferStore(conn).build_hnsw(self.target.embedding_dim)
+        self.report.indexes_built += built
+
+    async def _phases(self) -> None:
         steps: list[tuple[str, Callable[[], Awaitable[None]]]] = [
             ("documents", self._documents),
             ("statuses", self._statuses),
@@ -217,22 +246,33 @@ class Importer:
         self.report.unreadable_examples = {k: list(v) for k, v in stats.examples.items()}
         async with session(self.target.pool) as s:
             self.report.totals = await TransferStore(s.conn).imported_counts(self.tag)
-        self.report.seconds = round(time.monotonic() - started, 3)
-        return self.report
 
     def _tick(self) -> None:
         phase, index = self._phase
         done, total = self.source.position.get(phase, (0, 0))
-        unit = self.source.unit
+        unit = "rows" if phase == "fragments" else self.source.unit
         if not total:
             total = self.totals.get(phase) or 0
         self.progress(ImportProgress(phase, done, max(total, done), unit, index, len(PHASES)))
 
-    async def _each(self, stream: AsyncIterator[Sequence[T]], write: Callable[[Sequence[T]], Awaitable[None]]) -> None:
-        async for batch in stream:
-            if batch:
-                await write(batch)
-            self._tick()
+    async def _each(
+        self, stream: AsyncIterator[Sequence[T]], write: Callable[[Sequence[T]], Awaitable[None]]
+    ) -> None:
+        """``write`` every batch of ``stream`` in turn, reading the next batch meanwhile."""
+        pending: asyncio.Future[None] | None = None
+        try:
+            async for batch in stream:
+                if pending is not None:
+                    await pending
+                    self._tick()
+                pending = asyncio.ensure_future(write(batch)) if batch else None
+            if pending is not None:
+                await pending
+                self._tick()
+        finally:
+            if pending is not None and not pending.done():
+                pending.cancel()
+                await asyncio.gather(pending, return_exceptions=True)
 
     # ------------------------------------------------------------ documents
 
@@ -259,8 +299,19 @@ class Importer:
             count.read += len(batch)
             rows = [
                 StatusImport(
-                    s.id, s.status.value, s.content_summary, s.content_length, s.chunks_count, s.chunks_list,
-                    s.file_path, s.track_id, s.error_msg, s.metadata, s.created_at, s.updated_at, s.upstream_status,
+                    s.id,
+                    s.status.value,
+                    s.content_summary,
+                    s.content_length,
+                    s.chunks_count,
+                    s.chunks_list,
+                    s.file_path,
+                    s.track_id,
+                    s.error_msg,
+                    s.metadata,
+                    s.created_at,
+                    s.updated_at,
+                    s.upstream_status,
                 )
                 for s in batch
             ]
@@ -300,7 +351,13 @@ class Importer:
             rows = [(c.id, c.doc_id, c.order, c.tokens, c.content, c.file_path) for c in batch]
             async with unit_of_work(self.target.pool) as uow:
                 done = await TransferStore(uow.conn).import_chunks(rows, self.tag)
-            self._counted(count, done.given, done.eligible, done.written, "document not imported or not processed upstream")
+            self._counted(
+                count,
+                done.given,
+                done.eligible,
+                done.written,
+                "document not imported or not processed upstream",
+            )
 
         await self._each(self.source.chunks(self.size), write)
 
@@ -401,7 +458,9 @@ class Importer:
     async def _vectors(self, kind: str) -> None:
         count = self.report.count(kind)
         relations = kind == "relation_vectors"
-        stream = self.source.relation_vectors(self.size) if relations else self.source.entity_vectors(self.size)
+        stream = (
+            self.source.relation_vectors(self.size) if relations else self.source.entity_vectors(self.size)
+        )
 
         async def write(batch: Sequence[Any]) -> None:
             keyed = {canonical_pair(*v.key) if relations else v.key[0]: v for v in batch}
@@ -424,11 +483,9 @@ class Importer:
 
     # ------------------------------------------------------------ fragments
 
-    async def _exact_fragments(self) -> None:
-        entities, relations = self.report.count("entity_fragments"), self.report.count("relation_fragments")
-        translated = self.report.count("translated_cache")
+    async def _imported_chunks(self) -> AsyncIterator[list[ImportedChunk]]:
+        """The imported chunks with upstream's cached extraction answers, a page at a time."""
         after: str | None = None
-        total = self.totals.get("chunks") or 0
         done = 0
         while True:
             async with session(self.target.pool) as s:
@@ -436,7 +493,18 @@ class Importer:
             if not page:
                 return
             after = page[-1]["id"]
-            chunks = [ImportedChunk(r["id"], r["doc_id"], r["content"], r["file_path"], _answers(r["answers"])) for r in page]
+            done += len(page)
+            self.source.position["fragments"] = (done, max(done, self.totals.get("chunks") or 0))
+            yield [
+                ImportedChunk(r["id"], r["doc_id"], r["content"], r["file_path"], _answers(r["answers"]))
+                for r in page
+            ]
+
+    async def _exact_fragments(self) -> None:
+        entities, relations = self.report.count("entity_fragments"), self.report.count("relation_fragments")
+        translated = self.report.count("translated_cache")
+
+        async def write(chunks: Sequence[ImportedChunk]) -> None:
             found = fragments_of(chunks, self.settings)
             async with unit_of_work(self.target.pool) as uow:
                 store = TransferStore(uow.conn)
@@ -452,9 +520,8 @@ class Importer:
             translated.kept += len(found.cache) - c
             self.report.fragments_exact += e + r
             self.report.chunks_without_cached_extraction += found.chunks_without_answers
-            done += len(page)
-            phase, index = self._phase
-            self.progress(ImportProgress(phase, done, max(total, done), "rows", index, len(PHASES)))
+
+        await self._each(self._imported_chunks(), write)
 
     async def _fill_entities(self) -> None:
         count = self.report.count("entity_fragments")
@@ -462,9 +529,10 @@ class Importer:
         async def write(batch: Sequence[Any]) -> None:
             lists = [(c.key[0], c.chunk_ids) for c in batch]
             async with unit_of_work(self.target.pool) as uow:
-                written = await TransferStore(uow.conn).fill_entity_fragments(lists, self.tag)
+                written, swept = await TransferStore(uow.conn).fill_entity_fragments(lists, self.tag)
             count.written += written
             self.report.fragments_filled += written
+            self.report.rows_swept += swept
 
         await self._each(self.source.entity_chunks(self.size), write)
 
@@ -474,40 +542,30 @@ class Importer:
         async def write(batch: Sequence[Any]) -> None:
             lists = [(canonical_pair(*c.key), c.chunk_ids) for c in batch if c.key[0] != c.key[1]]
             async with unit_of_work(self.target.pool) as uow:
-                written = await TransferStore(uow.conn).fill_relation_fragments(lists, self.tag)
+                written, swept = await TransferStore(uow.conn).fill_relation_fragments(lists, self.tag)
             count.written += written
             self.report.fragments_filled += written
+            self.report.rows_swept += swept
 
         await self._each(self.source.relation_chunks(self.size), write)
 
     # ------------------------------------------------------------ finishing
 
     async def _finish(self) -> None:
-        await self._sweep()
-        await self._merge_mixed()
+        for step, run in (("merge", self._merge_mixed), ("indexes", self._build_indexes)):
+            begun = time.monotonic()
+            await run()
+            self.report.phase_seconds[f"finishing: {step}"] = round(time.monotonic() - begun, 3)
         async with session(self.target.pool) as s:
             await s.statistics.analyze_grown()
-
-    async def _sweep(self) -> None:
-        last_pair: tuple[str, str] | None = None
-        while True:
-            async with unit_of_work(self.target.pool) as uow:
-                last_pair, deleted = await TransferStore(uow.conn).sweep_relations(last_pair, self.size)
-            self.report.rows_swept += deleted
-            if last_pair is None:
-                break
-        last: str | None = None
-        while True:
-            async with unit_of_work(self.target.pool) as uow:
-                last, deleted = await TransferStore(uow.conn).sweep_entities(last, self.size)
-            self.report.rows_swept += deleted
-            if last is None:
-                break
 
     async def _merge_mixed(self) -> None:
         """Rebuild the rows holding both imported and other contributions, from all their
         fragments, as a merge would (descriptions joined: no model is called; the stored
         vector stays until the row next changes)."""
+        async with session(self.target.pool) as s:
+            if not await TransferStore(s.conn).foreign_documents(self.tag):
+                return
         join = Summarizer(self.settings, self.target.tokenizer, None).join
         last: str | None = None
         while True:
@@ -544,13 +602,18 @@ class Importer:
                 row = replace(row, description=join(pieces))
                 stored = state.row
                 if (row.entity_type, row.description, row.source_ids, row.file_paths) != (
-                    stored.entity_type, stored.description, stored.source_ids, stored.file_paths
+                    stored.entity_type,
+                    stored.description,
+                    stored.source_ids,
+                    stored.file_paths,
                 ):
                     rows.append(row)
             written = await graph.write_entities(with_context_tokens(rows, self.target.tokenizer))
         self.report.rows_merged += len(written)
 
-    async def _rebuild_relations(self, pairs: list[tuple[str, str]], join: Callable[[list[str]], str]) -> None:
+    async def _rebuild_relations(
+        self, pairs: list[tuple[str, str]], join: Callable[[list[str]], str]
+    ) -> None:
         async with unit_of_work(self.target.pool) as uow:
             graph = GraphStore(uow.conn)
             await graph.lock_relations(pairs)
@@ -568,7 +631,11 @@ class Importer:
                 row = replace(row, description=join(pieces))
                 stored = state.row
                 if (row.keywords, row.description, row.weight, row.source_ids, row.file_paths) != (
-                    stored.keywords, stored.description, stored.weight, stored.source_ids, stored.file_paths
+                    stored.keywords,
+                    stored.description,
+                    stored.weight,
+                    stored.source_ids,
+                    stored.file_paths,
                 ):
                     rows.append(row)
             written, _ = await graph.write_relations(with_context_tokens(rows, self.target.tokenizer))
@@ -588,7 +655,7 @@ def _answers(value: Any) -> list[dict[str, Any]]:
 
 async def import_lightrag(
     target: Target,
-    source: str | Path,
+    source: str | os.PathLike[str],
     source_workspace: str | None = None,
     *,
     embedding_model: str | None = None,
@@ -598,7 +665,10 @@ async def import_lightrag(
 ) -> ImportReport:
     """Import the upstream workspace at ``source`` into ``target``; see the module docstring."""
     opened = await open_source(
-        source, source_workspace, embedding_model=embedding_model, graph=graph,
+        source,
+        source_workspace,
+        embedding_model=embedding_model,
+        graph=graph,
         connect_timeout=target.settings.connect_timeout,
     )
     try:

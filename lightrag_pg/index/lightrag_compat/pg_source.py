@@ -145,7 +145,9 @@ class PgSource:
             if await self.conn.fetchval(render(SQL["has_rows"], table=catalog_name(name)), self.workspace):
                 used.append(name)
         if self.model and len(used) > 1:
-            wanted = [n for n in used if n.endswith("_" + model_suffix(self.model, _dim_of(self._tables[n][0])))]
+            wanted = [
+                n for n in used if n.endswith("_" + model_suffix(self.model, _dim_of(self._tables[n][0])))
+            ]
             used = wanted or used
         if len(used) > 1:
             raise SourceFormatError(
@@ -163,8 +165,11 @@ class PgSource:
     async def _find_graph(self) -> tuple[str, Identifier | None] | None:
         graph = upstream_graph_name(self.workspace)
         age = self.graph_kind in ("auto", "age") and await self.conn.fetchval(SQL["age_graph"], graph)
-        table = self.graph_kind in ("auto", "pgtable") and await self.conn.fetchval(
-            SQL["pgtable_graph"], self.workspace, GRAPH_NAMESPACE
+        table = (
+            self.graph_kind in ("auto", "pgtable")
+            and "lightrag_graph_nodes" in self._tables
+            and "lightrag_graph_edges" in self._tables
+            and await self.conn.fetchval(SQL["pgtable_graph"], self.workspace, GRAPH_NAMESPACE)
         )
         if age and table and self.graph_kind == "auto":
             raise SourceFormatError(
@@ -190,7 +195,9 @@ class PgSource:
         async def count(table: str | None) -> int:
             if table is None or table not in self._tables:
                 return 0
-            return int(await self.conn.fetchval(render(SQL["count_rows"], table=catalog_name(table)), self.workspace))
+            return int(
+                await self.conn.fetchval(render(SQL["count_rows"], table=catalog_name(table)), self.workspace)
+            )
 
         out: dict[str, int | None] = {
             "documents": await count("lightrag_doc_full"),
@@ -200,7 +207,11 @@ class PgSource:
             "entity_chunks": await count("lightrag_entity_chunks"),
             "relation_chunks": await count("lightrag_relation_chunks"),
         }
-        for kind, key in (("chunks", "chunk_vectors"), ("entities", "entity_vectors"), ("relationships", "relation_vectors")):
+        for kind, key in (
+            ("chunks", "chunk_vectors"),
+            ("entities", "entity_vectors"),
+            ("relationships", "relation_vectors"),
+        ):
             table = self._vectors.get(kind)
             out[key] = await count(table.name if table else None)
         vertices, edges = await self._graph_counts()
@@ -259,12 +270,20 @@ class PgSource:
 
     def documents(self, size: int) -> AsyncIterator[list[SourceDoc]]:
         return self._records(
-            "documents", "lightrag_doc_full", SQL["documents"], size, lambda r: convert.document(r["id"], dict(r))
+            "documents",
+            "lightrag_doc_full",
+            SQL["documents"],
+            size,
+            lambda r: convert.document(r["id"], dict(r)),
         )
 
     def statuses(self, size: int) -> AsyncIterator[list[SourceStatus]]:
         return self._records(
-            "statuses", "lightrag_doc_status", SQL["statuses"], size, lambda r: convert.status(r["id"], dict(r))
+            "statuses",
+            "lightrag_doc_status",
+            SQL["statuses"],
+            size,
+            lambda r: convert.status(r["id"], dict(r)),
         )
 
     def chunks(self, size: int) -> AsyncIterator[list[SourceChunk]]:
@@ -290,7 +309,11 @@ class PgSource:
                 values = row["content_vector"]
                 if values is not None and hasattr(values, "to_numpy"):
                     values = values.to_numpy()
-                found = None if values is None else convert.vector(namespace, dict(row), np.asarray(values, np.float32))
+                found = (
+                    None
+                    if values is None
+                    else convert.vector(namespace, dict(row), np.asarray(values, np.float32))
+                )
                 if found is None:
                     self.stats.skip(kind, str(row["id"]))
                 else:
@@ -348,7 +371,11 @@ class PgSource:
                     return
                 last = rows[-1]["gid"]
                 triples = [
-                    (_properties(r["src"]).get("entity_id"), _properties(r["tgt"]).get("entity_id"), r["properties"])
+                    (
+                        _properties(r["src"]).get("entity_id"),
+                        _properties(r["tgt"]).get("entity_id"),
+                        r["properties"],
+                    )
                     for r in rows
                 ]
                 yield self._relations(kind, triples)

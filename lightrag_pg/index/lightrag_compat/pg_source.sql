@@ -37,9 +37,8 @@ SELECT count(*) FROM {graph}._ag_label_vertex;
 SELECT count(*) FROM {graph}._ag_label_edge;
 
 -- name: pgtable_graph
--- Whether the plain-table graph holds nodes of workspace $1 and namespace $2.
-SELECT to_regclass('lightrag_graph_nodes') IS NOT NULL
-   AND EXISTS (SELECT 1 FROM lightrag_graph_nodes WHERE workspace = $1 AND namespace = $2);
+-- Whether the plain-table graph (when its tables exist) holds nodes of workspace $1 and namespace $2.
+SELECT EXISTS (SELECT 1 FROM lightrag_graph_nodes WHERE workspace = $1 AND namespace = $2);
 
 -- name: pgtable_count_nodes
 SELECT count(*) FROM lightrag_graph_nodes WHERE workspace = $1 AND namespace = $2;

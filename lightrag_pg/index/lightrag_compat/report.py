@@ -67,6 +67,9 @@ class ImportReport:
     rebuilt from both sides' fragments (descriptions joined, vectors kept)."""
     rows_not_merged: int = 0
     """Such rows left as they were: they hold contributions recorded before migration 0006."""
+    indexes_deferred: bool = False
+    """The workspace held no vectors: its HNSW indexes were dropped and built at the end."""
+    indexes_built: list[str] = field(default_factory=list)
     unreadable: dict[str, int] = field(default_factory=dict)
     unreadable_examples: dict[str, list[str]] = field(default_factory=dict)
     totals: dict[str, int] = field(default_factory=dict)
@@ -100,7 +103,9 @@ class ImportReport:
                 f"{self.chunks_without_cached_extraction} chunks)"
             )
         if self.pending_without_status:
-            out.append(f"  {self.pending_without_status} documents without a status upstream: imported as pending")
+            out.append(
+                f"  {self.pending_without_status} documents without a status upstream: imported as pending"
+            )
         if self.skipped_documents:
             shown = ", ".join(self.skipped_documents[:5])
             out.append(f"  documents already in the workspace, skipped: e.g. {shown}")
@@ -110,14 +115,19 @@ class ImportReport:
             out.append(
                 f"  {self.rows_merged} entities and relations also held by the workspace's own documents: "
                 "rebuilt from both sides' fragments (descriptions joined, vectors kept until they change)"
-                + (f"; {self.rows_not_merged} left as they were (indexed before migration 0006)"
-                   if self.rows_not_merged else "")
+                + (
+                    f"; {self.rows_not_merged} left as they were (indexed before migration 0006)"
+                    if self.rows_not_merged
+                    else ""
+                )
             )
         for kind, n in sorted(self.unreadable.items()):
             examples = ", ".join(self.unreadable_examples.get(kind, [])[:3])
             out.append(f"  unreadable {kind.replace('_', ' ')}: {n} (e.g. {examples})")
         if self.totals:
-            out.append("  workspace now: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in self.totals.items()))
+            out.append(
+                "  workspace now: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in self.totals.items())
+            )
         return out
 
 

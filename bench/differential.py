@@ -84,7 +84,7 @@ from lightrag_pg.query.answer_prompts import (
 from lightrag_pg.testing import hashed_vectors
 
 UPSTREAM_VERSION = "1.5.7"
-UPSTREAM_REQUIREMENTS = (f"lightrag-hku=={UPSTREAM_VERSION}", "pgvector")
+UPSTREAM_REQUIREMENTS = (f"lightrag-hku=={UPSTREAM_VERSION}", "pgvector", "asyncpg")
 MODES: tuple[str, ...] = ("local", "global", "hybrid", "mix", "naive")
 RUNNER = Path(__file__).resolve().parent / "upstream_runner.py"
 DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "lightrag-pg-bench"

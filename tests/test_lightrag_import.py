@@ -306,3 +306,66 @@ def test_the_commands_import_and_export(
     assert "vdb_entities.json: " in capsys.readouterr().out
     assert main(["import-lightrag", str(workdir), *base]) == 2
     assert "do not record the embedding model" in capsys.readouterr().err
+
+
+def name_by_path(folder: Path, copy_of: str | None = None) -> dict[str, str]:
+    """Give the working directory's documents upstream 1.5.7's ids for files (``doc-`` + MD5 of
+    the path) instead of their content's; with ``copy_of``, add a second document with that
+    document's text under another path. Returns the new id of every old one."""
+    import hashlib
+
+    def md5(text: str) -> str:
+        return hashlib.md5(text.encode()).hexdigest()
+
+    def load(name: str) -> dict:  # type: ignore[type-arg]
+        return json.loads((folder / name).read_text())
+
+    docs, status, chunks = (
+        load("kv_store_full_docs.json"),
+        load("kv_store_doc_status.json"),
+        load("kv_store_text_chunks.json"),
+    )
+    renamed = {old: "doc-" + md5(doc["file_path"]) for old, doc in docs.items()}
+    docs = {renamed[k]: v for k, v in docs.items()}
+    status = {renamed[k]: v for k, v in status.items()}
+    for chunk in chunks.values():
+        chunk["full_doc_id"] = renamed[chunk["full_doc_id"]]
+    if copy_of is not None:
+        twin = "doc-" + md5("copy.txt")
+        docs[twin] = {**docs[renamed[copy_of]], "file_path": "copy.txt"}
+        status[twin] = {**status[renamed[copy_of]], "file_path": "copy.txt", "chunks_list": []}
+        for cid, chunk in list(chunks.items()):
+            if chunk["full_doc_id"] == renamed[copy_of]:
+                chunks[f"{twin}-{cid[-9:]}"] = {**chunk, "full_doc_id": twin}
+    for name, value in (
+        ("kv_store_full_docs.json", docs),
+        ("kv_store_doc_status.json", status),
+        ("kv_store_text_chunks.json", chunks),
+    ):
+        (folder / name).write_text(json.dumps(value))
+    return renamed
+
+
+async def test_documents_upstream_named_after_their_file_get_our_content_ids(
+    rag_factory: RagFactory,
+    corpus,
+    workdir: Path,
+    dsn: str,  # type: ignore[no-untyped-def]
+) -> None:
+    original = next(iter(corpus.docs))
+    renamed = name_by_path(workdir, copy_of=original)
+    rag, models = await counted_rag(rag_factory)
+    report = await rag.aimport_lightrag(workdir, embedding_model=MODEL)
+    assert report.counts["documents"].skipped == {"same text as another upstream document": 1}
+    tables = await snapshot(dsn, rag.workspace)
+    assert {r[0] for r in tables["full_docs"]} == set(corpus.docs)  # ours: named after the content
+    assert {r[1] for r in tables["text_chunks"]} == set(corpus.docs)
+    assert len(tables["text_chunks"]) == len(corpus.chunks)  # the copy's chunks are not imported twice
+    upstream_ids = await snapshot(
+        dsn, rag.workspace, {"ids": "SELECT id, metadata->'lightrag_import'->>'upstream_id' FROM doc_status"}
+    )
+    assert dict(upstream_ids["ids"]) == {old: new for old, new in renamed.items()}
+    result = await rag.ainsert(corpus.docs[original]["content"], file_paths="again.txt")
+    assert result.skipped_ids == [original] and models.llm_calls == 0  # the same text is a no-op
+    assert await rag.aimport_lightrag(workdir, embedding_model=MODEL) is not None
+    assert await snapshot(dsn, rag.workspace) == tables

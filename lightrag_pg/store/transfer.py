@@ -110,19 +110,33 @@ class TransferStore:
     def __init__(self, conn: asyncpg.Connection) -> None:
         self.conn = conn
 
+    async def create_document_map(self) -> None:
+        """The session's map from upstream's document ids to ours (a temporary table)."""
+        await self.conn.execute(SQL["create_document_map"])
+
+    async def map_documents(self, rows: Sequence[tuple[str, str, bool]]) -> set[str]:
+        """Record (upstream id, our id, first of the batch with that content); the upstream
+        ids among them that own their document (see transfer.sql)."""
+        if not rows:
+            return set()
+        return {r["upstream_id"] for r in await self.conn.fetch(SQL["map_documents"], *columns(rows, 3))}
+
     async def import_documents(self, rows: Sequence[tuple[str, str, str]]) -> int:
         """Store documents (id, content, file path) not stored yet, without a status; how many."""
         if not rows:
             return 0
         return int(await self.conn.fetchval(SQL["import_documents"], *columns(rows, 3)))
 
-    async def import_statuses(self, rows: Sequence[StatusImport], tag: str) -> dict[str, str]:
-        """Give stored documents without a status theirs, marked with ``tag``; every id's outcome
-        (``imported``, ``resumed``, ``present`` or ``no_content``)."""
+    async def import_statuses(
+        self, rows: Sequence[StatusImport], tag: str
+    ) -> dict[str, tuple[str | None, str]]:
+        """Give stored documents without a status theirs (rows by upstream's ids), marked with
+        ``tag``; by upstream id, our id and the outcome (``imported``, ``resumed``, ``present``,
+        ``duplicate`` or ``no_content``)."""
         if not rows:
             return {}
         found = await self.conn.fetch(SQL["import_statuses"], *columns((r.values() for r in rows), 13), tag)
-        return {r["id"]: r["outcome"] for r in found}
+        return {r["id"]: (r["doc_id"], r["outcome"]) for r in found}
 
     async def statusless_documents(self, after: str | None, limit: int) -> list[str]:
         """A page of stored documents without a status (not the reserved manual-edits one)."""

@@ -6,6 +6,13 @@
 -- upstream's status in doc_status.metadata->'lightrag_import'; chunks, vectors and
 -- fragments are imported only for documents so marked as processed upstream, so a
 -- document the workspace held before keeps its own.
+--
+-- Upstream 1.5.7 names a document inserted with a file path after the path, ours are
+-- named after their content ("doc-" + MD5 of the cleaned text, so the same text is one
+-- document whatever its name). An import gives each document our id; the session's
+-- temporary table lightrag_import_docs maps upstream's ids to ours while it runs (it
+-- is filled again by the documents phase of a rerun). When several upstream documents
+-- hold the same text, the first one read is imported (its "owner" row), the others not.
 
 -- fragment: imported_doc
 -- The document {doc} was imported from source {tag} and was processed there.
@@ -14,6 +21,32 @@ EXISTS (
     WHERE s.id = {doc}
       AND s.metadata -> 'lightrag_import' @> jsonb_build_object('source', {tag}::text, 'status', 'processed')
 )
+
+-- name: create_document_map
+-- Upstream's document ids and ours, for this session (see the head of this file).
+CREATE TEMPORARY TABLE IF NOT EXISTS lightrag_import_docs (
+    upstream_id text PRIMARY KEY,
+    doc_id text NOT NULL,
+    owner boolean NOT NULL
+);
+
+-- name: map_documents
+-- Record upstream's ids $1 with our ids $2; $3: the first of the batch with that content.
+-- A row owns its document unless an earlier batch mapped another id to it. Returns the
+-- upstream ids that own their document.
+WITH ins AS (
+    INSERT INTO lightrag_import_docs (upstream_id, doc_id, owner)
+    SELECT u.upstream_id, u.doc_id,
+           u.first AND NOT EXISTS (SELECT 1 FROM lightrag_import_docs m WHERE m.doc_id = u.doc_id)
+    FROM unnest($1::text[], $2::text[], $3::bool[]) AS u(upstream_id, doc_id, first)
+    ORDER BY u.upstream_id
+    ON CONFLICT (upstream_id) DO NOTHING
+    RETURNING upstream_id, owner
+)
+SELECT i.upstream_id FROM ins i WHERE i.owner
+UNION
+SELECT m.upstream_id FROM lightrag_import_docs m
+WHERE m.upstream_id = ANY($1::text[]) AND m.owner;
 
 -- name: import_documents
 -- Store documents ($1-$3) that are not stored yet, without a status (their status
@@ -29,10 +62,11 @@ WITH ins AS (
 SELECT count(*) FROM ins;
 
 -- name: import_statuses
--- Store the statuses ($1-$13) of stored documents that have none yet, marked with the
--- source $14 and upstream's status $13. Returns every given id with its outcome:
--- imported, resumed (marked by this source earlier), present (the workspace's own, or
--- another source's: skipped) or no_content (no full_docs row to give a status to).
+-- Store the statuses ($1-$13, by upstream's document id) of stored documents that have
+-- none yet, under our id, marked with the source $14, upstream's status $13 and id.
+-- Returns every given id with ours and its outcome: imported, resumed (marked by this
+-- source earlier), present (the workspace's own, or another source's: skipped),
+-- duplicate (another upstream document holds the same text) or no_content (no text).
 WITH rows AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::int[], $6::jsonb[],
                          $7::text[], $8::text[], $9::text[], $10::jsonb[], $11::timestamptz[],
@@ -42,25 +76,30 @@ WITH rows AS (
 ), ins AS (
     INSERT INTO doc_status (id, status, content_summary, content_length, chunks_count, chunks_list,
                             file_path, track_id, error_msg, metadata, created_at, updated_at)
-    SELECT r.id, r.status, r.content_summary, r.content_length, r.chunks_count,
+    SELECT m.doc_id, r.status, r.content_summary, r.content_length, r.chunks_count,
            ARRAY(SELECT jsonb_array_elements_text(r.chunks_list)), r.file_path, r.track_id, r.error_msg,
            r.metadata || jsonb_build_object(
-               'lightrag_import', jsonb_build_object('source', $14::text, 'status', r.upstream_status)),
+               'lightrag_import', jsonb_build_object('source', $14::text, 'status', r.upstream_status,
+                                                     'upstream_id', r.id)),
            coalesce(r.created_at, now()), coalesce(r.updated_at, r.created_at, now())
     FROM rows r
-    WHERE EXISTS (SELECT 1 FROM full_docs d WHERE d.id = r.id)
-    ORDER BY r.id
+    JOIN lightrag_import_docs m ON m.upstream_id = r.id AND m.owner
+    WHERE EXISTS (SELECT 1 FROM full_docs d WHERE d.id = m.doc_id)
+    ORDER BY m.doc_id
     ON CONFLICT (id) DO NOTHING
     RETURNING id
 )
-SELECT r.id,
-       CASE WHEN i.id IS NOT NULL THEN 'imported'
+SELECT r.id, m.doc_id,
+       CASE WHEN m.upstream_id IS NULL THEN 'no_content'
+            WHEN NOT m.owner THEN 'duplicate'
+            WHEN i.id IS NOT NULL THEN 'imported'
             WHEN s.id IS NULL THEN 'no_content'
             WHEN s.metadata -> 'lightrag_import' ->> 'source' = $14::text THEN 'resumed'
             ELSE 'present' END AS outcome
 FROM rows r
-LEFT JOIN ins i ON i.id = r.id
-LEFT JOIN doc_status s ON s.id = r.id;
+LEFT JOIN lightrag_import_docs m ON m.upstream_id = r.id
+LEFT JOIN ins i ON i.id = m.doc_id
+LEFT JOIN doc_status s ON s.id = m.doc_id;
 
 -- name: statusless_documents
 -- Stored documents without a status, after the id $1, at most $2 (the reserved
@@ -85,15 +124,17 @@ WITH ins AS (
 SELECT count(*) FROM ins;
 
 -- name: import_chunks
--- Store the chunks ($1-$6) of documents imported from source $7 and processed there.
+-- Store the chunks ($1-$6, of upstream's document ids) of documents imported from source
+-- $7 and processed there, under our document ids.
 -- Returns how many were given, how many belong to such documents, and how many were stored.
 WITH rows AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::int[], $5::text[], $6::text[])
         AS u(id, doc_id, chunk_order_index, tokens, content, file_path)
 ), ok AS (
-    SELECT r.* FROM rows r
+    SELECT r.id, m.doc_id, r.chunk_order_index, r.tokens, r.content, r.file_path
+    FROM rows r JOIN lightrag_import_docs m ON m.upstream_id = r.doc_id AND m.owner
     WHERE
-        -- include: imported_doc doc=r.doc_id tag=$7
+        -- include: imported_doc doc=m.doc_id tag=$7
 ), ins AS (
     INSERT INTO text_chunks (id, doc_id, chunk_order_index, tokens, content, file_path)
     SELECT * FROM ok ORDER BY id

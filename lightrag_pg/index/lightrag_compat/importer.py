@@ -37,6 +37,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+import asyncpg
 import numpy as np
 
 from ...config import Settings
@@ -45,8 +46,10 @@ from ...errors import EmbeddingMismatch, InvalidInput, ReembedConflict
 from ...llm.tokenizer import Tokenizer
 from ...store.graph import GraphStore
 from ...store.rows import EntityRow, RelationRow, canonical_pair
+from ...store.statistics import StatisticsStore
 from ...store.transfer import CacheImport, StatusImport, TransferStore
-from ...store.uow import session, unit_of_work
+from ...store.uow import session
+from ..intake import md5_id
 from ..merge import build_entity, build_relation, with_context_tokens
 from ..summary import Summarizer
 from .file_source import FileSource
@@ -165,7 +168,13 @@ def check_embedding(found: Embedding, given: str | None, target: Target) -> str:
 
 
 class Importer:
-    """One import of a source into a target workspace (see the module docstring)."""
+    """One import of a source into a target workspace (see the module docstring).
+
+    Every write goes through one connection held for the whole run (:attr:`conn`), which
+    keeps the session's map of upstream's document ids to ours."""
+
+    conn: asyncpg.Connection
+    store: TransferStore
 
     def __init__(
         self,
@@ -190,33 +199,36 @@ class Importer:
 
     async def run(self, embedding_model: str | None = None) -> ImportReport:
         started = time.monotonic()
-        async with session(self.target.pool) as s:
-            if await TransferStore(s.conn).reembed_running():
+        async with self.target.pool.acquire() as conn:
+            self.conn = conn
+            self.store = TransferStore(conn)
+            if await self.store.reembed_running():
                 raise ReembedConflict(
                     f"workspace {self.target.workspace!r} is being re-embedded; finish or abort the "
                     "re-embed before importing"
                 )
-        self.report.embedding = check_embedding(await self.source.embedding(), embedding_model, self.target)
-        self.totals = await self.source.totals()
-        async with unit_of_work(self.target.pool) as uow:
-            store = TransferStore(uow.conn)
-            if not await store.vectors_present():
-                await store.drop_hnsw()
-                self.report.indexes_deferred = True
-        try:
-            await self._phases()
-        except asyncio.CancelledError:
-            raise  # the next run builds the indexes (a search meanwhile scans: slower, exact)
-        except BaseException:
-            await self._build_indexes()
-            raise
+            found = await self.source.embedding()
+            self.report.embedding = check_embedding(found, embedding_model, self.target)
+            self.totals = await self.source.totals()
+            await self.store.create_document_map()
+            async with conn.transaction():
+                if not await self.store.vectors_present():
+                    await self.store.drop_hnsw()
+                    self.report.indexes_deferred = True
+            try:
+                await self._phases()
+            except asyncio.CancelledError:
+                raise  # the next run builds the indexes (a search meanwhile scans: slower, exact)
+            except BaseException:
+                await self._build_indexes()
+                raise
         self.report.seconds = round(time.monotonic() - started, 3)
         return self.report
 
     async def _build_indexes(self) -> None:
         """Build the HNSW indexes a bulk load dropped (or an interrupted one left missing)."""
-        async with self.target.pool.acquire() as conn, without_statement_timeout(conn):
-            built = await TransferStore(conn).build_hnsw(self.target.embedding_dim)
+        async with without_statement_timeout(self.conn):
+            built = await self.store.build_hnsw(self.target.embedding_dim)
         self.report.indexes_built += built
 
     async def _phases(self) -> None:
@@ -244,8 +256,7 @@ class Importer:
         stats = self.source.stats
         self.report.unreadable = dict(stats.unreadable)
         self.report.unreadable_examples = {k: list(v) for k, v in stats.examples.items()}
-        async with session(self.target.pool) as s:
-            self.report.totals = await TransferStore(s.conn).imported_counts(self.tag)
+        self.report.totals = await self.store.imported_counts(self.tag)
 
     def _tick(self) -> None:
         phase, index = self._phase
@@ -281,13 +292,24 @@ class Importer:
 
         async def write(batch: Sequence[Any]) -> None:
             count.read += len(batch)
-            async with unit_of_work(self.target.pool) as uow:
-                store = TransferStore(uow.conn)
-                stored = await store.stored_documents([d.id for d in batch])
-                new = [(d.id, d.content, d.file_path) for d in batch if d.id not in stored]
-                written = await store.import_documents(new)
+            docs: dict[str, tuple[str, str, str]] = {}
+            mapped = []
+            for d in batch:
+                content = d.content.strip()
+                if not content:
+                    count.skip("empty text")
+                    continue
+                doc_id = md5_id("doc-", content)
+                mapped.append((d.id, doc_id, doc_id not in docs))
+                docs.setdefault(doc_id, (doc_id, content, d.file_path))
+            async with self.conn.transaction():
+                owners = await self.store.map_documents(mapped)
+                new = [docs[ours] for upstream, ours, _ in mapped if upstream in owners]
+                stored = await self.store.stored_documents([d[0] for d in new])
+                written = await self.store.import_documents([d for d in new if d[0] not in stored])
             count.written += written
-            count.kept += len(batch) - written
+            count.kept += len(new) - written
+            count.skip("same text as another upstream document", len(mapped) - len(new))
 
         await self._each(self.source.documents(DOCUMENT_BATCH), write)
 
@@ -315,29 +337,30 @@ class Importer:
                 )
                 for s in batch
             ]
-            async with unit_of_work(self.target.pool) as uow:
-                outcomes = await TransferStore(uow.conn).import_statuses(rows, self.tag)
-            for doc_id, outcome in outcomes.items():
+            async with self.conn.transaction():
+                outcomes = await self.store.import_statuses(rows, self.tag)
+            for doc_id, outcome in outcomes.values():
                 if outcome == "imported":
                     count.written += 1
                 elif outcome == "resumed":
                     count.kept += 1
                 elif outcome == "present":
                     count.skip("document already in the workspace")
-                    if len(skipped) < 20:
+                    if len(skipped) < 20 and doc_id:
                         skipped.append(doc_id)
+                elif outcome == "duplicate":
+                    count.skip("same text as another upstream document")
                 else:
                     count.skip("no document text upstream")
 
         await self._each(self.source.statuses(self.size), write)
         after: str | None = None
         while True:
-            async with unit_of_work(self.target.pool) as uow:
-                store = TransferStore(uow.conn)
-                ids = await store.statusless_documents(after, self.size)
+            async with self.conn.transaction():
+                ids = await self.store.statusless_documents(after, self.size)
                 if not ids:
                     return
-                added = await store.pending_statuses(ids, self.tag)
+                added = await self.store.pending_statuses(ids, self.tag)
             count.written += added
             self.report.pending_without_status += added
             after = ids[-1]
@@ -349,8 +372,8 @@ class Importer:
 
         async def write(batch: Sequence[Any]) -> None:
             rows = [(c.id, c.doc_id, c.order, c.tokens, c.content, c.file_path) for c in batch]
-            async with unit_of_work(self.target.pool) as uow:
-                done = await TransferStore(uow.conn).import_chunks(rows, self.tag)
+            async with self.conn.transaction():
+                done = await self.store.import_chunks(rows, self.tag)
             self._counted(
                 count,
                 done.given,
@@ -372,8 +395,8 @@ class Importer:
 
         async def write(batch: Sequence[Any]) -> None:
             ids = [v.key[0] for v in batch]
-            async with unit_of_work(self.target.pool) as uow:
-                done = await TransferStore(uow.conn).import_chunk_vectors(ids, _matrix(batch), self.tag)
+            async with self.conn.transaction():
+                done = await self.store.import_chunk_vectors(ids, _matrix(batch), self.tag)
             self._counted(count, done.given, done.eligible, done.written, "chunk not imported")
 
         await self._each(self.source.chunk_vectors(self.size), write)
@@ -386,8 +409,8 @@ class Importer:
                 CacheImport(e.id, e.cache_type, e.mode, e.chunk_id, e.prompt, e.response, e.created_at)
                 for e in {e.id: e for e in batch}.values()
             ]
-            async with unit_of_work(self.target.pool) as uow:
-                written = await TransferStore(uow.conn).import_cache(rows)
+            async with self.conn.transaction():
+                written = await self.store.import_cache(rows)
             count.read += len(batch)
             count.written += written
             count.kept += len(batch) - written
@@ -402,8 +425,7 @@ class Importer:
         async def write(batch: Sequence[Any]) -> None:
             count.read += len(batch)
             unique = {e.name: e for e in batch}
-            async with session(self.target.pool) as s:
-                stored = await TransferStore(s.conn).stored_entities(list(unique))
+            stored = await self.store.stored_entities(list(unique))
             rows = [
                 EntityRow(
                     name=e.name,
@@ -417,8 +439,8 @@ class Importer:
                 if name not in stored
             ]
             rows = with_context_tokens(rows, self.target.tokenizer)
-            async with unit_of_work(self.target.pool) as uow:
-                written = await TransferStore(uow.conn).import_entities(rows)
+            async with self.conn.transaction():
+                written = await self.store.import_entities(rows)
             count.written += written
             count.kept += len(batch) - written
 
@@ -430,8 +452,7 @@ class Importer:
         async def write(batch: Sequence[Any]) -> None:
             count.read += len(batch)
             unique = {canonical_pair(r.src, r.tgt): r for r in batch}
-            async with session(self.target.pool) as s:
-                stored = await TransferStore(s.conn).stored_relations(list(unique))
+            stored = await self.store.stored_relations(list(unique))
             rows = [
                 RelationRow(
                     src=pair[0],
@@ -447,8 +468,8 @@ class Importer:
                 if pair not in stored
             ]
             rows = with_context_tokens(rows, self.target.tokenizer)
-            async with unit_of_work(self.target.pool) as uow:
-                done = await TransferStore(uow.conn).import_relations(rows)
+            async with self.conn.transaction():
+                done = await self.store.import_relations(rows)
             count.written += done.written
             count.kept += len(batch) - done.given + done.eligible - done.written
             count.skip("an endpoint is not an entity", done.given - done.eligible)
@@ -466,8 +487,8 @@ class Importer:
             keyed = {canonical_pair(*v.key) if relations else v.key[0]: v for v in batch}
             values = list(keyed.values())
             contents = [v.content for v in values]
-            async with unit_of_work(self.target.pool) as uow:
-                store = TransferStore(uow.conn)
+            async with self.conn.transaction():
+                store = self.store
                 if relations:
                     pairs = [canonical_pair(*v.key) for v in values]
                     done = await store.import_relation_vectors(pairs, contents, _matrix(values))
@@ -506,8 +527,8 @@ class Importer:
 
         async def write(chunks: Sequence[ImportedChunk]) -> None:
             found = fragments_of(chunks, self.settings)
-            async with unit_of_work(self.target.pool) as uow:
-                store = TransferStore(uow.conn)
+            async with self.conn.transaction():
+                store = self.store
                 e = await store.add_entity_fragments(found.entities)
                 r = await store.add_relation_fragments(found.relations)
                 c = await store.import_cache(found.cache)
@@ -528,8 +549,8 @@ class Importer:
 
         async def write(batch: Sequence[Any]) -> None:
             lists = [(c.key[0], c.chunk_ids) for c in batch]
-            async with unit_of_work(self.target.pool) as uow:
-                written, swept = await TransferStore(uow.conn).fill_entity_fragments(lists, self.tag)
+            async with self.conn.transaction():
+                written, swept = await self.store.fill_entity_fragments(lists, self.tag)
             count.written += written
             self.report.fragments_filled += written
             self.report.rows_swept += swept
@@ -541,8 +562,8 @@ class Importer:
 
         async def write(batch: Sequence[Any]) -> None:
             lists = [(canonical_pair(*c.key), c.chunk_ids) for c in batch if c.key[0] != c.key[1]]
-            async with unit_of_work(self.target.pool) as uow:
-                written, swept = await TransferStore(uow.conn).fill_relation_fragments(lists, self.tag)
+            async with self.conn.transaction():
+                written, swept = await self.store.fill_relation_fragments(lists, self.tag)
             count.written += written
             self.report.fragments_filled += written
             self.report.rows_swept += swept
@@ -556,37 +577,33 @@ class Importer:
             begun = time.monotonic()
             await run()
             self.report.phase_seconds[f"finishing: {step}"] = round(time.monotonic() - begun, 3)
-        async with session(self.target.pool) as s:
-            await s.statistics.analyze_grown()
+        await StatisticsStore(self.conn).analyze_grown()
 
     async def _merge_mixed(self) -> None:
         """Rebuild the rows holding both imported and other contributions, from all their
         fragments, as a merge would (descriptions joined: no model is called; the stored
         vector stays until the row next changes)."""
-        async with session(self.target.pool) as s:
-            if not await TransferStore(s.conn).foreign_documents(self.tag):
-                return
+        if not await self.store.foreign_documents(self.tag):
+            return
         join = Summarizer(self.settings, self.target.tokenizer, None).join
         last: str | None = None
         while True:
-            async with session(self.target.pool) as s:
-                last, names = await TransferStore(s.conn).mixed_entities(self.tag, last, self.size)
+            last, names = await self.store.mixed_entities(self.tag, last, self.size)
             if names:
                 await self._rebuild_entities(names, join)
             if last is None:
                 break
         last_pair: tuple[str, str] | None = None
         while True:
-            async with session(self.target.pool) as s:
-                last_pair, pairs = await TransferStore(s.conn).mixed_relations(self.tag, last_pair, self.size)
+            last_pair, pairs = await self.store.mixed_relations(self.tag, last_pair, self.size)
             if pairs:
                 await self._rebuild_relations(pairs, join)
             if last_pair is None:
                 break
 
     async def _rebuild_entities(self, names: list[str], join: Callable[[list[str]], str]) -> None:
-        async with unit_of_work(self.target.pool) as uow:
-            graph = GraphStore(uow.conn)
+        async with self.conn.transaction():
+            graph = GraphStore(self.conn)
             await graph.lock_entities(names)
             states = await graph.entity_states("", names)
             fragments: dict[str, list[Any]] = {}
@@ -614,8 +631,8 @@ class Importer:
     async def _rebuild_relations(
         self, pairs: list[tuple[str, str]], join: Callable[[list[str]], str]
     ) -> None:
-        async with unit_of_work(self.target.pool) as uow:
-            graph = GraphStore(uow.conn)
+        async with self.conn.transaction():
+            graph = GraphStore(self.conn)
             await graph.lock_relations(pairs)
             states = await graph.relation_states("", pairs)
             fragments: dict[tuple[str, str], list[Any]] = {}

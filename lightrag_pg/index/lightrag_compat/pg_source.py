@@ -26,8 +26,8 @@ import numpy as np
 from ...db.connect import connect
 from ...db.embedded import redact_dsn
 from ...db.identifiers import Identifier, catalog_name
-from ...db.sqlfile import load_queries, render
 from ...errors import SourceFormatError
+from ...store.upstream_tables import UpstreamTables
 from . import convert
 from .formats import GRAPH_NAMESPACE, model_suffix, split_relation_key
 from .records import (
@@ -42,8 +42,6 @@ from .records import (
     SourceStatus,
     SourceVector,
 )
-
-SQL = load_queries(__package__, "pg_source.sql")
 
 T = TypeVar("T")
 GraphKind = Literal["auto", "age", "pgtable"]
@@ -98,22 +96,21 @@ class PgSource:
         self._tables: dict[str, tuple[str | None, bool]] = {}
         self._vectors: dict[str, _VectorTable | None] = {}
         self._graph: tuple[str, Identifier | None] | None = None
+        self.db: UpstreamTables
 
     async def open(self) -> None:
         """Connect, read-only, in one snapshot; find the tables, vector tables and graph."""
-        from pgvector.asyncpg import register_vector
-
         conn = await connect(self.dsn, timeout=self.connect_timeout, where=redact_dsn(self.dsn))
         self._conn = conn
+        self.db = UpstreamTables(conn)
         try:
-            await conn.execute(f"SET statement_timeout = {int(self.statement_timeout_ms)}")
-            await conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            rows = await conn.fetch(SQL["tables"])
+            await self.db.begin_snapshot(self.statement_timeout_ms)
+            rows = await self.db.tables()
             self._tables = {r["name"]: (r["vector_type"], r["keyed"]) for r in rows}
             if "lightrag_doc_full" not in self._tables:
                 raise SourceFormatError(f"{self.description}: no LIGHTRAG_DOC_FULL table is visible")
             if any(t[0] for t in self._tables.values()):
-                await register_vector(conn)
+                await self.db.register_vectors()
             for kind in VECTOR_BASES:
                 self._vectors[kind] = await self._vector_table(kind)
             self._graph = await self._find_graph()
@@ -121,17 +118,11 @@ class PgSource:
             await self.close()
             raise
 
-    @property
-    def conn(self) -> asyncpg.Connection:
-        assert self._conn is not None, "PgSource.open() first"
-        return self._conn
-
     async def close(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
             try:
-                if conn.is_in_transaction():
-                    await conn.execute("ROLLBACK")
+                await UpstreamTables(conn).end()
             finally:
                 await conn.close()
 
@@ -142,7 +133,7 @@ class PgSource:
         candidates = [n for n in self._tables if n == base or n.startswith(base + "_")]
         used = []
         for name in candidates:
-            if await self.conn.fetchval(render(SQL["has_rows"], table=catalog_name(name)), self.workspace):
+            if await self.db.has_rows(catalog_name(name), self.workspace):
                 used.append(name)
         if self.model and len(used) > 1:
             wanted = [
@@ -164,12 +155,12 @@ class PgSource:
 
     async def _find_graph(self) -> tuple[str, Identifier | None] | None:
         graph = upstream_graph_name(self.workspace)
-        age = self.graph_kind in ("auto", "age") and await self.conn.fetchval(SQL["age_graph"], graph)
+        age = self.graph_kind in ("auto", "age") and await self.db.age_graph(graph)
         table = (
             self.graph_kind in ("auto", "pgtable")
             and "lightrag_graph_nodes" in self._tables
             and "lightrag_graph_edges" in self._tables
-            and await self.conn.fetchval(SQL["pgtable_graph"], self.workspace, GRAPH_NAMESPACE)
+            and await self.db.pgtable_graph(self.workspace, GRAPH_NAMESPACE)
         )
         if age and table and self.graph_kind == "auto":
             raise SourceFormatError(
@@ -195,9 +186,7 @@ class PgSource:
         async def count(table: str | None) -> int:
             if table is None or table not in self._tables:
                 return 0
-            return int(
-                await self.conn.fetchval(render(SQL["count_rows"], table=catalog_name(table)), self.workspace)
-            )
+            return await self.db.count_rows(catalog_name(table), self.workspace)
 
         out: dict[str, int | None] = {
             "documents": await count("lightrag_doc_full"),
@@ -228,24 +217,18 @@ class PgSource:
         kind, graph = self._graph
         if kind == "age":
             assert graph is not None
-            return (
-                int(await self.conn.fetchval(render(SQL["age_count_vertices"], graph=graph))),
-                int(await self.conn.fetchval(render(SQL["age_count_edges"], graph=graph))),
-            )
-        return (
-            int(await self.conn.fetchval(SQL["pgtable_count_nodes"], self.workspace, GRAPH_NAMESPACE)),
-            int(await self.conn.fetchval(SQL["pgtable_count_edges"], self.workspace, GRAPH_NAMESPACE)),
-        )
+            return await self.db.age_counts(graph)
+        return await self.db.pgtable_counts(self.workspace, GRAPH_NAMESPACE)
 
     # ------------------------------------------------------------ readers
 
     async def _pages(
-        self, kind: str, sql: str, size: int, key: str, *extra: Any
+        self, kind: str, page: str, size: int, key: str, *extra: Any, table: Identifier | None = None
     ) -> AsyncIterator[Sequence[asyncpg.Record]]:
         last: Any = None
         done = 0
         while True:
-            rows = await self.conn.fetch(sql, self.workspace, last, size, *extra)
+            rows = await self.db.page(page, self.workspace, last, size, *extra, table=table)
             if not rows:
                 return
             done += len(rows)
@@ -254,11 +237,11 @@ class PgSource:
             yield rows
 
     async def _records(
-        self, kind: str, table: str, sql: str, size: int, build: Callable[[asyncpg.Record], T | None]
+        self, kind: str, table: str, page: str, size: int, build: Callable[[asyncpg.Record], T | None]
     ) -> AsyncIterator[list[T]]:
         if table not in self._tables:
             return
-        async for rows in self._pages(kind, sql, size, "id"):
+        async for rows in self._pages(kind, page, size, "id"):
             out = []
             for row in rows:
                 record = build(row)
@@ -272,7 +255,7 @@ class PgSource:
         return self._records(
             "documents",
             "lightrag_doc_full",
-            SQL["documents"],
+            "documents",
             size,
             lambda r: convert.document(r["id"], dict(r)),
         )
@@ -281,29 +264,28 @@ class PgSource:
         return self._records(
             "statuses",
             "lightrag_doc_status",
-            SQL["statuses"],
+            "statuses",
             size,
             lambda r: convert.status(r["id"], dict(r)),
         )
 
     def chunks(self, size: int) -> AsyncIterator[list[SourceChunk]]:
         return self._records(
-            "chunks", "lightrag_doc_chunks", SQL["chunks"], size, lambda r: convert.chunk(r["id"], dict(r))
+            "chunks", "lightrag_doc_chunks", "chunks", size, lambda r: convert.chunk(r["id"], dict(r))
         )
 
     async def cache(self, size: int) -> AsyncIterator[list[SourceCacheEntry]]:
         def build(row: asyncpg.Record) -> SourceCacheEntry | None:
             return next(convert.cache_entries(row["id"], dict(row)), None)
 
-        async for batch in self._records("cache", "lightrag_llm_cache", SQL["cache"], size, build):
+        async for batch in self._records("cache", "lightrag_llm_cache", "cache", size, build):
             yield batch
 
     async def _vector_pages(self, kind: str, namespace: str, size: int) -> AsyncIterator[list[SourceVector]]:
         table = self._vectors.get(namespace)
         if table is None:
             return
-        sql = render(SQL[kind], table=catalog_name(table.name))
-        async for rows in self._pages(kind, sql, size, "id"):
+        async for rows in self._pages(kind, kind, size, "id", table=catalog_name(table.name)):
             out = []
             for row in rows:
                 values = row["content_vector"]
@@ -335,17 +317,16 @@ class PgSource:
         graph_kind, graph = self._graph
         if graph_kind == "age":
             assert graph is not None
-            sql = render(SQL["age_vertices"], graph=graph)
             last: str | None = None
             while True:
-                rows = await self.conn.fetch(sql, last, size)
+                rows = await self.db.age_page("age_vertices", graph, last, size)
                 if not rows:
                     return
                 last = rows[-1]["gid"]
                 yield self._entities(kind, [(None, r["properties"]) for r in rows])
         else:
-            async for rows in self._pages(kind, SQL["pgtable_nodes"], size, "id", GRAPH_NAMESPACE):
-                yield self._entities(kind, [(r["id"], r["properties"]) for r in rows])
+            async for page in self._pages(kind, "pgtable_nodes", size, "id", GRAPH_NAMESPACE):
+                yield self._entities(kind, [(r["id"], r["properties"]) for r in page])
 
     def _entities(self, kind: str, rows: list[tuple[str | None, str]]) -> list[SourceEntity]:
         out = []
@@ -363,10 +344,9 @@ class PgSource:
         graph_kind, graph = self._graph
         if graph_kind == "age":
             assert graph is not None
-            sql = render(SQL["age_edges"], graph=graph)
-            last: str | None = None
+            last = None
             while True:
-                rows = await self.conn.fetch(sql, last, size)
+                rows = await self.db.age_page("age_edges", graph, last, size)
                 if not rows:
                     return
                 last = rows[-1]["gid"]
@@ -380,10 +360,9 @@ class PgSource:
                 ]
                 yield self._relations(kind, triples)
             return
-        sql = SQL["pgtable_edges"]
         after: tuple[str | None, str | None] = (None, None)
         while True:
-            rows = await self.conn.fetch(sql, self.workspace, after[0], after[1], size, GRAPH_NAMESPACE)
+            rows = await self.db.pgtable_edges(self.workspace, after, size, GRAPH_NAMESPACE)
             if not rows:
                 return
             after = (rows[-1]["src_id"], rows[-1]["tgt_id"])
@@ -415,7 +394,7 @@ class PgSource:
             return convert.chunk_list((row["id"],), row["chunk_ids"]) if row["id"] else None
 
         async for batch in self._records(
-            "entity_chunks", "lightrag_entity_chunks", SQL["entity_chunks"], size, build
+            "entity_chunks", "lightrag_entity_chunks", "entity_chunks", size, build
         ):
             yield batch
 
@@ -430,7 +409,7 @@ class PgSource:
             return convert.chunk_list(pair, row["chunk_ids"]) if pair else None
 
         async for batch in self._records(
-            "relation_chunks", "lightrag_relation_chunks", SQL["relation_chunks"], size, build
+            "relation_chunks", "lightrag_relation_chunks", "relation_chunks", size, build
         ):
             yield batch
 

@@ -2,7 +2,12 @@
 -- LIGHTRAG_* tables, keyed by a workspace column, and its graph, in Apache AGE or
 -- in its plain tables (pgtable). Every read is one page, after the last key of
 -- the page before ($2 or the pair $2, $3; NULL: from the start), in key order.
--- {table} and {graph} are names read from the source's catalog.
+-- {table} and {graph} are names read from the source's catalog. The session reads one
+-- snapshot, read-only (begin_snapshot).
+
+-- name: begin_snapshot
+-- The whole import reads one snapshot and writes nothing.
+BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;
 
 -- name: tables
 -- The LIGHTRAG tables the session sees, with their row counts of workspace $1 (NULL for

@@ -50,7 +50,7 @@ class TransferMethods(Facade):
             source,
             source_workspace,
             embedding_model=embedding_model,
-            graph=graph,  # type: ignore[arg-type]
+            graph=graph,
             batch_size=batch_size,
             progress=progress or ignore_import_progress,
         )

@@ -51,6 +51,7 @@ from .formats import (
     entity_vector_id,
     epoch,
     join_field,
+    md5_hex,
     relation_key,
     relation_vector_id,
 )
@@ -274,12 +275,14 @@ class Exporter:
         async for rows in _pages(self.store, "statuses", lambda r: (r["id"],)):
             for r in rows:
                 created = epoch(r["doc_created"]) or now
+                digest = md5_hex(r["content"]) if r["content"] is not None else None
                 if r["content"] is not None:
                     docs.add(
                         r["id"],
                         {
                             "content": r["content"],
                             "file_path": r["file_path"],
+                            "content_hash": digest,
                             "create_time": created,
                             "update_time": created,
                             "_id": r["id"],
@@ -299,6 +302,7 @@ class Exporter:
                         "chunks_list": list(r["chunks_list"] or []),
                         "metadata": r["metadata"] or {},
                         "error_msg": r["error_msg"],
+                        "content_hash": digest,
                     },
                 )
         async for rows in _pages(self.store, "doc_links", lambda r: (r["id"],)):

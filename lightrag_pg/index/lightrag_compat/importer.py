@@ -35,7 +35,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import asyncpg
 import numpy as np
@@ -55,7 +55,7 @@ from ..summary import Summarizer
 from .file_source import FileSource
 from .formats import model_suffix
 from .fragments import ImportedChunk, fragments_of
-from .pg_source import GraphKind, PgSource
+from .pg_source import GRAPH_KINDS, GraphKind, PgSource
 from .records import Embedding, Source
 from .report import ImportCallback, ImportProgress, ImportReport, ignore_import_progress
 
@@ -99,19 +99,21 @@ async def open_source(
     source_workspace: str | None = None,
     *,
     embedding_model: str | None = None,
-    graph: GraphKind = "auto",
+    graph: str = "auto",
     connect_timeout: float = 10.0,
 ) -> Source:
     """The source to import: a ``postgresql://`` DSN (``source_workspace``: upstream's
     ``workspace`` value, default ``default``) or a working directory (``source_workspace``:
     its subfolder, if given)."""
+    if graph not in GRAPH_KINDS:
+        raise InvalidInput(f"graph must be one of {', '.join(GRAPH_KINDS)}, got {graph!r}")
     text = str(source)
     if text.startswith(("postgresql://", "postgres://")):
         pg = PgSource(
             text,
             source_workspace,
             embedding_model=embedding_model,
-            graph=graph,
+            graph=cast(GraphKind, graph),
             connect_timeout=connect_timeout,
         )
         await pg.open()
@@ -676,7 +678,7 @@ async def import_lightrag(
     source_workspace: str | None = None,
     *,
     embedding_model: str | None = None,
-    graph: GraphKind = "auto",
+    graph: str = "auto",
     batch_size: int = DEFAULT_BATCH_SIZE,
     progress: ImportCallback = ignore_import_progress,
 ) -> ImportReport:

@@ -45,6 +45,7 @@ from .records import (
 
 T = TypeVar("T")
 GraphKind = Literal["auto", "age", "pgtable"]
+GRAPH_KINDS: tuple[GraphKind, ...] = ("auto", "age", "pgtable")
 
 VECTOR_BASES = {
     "chunks": "lightrag_vdb_chunks",

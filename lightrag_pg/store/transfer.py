@@ -140,7 +140,7 @@ class TransferStore:
 
     async def statusless_documents(self, after: str | None, limit: int) -> list[str]:
         """A page of stored documents without a status (not the reserved manual-edits one)."""
-        return [r["id"] for r in await self.conn.fetch(SQL["statusless_documents"], after, limit)]
+        return [r["id"] for r in await self.conn.fetch(SQL["statusless_documents"], after or "", limit)]
 
     async def pending_statuses(self, ids: Sequence[str], tag: str) -> int:
         """Give the documents ``ids`` a pending status marked with ``tag``; how many."""
@@ -235,7 +235,7 @@ class TransferStore:
     ) -> list[asyncpg.Record]:
         """A page of chunks imported from ``tag`` with upstream's cached extraction answers
         (``answers``: JSON list of ``{id, response, initial}``, oldest first)."""
-        return list(await self.conn.fetch(SQL["imported_chunks_with_answers"], tag, after, limit))
+        return list(await self.conn.fetch(SQL["imported_chunks_with_answers"], tag, after or "", limit))
 
     async def add_entity_fragments(self, fragments: Sequence[EntityFragmentRow]) -> int:
         """Record fragments of stored entities with their documents' links; how many."""
@@ -285,14 +285,14 @@ class TransferStore:
 
     async def mixed_entities(self, tag: str, after: str | None, limit: int) -> tuple[str | None, list[str]]:
         """Among a page of entities, those holding contributions of ``tag`` and of other documents."""
-        row = await self.conn.fetchrow(SQL["mixed_entities"], tag, after, limit)
+        row = await self.conn.fetchrow(SQL["mixed_entities"], tag, after or "", limit)
         return row["last"], list(row["mixed"])
 
     async def mixed_relations(
         self, tag: str, after: tuple[str, str] | None, limit: int
     ) -> tuple[tuple[str, str] | None, list[tuple[str, str]]]:
         """As :meth:`mixed_entities` for relations."""
-        src, tgt = after if after else (None, None)
+        src, tgt = after if after else ("", "")
         row = await self.conn.fetchrow(SQL["mixed_relations"], tag, src, tgt, limit)
         last = (row["last_src"], row["last_tgt"]) if row["last_src"] is not None else None
         return last, list(zip(row["srcs"], row["tgts"], strict=True))
@@ -324,7 +324,7 @@ class TransferStore:
         """A page of the exporter's ``kind`` (statuses, chunks, cache, entities, relations,
         doc_links) after the key ``after`` (one value, two for relations)."""
         width = 2 if kind == "relations" else 1
-        keys = list(after) if after else [None] * width
+        keys = list(after) if after else [""] * width
         return list(await self.conn.fetch(SQL[f"export_{kind}"], *keys, limit))
 
     async def foreign_documents(self, tag: str) -> bool:

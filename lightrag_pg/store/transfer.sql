@@ -105,7 +105,7 @@ LEFT JOIN doc_status s ON s.id = m.doc_id;
 -- Stored documents without a status, after the id $1, at most $2 (the reserved
 -- document of manual edits excepted): imported without a status upstream.
 SELECT d.id FROM full_docs d
-WHERE ($1::text IS NULL OR d.id > $1) AND d.id <> 'manual-edits'
+WHERE d.id > $1 AND d.id <> 'manual-edits'
   AND NOT EXISTS (SELECT 1 FROM doc_status s WHERE s.id = d.id)
 ORDER BY d.id LIMIT $2;
 
@@ -266,7 +266,7 @@ SELECT c.id, c.doc_id, c.content, c.file_path,
            WHERE l.chunk_id = c.id AND l.cache_type = 'extract' AND l.id NOT LIKE 'extract:%'
        ), '[]'::jsonb) AS answers
 FROM text_chunks c
-WHERE ($2::text IS NULL OR c.id > $2)
+WHERE c.id > $2
   AND
       -- include: imported_doc doc=c.doc_id tag=$1
 ORDER BY c.id
@@ -412,8 +412,8 @@ SELECT (SELECT count(*) FROM ins) AS filled, (SELECT count(*) FROM gone) AS swep
 -- Returns the last name looked at and the mixed names.
 WITH page AS (
     SELECT e.name FROM entities e
-    WHERE $2::text IS NULL OR e.name COLLATE "C" > $2::text COLLATE "C"
-    ORDER BY e.name COLLATE "C" LIMIT $3
+    WHERE e.name > $2
+    ORDER BY e.name LIMIT $3
 ), mixed AS (
     SELECT p.name FROM page p
     WHERE EXISTS (SELECT 1 FROM entity_fragments f WHERE f.entity_name = p.name
@@ -429,15 +429,15 @@ WITH page AS (
                           -- include: imported_doc doc=l.doc_id tag=$1
                       ))
 )
-SELECT (SELECT max(name COLLATE "C") FROM page) AS last,
-       coalesce((SELECT array_agg(name ORDER BY name COLLATE "C") FROM mixed), '{}') AS mixed;
+SELECT (SELECT max(name) FROM page) AS last,
+       coalesce((SELECT array_agg(name ORDER BY name) FROM mixed), '{}') AS mixed;
 
 -- name: mixed_relations
 -- As mixed_entities, for relations after the pair ($2, $3), at most $4.
 WITH page AS (
     SELECT r.src, r.tgt FROM relations r
-    WHERE $2::text IS NULL OR (r.src COLLATE "C", r.tgt COLLATE "C") > ($2::text COLLATE "C", $3::text COLLATE "C")
-    ORDER BY r.src COLLATE "C", r.tgt COLLATE "C" LIMIT $4
+    WHERE (r.src, r.tgt) > ($2, $3)
+    ORDER BY r.src, r.tgt LIMIT $4
 ), mixed AS (
     SELECT p.src, p.tgt FROM page p
     WHERE EXISTS (SELECT 1 FROM relation_fragments f WHERE f.src = p.src AND f.tgt = p.tgt
@@ -453,11 +453,11 @@ WITH page AS (
                           -- include: imported_doc doc=l.doc_id tag=$1
                       ))
 ), last AS (
-    SELECT src, tgt FROM page ORDER BY src COLLATE "C" DESC, tgt COLLATE "C" DESC LIMIT 1
+    SELECT src, tgt FROM page ORDER BY src DESC, tgt DESC LIMIT 1
 )
 SELECT (SELECT src FROM last) AS last_src, (SELECT tgt FROM last) AS last_tgt,
-       coalesce((SELECT array_agg(src ORDER BY src COLLATE "C", tgt COLLATE "C") FROM mixed), '{}') AS srcs,
-       coalesce((SELECT array_agg(tgt ORDER BY src COLLATE "C", tgt COLLATE "C") FROM mixed), '{}') AS tgts;
+       coalesce((SELECT array_agg(src ORDER BY src, tgt) FROM mixed), '{}') AS srcs,
+       coalesce((SELECT array_agg(tgt ORDER BY src, tgt) FROM mixed), '{}') AS tgts;
 
 -- name: imported_counts
 -- What the workspace holds of source $1: documents by status, their chunks, the
@@ -494,7 +494,8 @@ JOIN unnest($1::text[], $2::text[]) AS p(src, tgt) ON r.src = p.src AND r.tgt = 
 SELECT EXISTS (SELECT 1 FROM reembed_state);
 
 -- The exporter's pages: every read is one page after the last key of the page before
--- ($1, or the pair $1, $2; NULL: from the start), in key order, read in one snapshot.
+-- ($1, or the pair $1, $2; '' from the start), in key order (the keys' own collation, so
+-- the primary key index serves it), read in one snapshot.
 
 -- fragment: upstream_cache_key
 -- Whether the cache key {key} has upstream's form (mode:type:hash), which upstream looks up.
@@ -505,8 +506,8 @@ SELECT EXISTS (SELECT 1 FROM reembed_state);
 SELECT s.id, s.status, s.content_summary, s.content_length, s.chunks_count, s.chunks_list, s.file_path,
        s.track_id, s.error_msg, s.metadata, s.created_at, s.updated_at, d.content, d.created_at AS doc_created
 FROM doc_status s LEFT JOIN full_docs d ON d.id = s.id
-WHERE $1::text IS NULL OR s.id COLLATE "C" > $1::text COLLATE "C"
-ORDER BY s.id COLLATE "C" LIMIT $2;
+WHERE s.id > $1
+ORDER BY s.id LIMIT $2;
 
 -- name: export_chunks
 -- Chunks with their vectors and the keys of their cached extraction answers in upstream's form.
@@ -517,15 +518,15 @@ SELECT c.id, c.doc_id, c.chunk_order_index, c.tokens, c.content, c.file_path, c.
                  -- include: upstream_cache_key key=l.id
              ORDER BY l.created_at, l.id COLLATE "C") AS cache_keys
 FROM text_chunks c LEFT JOIN chunk_vectors v ON v.chunk_id = c.id
-WHERE $1::text IS NULL OR c.id COLLATE "C" > $1::text COLLATE "C"
-ORDER BY c.id COLLATE "C" LIMIT $2;
+WHERE c.id > $1
+ORDER BY c.id LIMIT $2;
 
 -- name: export_cache
 -- Cached answers under upstream's keys.
 SELECT l.id, l.cache_type, l.chunk_id, l.prompt, l.response, l.created_at FROM llm_cache l
-WHERE ($1::text IS NULL OR l.id COLLATE "C" > $1::text COLLATE "C") AND
+WHERE l.id > $1 AND
     -- include: upstream_cache_key key=l.id
-ORDER BY l.id COLLATE "C" LIMIT $2;
+ORDER BY l.id LIMIT $2;
 
 -- name: export_entities
 -- Entities with their vectors and every chunk they were extracted from: their source
@@ -537,8 +538,8 @@ SELECT e.name, e.entity_type, e.description, e.source_ids, e.file_paths, e.creat
            WHERE f.entity_name = e.name AND f.chunk_id <> ALL(e.source_ids) AND f.chunk_id <> 'manual_creation'
            ORDER BY 1) AS chunk_ids
 FROM entities e LEFT JOIN entity_vectors v ON v.name = e.name
-WHERE $1::text IS NULL OR e.name COLLATE "C" > $1::text COLLATE "C"
-ORDER BY e.name COLLATE "C" LIMIT $2;
+WHERE e.name > $1
+ORDER BY e.name LIMIT $2;
 
 -- name: export_relations
 -- Relations with their vectors and chunks; see export_entities.
@@ -550,8 +551,8 @@ SELECT r.src, r.tgt, r.keywords, r.description, r.weight, r.source_ids, r.file_p
              AND f.chunk_id <> 'manual_creation'
            ORDER BY 1) AS chunk_ids
 FROM relations r LEFT JOIN relation_vectors v ON v.src = r.src AND v.tgt = r.tgt
-WHERE $1::text IS NULL OR (r.src COLLATE "C", r.tgt COLLATE "C") > ($1::text COLLATE "C", $2::text COLLATE "C")
-ORDER BY r.src COLLATE "C", r.tgt COLLATE "C" LIMIT $3;
+WHERE (r.src, r.tgt) > ($1, $2)
+ORDER BY r.src, r.tgt LIMIT $3;
 
 -- name: export_doc_links
 -- Per document with a status, the entities and relations (pairs) it contributed to.
@@ -561,8 +562,8 @@ SELECT s.id,
        ARRAY(SELECT jsonb_build_array(l.src, l.tgt) FROM doc_relations l WHERE l.doc_id = s.id
              ORDER BY l.src COLLATE "C", l.tgt COLLATE "C") AS relations
 FROM doc_status s
-WHERE $1::text IS NULL OR s.id COLLATE "C" > $1::text COLLATE "C"
-ORDER BY s.id COLLATE "C" LIMIT $2;
+WHERE s.id > $1
+ORDER BY s.id LIMIT $2;
 
 -- name: vectors_present
 -- Whether any of the three vector tables holds a row (an empty workspace has none).

@@ -88,20 +88,19 @@ class UpstreamTables:
         self, kind: str, workspace: str, after: Any, limit: int, *extra: Any, table: Identifier | None = None
     ) -> list[asyncpg.Record]:
         """A page of ``kind`` (:data:`KEYED_PAGES`, or :data:`VECTOR_PAGES` of ``table``) of the
-        workspace, after the key ``after`` (None: from the start)."""
+        workspace, after the key ``after`` (None: from the start: every key is above '')."""
         sql = render(SQL[kind], table=table) if table is not None else SQL[kind]
-        return list(await self.conn.fetch(sql, workspace, after, limit, *extra))
+        return list(await self.conn.fetch(sql, workspace, "" if after is None else after, limit, *extra))
 
     async def age_page(
         self, kind: str, graph: Identifier, after: str | None, limit: int
     ) -> list[asyncpg.Record]:
         """A page of the AGE graph's ``age_vertices`` or ``age_edges``, after a graph id (as text)."""
-        return list(await self.conn.fetch(render(SQL[kind], graph=graph), after, limit))
+        return list(await self.conn.fetch(render(SQL[kind], graph=graph), after or "0", limit))
 
     async def pgtable_edges(
         self, workspace: str, after: tuple[str | None, str | None], limit: int, namespace: str
     ) -> list[asyncpg.Record]:
         """A page of the plain-table graph's edges, after the pair ``after``."""
-        return list(
-            await self.conn.fetch(SQL["pgtable_edges"], workspace, after[0], after[1], limit, namespace)
-        )
+        src, tgt = after[0] or "", after[1] or ""
+        return list(await self.conn.fetch(SQL["pgtable_edges"], workspace, src, tgt, limit, namespace))

@@ -15,6 +15,7 @@ import base64
 import re
 import xml.etree.ElementTree as ElementTree
 from collections.abc import AsyncIterator, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
@@ -76,19 +77,23 @@ def _take(iterator: Iterator[T], size: int) -> list[T]:
     return batch
 
 
-async def _batches(make: Callable[[], Iterator[T]], size: int) -> AsyncIterator[list[T]]:
-    """Batches of what ``make()`` yields, each parsed in a worker thread."""
-    iterator = await asyncio.to_thread(make)
+async def _batches(
+    make: Callable[[], Iterator[T]], size: int, executor: ThreadPoolExecutor
+) -> AsyncIterator[list[T]]:
+    """Batches of what ``make()`` yields, each parsed in ``executor``'s one thread (one
+    thread, not the loop's pool: the C parsers' buffers then reuse one allocator arena)."""
+    loop = asyncio.get_running_loop()
+    iterator = await loop.run_in_executor(executor, make)
     try:
         while True:
-            batch = await asyncio.to_thread(_take, iterator, size)
+            batch = await loop.run_in_executor(executor, _take, iterator, size)
             if not batch:
                 return
             yield batch
     finally:
         close = getattr(iterator, "close", None)
         if close is not None:
-            await asyncio.to_thread(close)
+            await loop.run_in_executor(executor, close)
 
 
 def _rfind(handle: IO[bytes], byte: bytes, before: int) -> int:
@@ -195,6 +200,7 @@ class FileSource:
         self.model = embedding_model
         self.position: dict[str, tuple[int, int]] = {}
         self.unit = "B"
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lightrag-import")
 
     # ------------------------------------------------------------ facts
 
@@ -208,7 +214,9 @@ class FileSource:
         dims = {}
         for name in (VDB_CHUNKS, VDB_ENTITIES, VDB_RELATIONS):
             if self._exists(name):
-                dims[name] = await asyncio.to_thread(self._dim, self._file(name))
+                dims[name] = await asyncio.get_running_loop().run_in_executor(
+                    self.executor, self._dim, self._file(name)
+                )
         found = {d for d in dims.values() if d is not None}
         if len(found) > 1:
             raise SourceFormatError(f"{self.folder}: the vector files disagree on the dimension: {dims}")
@@ -277,13 +285,13 @@ class FileSource:
                 yield record
 
     def documents(self, size: int) -> AsyncIterator[list[SourceDoc]]:
-        return _batches(lambda: self._records("documents", FULL_DOCS, convert.document), size)
+        return _batches(lambda: self._records("documents", FULL_DOCS, convert.document), size, self.executor)
 
     def statuses(self, size: int) -> AsyncIterator[list[SourceStatus]]:
-        return _batches(lambda: self._records("statuses", DOC_STATUS, convert.status), size)
+        return _batches(lambda: self._records("statuses", DOC_STATUS, convert.status), size, self.executor)
 
     def chunks(self, size: int) -> AsyncIterator[list[SourceChunk]]:
-        return _batches(lambda: self._records("chunks", TEXT_CHUNKS, convert.chunk), size)
+        return _batches(lambda: self._records("chunks", TEXT_CHUNKS, convert.chunk), size, self.executor)
 
     def cache(self, size: int) -> AsyncIterator[list[SourceCacheEntry]]:
         def entries() -> Iterator[SourceCacheEntry]:
@@ -293,7 +301,7 @@ class FileSource:
                     self.stats.skip("cache", key)
                 yield from found
 
-        return _batches(entries, size)
+        return _batches(entries, size, self.executor)
 
     def _vectors(self, kind: str, name: str, namespace: str) -> Iterator[SourceVector]:
         path = self._file(name)
@@ -329,13 +337,17 @@ class FileSource:
             handle.close()
 
     def chunk_vectors(self, size: int) -> AsyncIterator[list[SourceVector]]:
-        return _batches(lambda: self._vectors("chunk_vectors", VDB_CHUNKS, "chunks"), size)
+        return _batches(lambda: self._vectors("chunk_vectors", VDB_CHUNKS, "chunks"), size, self.executor)
 
     def entity_vectors(self, size: int) -> AsyncIterator[list[SourceVector]]:
-        return _batches(lambda: self._vectors("entity_vectors", VDB_ENTITIES, "entities"), size)
+        return _batches(
+            lambda: self._vectors("entity_vectors", VDB_ENTITIES, "entities"), size, self.executor
+        )
 
     def relation_vectors(self, size: int) -> AsyncIterator[list[SourceVector]]:
-        return _batches(lambda: self._vectors("relation_vectors", VDB_RELATIONS, "relationships"), size)
+        return _batches(
+            lambda: self._vectors("relation_vectors", VDB_RELATIONS, "relationships"), size, self.executor
+        )
 
     def _graph(self, kind: str, want: str) -> Iterator[tuple[dict[str, str], dict[str, Any]]]:
         """``(attributes, data)`` of every ``want`` element (node or edge) of the GraphML file."""
@@ -382,10 +394,10 @@ class FileSource:
                 yield found
 
     def entities(self, size: int) -> AsyncIterator[list[SourceEntity]]:
-        return _batches(lambda: self._entities("entities"), size)
+        return _batches(lambda: self._entities("entities"), size, self.executor)
 
     def relations(self, size: int) -> AsyncIterator[list[SourceRelation]]:
-        return _batches(lambda: self._relations("relations"), size)
+        return _batches(lambda: self._relations("relations"), size, self.executor)
 
     def _chunk_lists(self, kind: str, name: str, relations: bool) -> Iterator[ChunkList]:
         if not self._exists(name):  # an older upstream: the graph's (possibly capped) lists
@@ -407,13 +419,15 @@ class FileSource:
                 yield found
 
     def entity_chunks(self, size: int) -> AsyncIterator[list[ChunkList]]:
-        return _batches(lambda: self._chunk_lists("entity_chunks", ENTITY_CHUNKS, False), size)
+        return _batches(lambda: self._chunk_lists("entity_chunks", ENTITY_CHUNKS, False), size, self.executor)
 
     def relation_chunks(self, size: int) -> AsyncIterator[list[ChunkList]]:
-        return _batches(lambda: self._chunk_lists("relation_chunks", RELATION_CHUNKS, True), size)
+        return _batches(
+            lambda: self._chunk_lists("relation_chunks", RELATION_CHUNKS, True), size, self.executor
+        )
 
     async def close(self) -> None:
-        return None
+        self.executor.shutdown(wait=False, cancel_futures=True)
 
 
 def _graph_data(elem: ElementTree.Element, keys: dict[str, tuple[str, str]]) -> dict[str, str]:

@@ -8,10 +8,12 @@ with the source; an interrupted import is finished by running it again (each
 batch first asks which of its rows are stored, and stored rows cost nothing
 more); importing twice changes nothing.
 
-1. documents, then their statuses, marked with the source's name and upstream's
-   status; a document the workspace already held (by id: upstream's ids are
-   ``doc-`` plus the MD5 of the content, as ours) keeps its own status and is
-   skipped from then on;
+1. documents under our ids (``doc-`` plus the MD5 of the text, where upstream 1.5.7
+   names a document given with a file after the path; the same text is one document,
+   and upstream documents holding the same text are imported once), then their
+   statuses, marked with the source's name, upstream's status and upstream's id; a
+   document the workspace already held keeps its own status and is skipped from
+   then on;
 2. chunks (upstream's ids, order, token counts, files), their vectors as stored,
    the LLM cache as stored, for documents processed upstream;
 3. entities and relations as upstream stored them (description, type, keywords,

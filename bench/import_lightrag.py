@@ -42,6 +42,7 @@ from bench.ingest import database, workspace_name
 from bench.lightrag_shapes import Corpus, synthesize, write_postgres, write_workdir
 from lightrag_pg import LightRAG
 from lightrag_pg.index.extraction_prompts import COMPLETION_DELIMITER
+from lightrag_pg.index.lightrag_compat.report import ImportProgress
 from lightrag_pg.testing import classify_prompt, hashed_embedding_func, prompt_input_text, respond
 
 SOURCE_WORKSPACE = "bench_src"
@@ -65,15 +66,18 @@ async def child(dsn: str, source: str, source_workspace: str | None, model: str,
         dsn=dsn, workspace=workspace_name("bench_import"), embedding_func=hashed_embedding_func(64)
     )
     await rag.initialize()
+    phases: dict[str, float] = {}
+
+    def record(p: ImportProgress) -> None:
+        phases[p.phase] = max(phases.get(p.phase, 0.0), rss_mb())
+
     try:
         before = current_rss_mb()
         started = time.perf_counter()
-        report = await rag.aimport_lightrag(source, source_workspace, embedding_model=model)
+        report = await rag.aimport_lightrag(source, source_workspace, embedding_model=model, progress=record)
         seconds = time.perf_counter() - started
-        peak = rss_mb()
-        out.write_text(
-            json.dumps({"report": report.to_dict(), "seconds": seconds, "before": before, "peak": peak})
-        )
+        figures = {"report": report.to_dict(), "seconds": seconds, "before": before, "peak": rss_mb()}
+        out.write_text(json.dumps({**figures, "phases": phases}))
     finally:
         await rag.drop_workspace()
 
@@ -205,6 +209,16 @@ def main() -> None:
                     source = asyncio.run(postgres_source(dsn, corpus, shape))
                     result = run_child(dsn, source, SOURCE_WORKSPACE, corpus.model)
                     print(row(size, shape, result, "tables"), flush=True)
+                slowest = sorted(result["report"]["phase_seconds"].items(), key=lambda kv: -kv[1])[:4]
+                grew = next(  # the phase by whose end the peak was reached (the peak only grows)
+                    ((k, v) for k, v in result["phases"].items() if v >= result["peak"] - 1), ("-", 0.0)
+                )
+                print(
+                    "         slowest phases: "
+                    + ", ".join(f"{k} {v:.1f} s" for k, v in slowest)
+                    + f"; peak resident memory reached during {grew[0]} ({grew[1]:.0f} MiB)",
+                    flush=True,
+                )
             if size == min(sizes) and not args.no_baseline:
                 seconds, calls = asyncio.run(reindex_baseline(dsn, corpus))
                 print(

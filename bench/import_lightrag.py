@@ -5,7 +5,7 @@ synthesized in upstream 1.5.7's formats (:mod:`bench.lightrag_shapes`) and writt
 in each shape (``--shapes``): a working directory (``files``), upstream's PostgreSQL
 tables with an AGE graph (``age``) or with its plain-table graph (``pgtable``). Each
 import runs in a process of its own into a new workspace, so its peak resident
-memory (``ru_maxrss``) is its own; the resident size just before the import (the
+memory (``VmHWM``) is its own; the resident size just before the import (the
 process with everything loaded) is printed beside it: flat memory means the
 difference does not grow with the size.
 
@@ -26,7 +26,6 @@ import itertools
 import json
 import os
 import re
-import resource
 import subprocess
 import sys
 import tempfile
@@ -50,8 +49,12 @@ _NAME = re.compile(r"\b[A-Z][a-z]+ [A-Z][a-z]+\b")
 
 
 def rss_mb() -> float:
-    """Peak resident memory of this process so far, in MiB."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    """Peak resident memory of this process so far, in MiB (``VmHWM``: unlike ``ru_maxrss``,
+    which Linux carries across ``exec``, it starts afresh in a new program, so a child does
+    not inherit the peak of the parent that held the synthesized workspace)."""
+    with open("/proc/self/status") as handle:
+        line = next(line for line in handle if line.startswith("VmHWM:"))
+    return int(line.split()[1]) / 1024
 
 
 def current_rss_mb() -> float:

@@ -25,6 +25,9 @@ from .rows import EntityFragmentRow, EntityRow, RelationFragmentRow, RelationRow
 
 SQL = load_queries(__package__, "transfer.sql")
 
+BUILD_MEMORY = 512 * 2**20
+"""Bytes of ``maintenance_work_mem`` an HNSW build of an import gets at least (see transfer.sql)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Written:
@@ -352,7 +355,9 @@ class TransferStore:
                 continue
             ident, index = relation_of(table), relation_of(name)
             assert ident is not None and index is not None
-            await self.conn.execute(render(SQL[block], table=ident, index=index, dim=dim))
+            async with self.conn.transaction():
+                await self.conn.execute(SQL["build_memory"], BUILD_MEMORY)
+                await self.conn.execute(render(SQL[block], table=ident, index=index, dim=dim))
             built.append(name)
         return built
 

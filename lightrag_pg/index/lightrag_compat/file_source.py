@@ -109,6 +109,15 @@ def _rfind(handle: IO[bytes], byte: bytes, before: int) -> int:
     return -1
 
 
+def _until_data_ends(events: Iterator[tuple[str, str, Any]]) -> Iterator[tuple[str, str, Any]]:
+    """A vector file's parse events up to the end of its ``data`` array: the ``matrix``
+    string after it, tens of megabytes, is read by :class:`MatrixRows`, never parsed whole."""
+    for prefix, event, value in events:
+        yield prefix, event, value
+        if prefix == "data" and event == "end_array":
+            return
+
+
 class MatrixRows:
     """The ``matrix`` of a nano-vectordb file, read a few rows at a time.
 
@@ -316,7 +325,7 @@ class FileSource:
         rows = np.zeros((0, dim), dtype=np.float32)
         at = 0
         try:
-            for record in ijson.items(handle, "data.item", use_float=True):
+            for record in ijson.items(_until_data_ends(ijson.parse(handle, use_float=True)), "data.item"):
                 if at == len(rows):
                     rows, at = matrix.take(256), 0
                     if not len(rows):

@@ -84,7 +84,7 @@ from lightrag_pg.query.answer_prompts import (
 from lightrag_pg.testing import hashed_vectors
 
 UPSTREAM_VERSION = "1.5.7"
-UPSTREAM_REQUIREMENTS = (f"lightrag-hku=={UPSTREAM_VERSION}", "pgvector")
+UPSTREAM_REQUIREMENTS = (f"lightrag-hku=={UPSTREAM_VERSION}", "pgvector", "asyncpg")
 MODES: tuple[str, ...] = ("local", "global", "hybrid", "mix", "naive")
 RUNNER = Path(__file__).resolve().parent / "upstream_runner.py"
 DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "lightrag-pg-bench"
@@ -515,20 +515,26 @@ def run_upstream(
     settings: dict[str, Any],
     parallel: bool = False,
     on_inserted: Callable[[], None] | None = None,
+    storage: str = "postgres",
+    working_dir: Path | None = None,
+    workspace: str | None = None,
 ) -> tuple[list[dict[str, Any]], Graph, str]:
     """Index and query with upstream in its virtualenv, answering its LLM and embedding requests.
 
     ``parallel``: all documents in one insert with upstream's default parallelism (else one
-    document, one LLM and one embedding call at a time). ``on_inserted()`` is called as
+    document, one LLM and one embedding call at a time). ``storage``: upstream's storages
+    (:data:`bench.upstream_runner.STORAGES`), in ``working_dir`` (default: a new folder under
+    ``work``) and ``workspace`` (default: a new name). ``on_inserted()`` is called as
     upstream reports each document in. Also returns upstream's graph and the workspace it
     wrote.
     """
-    workspace = workspace_name("diff_up")
-    work = work / workspace
-    work.mkdir(parents=True)
+    workspace = workspace_name("diff_up") if workspace is None else workspace
+    work = work / (workspace or "default")
+    work.mkdir(parents=True, exist_ok=True)
     job = {
         "parallel": parallel,
-        "working_dir": str(work / "upstream"),
+        "storage": storage,
+        "working_dir": str(working_dir or work / "upstream"),
         "workspace": workspace,
         "embedding_dim": HASHED_DIM,
         "embedding_name": f"{embedding}-bow-{HASHED_DIM}",

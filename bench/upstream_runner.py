@@ -16,8 +16,12 @@ of JSON lines (file descriptors given on the command line):
   ``{"kind": "done"}`` or ``{"kind": "error", "message"}`` at the end.
 
 The job (workspace, documents, queries, the answer-prompt templates both
-systems budget against, and settings such as the summary thresholds) is a JSON file. The database comes
-from upstream's own ``POSTGRES_*`` environment variables, set by the harness.
+systems budget against, and settings such as the summary thresholds) is a JSON file. ``"storage"``
+picks upstream's storages: ``postgres`` (the default: its ``LIGHTRAG_*`` tables and an AGE
+graph), ``pgtable`` (the same tables with its plain-table graph) or ``files`` (its default JSON,
+nano-vectordb and GraphML files in the working directory). The database comes
+from upstream's own ``POSTGRES_*`` environment variables, set by the harness. A job without
+documents only queries what the working directory or database already holds.
 Documents are inserted one at a time, with one LLM and one embedding call in
 flight, so the result does not depend on scheduling; with ``"parallel": true`` in the
 job they are inserted in one call with upstream's default parallelism instead (its
@@ -39,6 +43,27 @@ import numpy as np
 from lightrag import LightRAG, QueryParam
 from lightrag.prompt import PROMPTS
 from lightrag.utils import EmbeddingFunc
+
+STORAGES: dict[str, dict[str, str]] = {
+    "postgres": {
+        "kv_storage": "PGKVStorage",
+        "vector_storage": "PGVectorStorage",
+        "graph_storage": "PGGraphStorage",
+        "doc_status_storage": "PGDocStatusStorage",
+    },
+    "pgtable": {
+        "kv_storage": "PGKVStorage",
+        "vector_storage": "PGVectorStorage",
+        "graph_storage": "PGTableGraphStorage",
+        "doc_status_storage": "PGDocStatusStorage",
+    },
+    "files": {
+        "kv_storage": "JsonKVStorage",
+        "vector_storage": "NanoVectorDBStorage",
+        "graph_storage": "NetworkXStorage",
+        "doc_status_storage": "JsonDocStatusStorage",
+    },
+}
 
 
 class Channel:
@@ -114,10 +139,7 @@ def build(job: dict[str, Any], channel: Channel) -> LightRAG:
     return LightRAG(
         working_dir=job["working_dir"],
         workspace=job["workspace"],
-        kv_storage="PGKVStorage",
-        vector_storage="PGVectorStorage",
-        graph_storage="PGGraphStorage",
-        doc_status_storage="PGDocStatusStorage",
+        **STORAGES[job.get("storage", "postgres")],
         llm_model_func=llm,
         embedding_func=EmbeddingFunc(
             embedding_dim=job["embedding_dim"], func=embed, model_name=job["embedding_name"]
@@ -136,7 +158,7 @@ async def run(job: dict[str, Any], channel: Channel) -> None:
     rag = build(job, channel)
     await rag.initialize_storages()
     try:
-        if job.get("parallel"):
+        if job.get("parallel") and job["documents"]:
             docs = job["documents"]
             await rag.ainsert([d["text"] for d in docs], file_paths=[d["file_path"] for d in docs])
         else:

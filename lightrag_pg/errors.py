@@ -46,6 +46,14 @@ class DimensionMismatch(ConfigurationError):
         self.given = given
 
 
+class EmbeddingMismatch(ConfigurationError):
+    """An imported LightRAG workspace was embedded with another model or dimension than the target."""
+
+
+class SourceFormatError(LightRAGError):
+    """An upstream LightRAG working directory or database holds what the importer cannot read."""
+
+
 class InvalidInput(LightRAGError, ValueError):
     """A caller passed a document, id or parameter that cannot be processed."""
 

@@ -29,6 +29,7 @@ from .query.engine import QueryStream, RerankFunc
 from .query.param import QueryParam
 from .rag_graph import GraphMethods
 from .rag_status import StatusMethods
+from .rag_transfer import TransferMethods
 from .results import InsertResult, new_track_id
 from .services import Parts, Services, open_services, run_sync
 from .store.clearing import ClearResult, clear_workspace
@@ -45,7 +46,7 @@ __all__ = ["InsertResult", "LightRAG", "new_track_id"]
 T = TypeVar("T")
 
 
-class LightRAG(StatusMethods, GraphMethods):
+class LightRAG(StatusMethods, GraphMethods, TransferMethods):
     """Graph-based retrieval-augmented generation over one workspace of one database.
 
     ``dsn`` defaults to ``$LIGHTRAG_PG_DSN``, else an embedded PostgreSQL

@@ -12,7 +12,17 @@ PACKAGE = Path(__file__).resolve().parents[1] / "lightrag_pg"
 FOUNDATION = {"errors", "types", "config", "textclean", "sentences", "jsonline", "tasks", "observe"}
 """Modules (and the ``observe`` package: spans and metrics) every layer may import."""
 
-FACADE = {"rag", "rag_graph", "rag_status", "services", "results", "defaults", "testing", "__init__"}
+FACADE = {
+    "rag",
+    "rag_graph",
+    "rag_status",
+    "rag_transfer",
+    "services",
+    "results",
+    "defaults",
+    "testing",
+    "__init__",
+}
 """The top-level modules of the facade layer."""
 
 COMMAND_LINE = {"__main__"}

@@ -23,6 +23,7 @@ from . import (
     doctor,
     graph_edit,
     ingest,
+    lightrag_compat,
     manage,
     mcp,
     reembed,
@@ -54,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     _global_options(common, argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in (
+    commands = (
         demo,
         ingest,
         ask,
@@ -68,7 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
         reembed,
         workspace,
         usage,
-    ):
+        lightrag_compat,
+    )
+    for module in commands:
         module.register(sub, [common])
     return parser
 

@@ -90,6 +90,17 @@ def relation_of(name: str) -> Identifier | None:
     return Identifier(name, quote_ident(name))
 
 
+def catalog_name(name: str) -> Identifier:
+    """A name read from another database's catalog (an upstream LightRAG table or graph,
+    which may hold capitals), as an identifier for SQL text; quoted, so any name is safe.
+
+    Raises :class:`InvalidWorkspaceName` for what no catalog holds (empty, a NUL, over 63 bytes).
+    """
+    if not name or "\x00" in name or len(name.encode("utf-8")) > 63:
+        raise InvalidWorkspaceName(f"{name[:80]!r} is not a PostgreSQL identifier")
+    return Identifier(name, quote_ident(name))
+
+
 def search_path(workspace: str) -> str:
     """The search_path value of a workspace's sessions: its schema, then public and ag_catalog."""
     return f"{schema_of(workspace).quoted}, public, ag_catalog"

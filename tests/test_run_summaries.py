@@ -72,8 +72,8 @@ async def test_rows_a_stopped_run_left_joined_are_summarised_by_the_next_run(
         f"  WHERE f.entity_name = e.name) WHERE e.name IN ('Alice', 'Bob')"
     )
     assert "<SEP>" in await conn.fetchval(f"SELECT description FROM {ws}.entities WHERE name = 'Alice'")
-    await rag.aprocess_pending()
+    await rag.ainsert("Globex opened in Berlin.", ids="d-next")  # the next run
     after = {
         r["name"]: r["description"] for r in await conn.fetch(f"SELECT name, description FROM {ws}.entities")
     }
-    assert after == expected
+    assert {n: after[n] for n in ("Alice", "Bob")} == {n: expected[n] for n in ("Alice", "Bob")}

@@ -95,8 +95,8 @@ class LLMExtractor:
                 break
             system, glean = gleaning_messages(
                 text,
-                _entity_keys(result),
-                _relation_keys(result),
+                entity_keys(result),
+                relation_keys(result),
                 result.malformed,
                 entity_types=s.entity_types,
                 language=s.summary_language,
@@ -112,7 +112,7 @@ class LLMExtractor:
         return result
 
 
-def _entity_keys(result: Extraction) -> list[tuple[str, str]]:
+def entity_keys(result: Extraction) -> list[tuple[str, str]]:
     """``(name, type)`` of each entity found, once per name, in answer order."""
     seen: dict[str, tuple[str, str]] = {}
     for e in result.entities:
@@ -120,7 +120,7 @@ def _entity_keys(result: Extraction) -> list[tuple[str, str]]:
     return list(seen.values())
 
 
-def _relation_keys(result: Extraction) -> list[tuple[str, str]]:
+def relation_keys(result: Extraction) -> list[tuple[str, str]]:
     """``(source, target)`` of each relation found, once per unordered pair, in answer order."""
     seen: dict[frozenset[str], tuple[str, str]] = {}
     for r in result.relations:

@@ -215,13 +215,13 @@ class Pipeline:
         the retrieval tables they grew a lot are analyzed (one statement).
 
         The rows whose many fragments need a summary are summarised once, after
-        every merge of the run (:meth:`GraphWriter.merge`), with those a run that
-        stopped early left unsummarised.
+        every merge of the run (:meth:`GraphWriter.merge`), with (when the run has
+        documents to process) those a run that stopped early left unsummarised.
         """
         due = Due()
         async with session(self.pool) as s:
             ids = await s.docs.unfinished_ids()
-            if self.writer.summarizer.llm is not None:
+            if ids and self.writer.summarizer.llm is not None:
                 due.entities, due.relations = await s.graph.unsummarized(
                     max(2, self.settings.force_llm_summary_on_merge)
                 )

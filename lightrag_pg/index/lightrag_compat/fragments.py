@@ -24,7 +24,8 @@ from ...llm.cached import CachedLLM
 from ...store.rows import EntityFragmentRow, RelationFragmentRow
 from ...store.transfer import CacheImport
 from ...types import Extraction
-from ..extraction_prompts import extraction_messages, gleaning_prompt
+from ..extract import entity_keys, relation_keys
+from ..extraction_prompts import extraction_messages, gleaning_messages
 from ..merge import document_fragments
 from ..parse import merge_gleaning, parse_extraction
 
@@ -97,21 +98,25 @@ def translated_answers(
 ) -> list[CacheImport]:
     """Upstream's answers under the keys lightrag_pg's extractor computes for this chunk with
     ``settings`` (entity types, language, gleaning passes): the first extraction, then each
-    gleaning pass, whose key holds the conversation so far."""
+    gleaning pass, whose prompt names the records found so far."""
     system, user = extraction_messages(
         chunk.content, entity_types=settings.entity_types, language=settings.summary_language
     )
     key = CachedLLM.key(user, system, [], "extract", "default")
     out = [CacheImport(key, "extract", "default", chunk.id, user, first)]
-    glean = gleaning_prompt(entity_types=settings.entity_types, language=settings.summary_language)
-    history: list[dict[str, Any]] = [
-        {"role": "user", "content": user},
-        {"role": "assistant", "content": first},
-    ]
+    result = parse_answers(chunk, first, (), settings)
     for answer in list(gleanings)[: settings.entity_extract_max_gleaning]:
-        key = CachedLLM.key(glean, system, history, "extract", "default")
+        _, glean = gleaning_messages(
+            chunk.content,
+            entity_keys(result),
+            relation_keys(result),
+            result.malformed,
+            entity_types=settings.entity_types,
+            language=settings.summary_language,
+        )
+        key = CachedLLM.key(glean, system, [], "extract", "default")
         out.append(CacheImport(key, "extract", "default", chunk.id, glean, answer))
-        history += [{"role": "user", "content": glean}, {"role": "assistant", "content": answer}]
+        result = parse_answers(chunk, first, [c.response for c in out[1:]], settings)
     return out
 
 

@@ -70,6 +70,9 @@ def test_links_images_and_emphasis_are_unwrapped() -> None:
     text = "See [the guide](docs/guide.md) and **MuSiQue** or *this*.\n![A screenshot](docs/a.png)\nEnd."
     assert prose(text).text == "See the guide and MuSiQue or this.\n\nEnd."
     assert prose("Use `a **b** [c](d)` here.").text == "Use `a **b** [c](d)` here."
+    assert prose("A view[vague][who?] here.").text == "A view[vague][who?] here.", (
+        "a citation tag, not a link"
+    )
 
 
 @pytest.mark.parametrize(
@@ -83,6 +86,10 @@ def test_links_images_and_emphasis_are_unwrapped() -> None:
         ("See https://example.org/a_b. Then stop.", [("https://example.org/a_b", "")]),
         ("SET`, which Citus propagates.\nThe end `of", [("SET", ""), ("of", "")]),
         ("A deadbeef 1234567 word.", []),
+        ("The `stable' release, not `unstable', nor `it's` code.", [("it's", "")]),
+        ("He promotes an ``elevation of style ''and an essence of`` simplicity''.", []),
+        ("Use ``a `b` c`` here.", [("a `b` c", "")]),
+        ("States: " + "Idaho Iowa " * 8 + "Hawai `i Kansas " + "Ohio Utah " * 8, []),
     ],
 )
 def test_code_spans(text: str, code: list[tuple[str, str]]) -> None:

@@ -441,13 +441,14 @@ def _is_compound_head(token: Any) -> bool:
 def _word_groups(doc: list[Any]) -> list[tuple[int, int]]:
     """Token ranges of the whitespace-separated words, without edge punctuation or a possessive.
 
-    A whitespace token (a line break, a run of spaces) separates words as a space does: "here."
-    and "Alice" in "here.\n\nAlice" are two words."""
+    A line break separates words as a space does ("here." and "Alice" in "here.\n\nAlice" are
+    two words); a no-break space does not ("Route\u00a012F")."""
+    breaks = [t.is_space and "\n" in t.text for t in doc]
     groups: list[tuple[int, int]] = []
     start = 0
     last = len(doc) - 1
     for i, token in enumerate(doc):
-        if token.whitespace_ or token.is_space or i == last or doc[i + 1].is_space:
+        if token.whitespace_ or breaks[i] or i == last or breaks[i + 1]:
             s, e = start, i + 1
             while s < e and (doc[s].text in _WORD_EDGE or doc[s].is_space):
                 s += 1

@@ -78,9 +78,12 @@ _FRONT_MATTER = re.compile(
     r"\A(?:---[ \t]*\n[\w-]+:.*?\n(?:---|\.\.\.)|\+\+\+[ \t]*\n[\w-]+[ \t]*=.*?\n\+\+\+)[ \t]*(?:\n|\Z)", re.S
 )
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
-_INLINE_CODE = re.compile(r"(?<!`)(`+)(?!`)([^`\n]*?[^`\n])(?<!`)\1(?!`)")
+_TICKS = re.compile(r"`+")
+_QUOTE_CLOSERS = {1: re.compile(r"(?<!')'(?![\w'])"), 2: re.compile(r"''")}
+"""What closes a quote opened by backticks: `like this' (GNU) or ``like this'' (TeX)."""
+_OPEN_END_CHARS = 60
 _IMAGE = re.compile(r"!\[([^\]\n]*)\]\([^)\s]*(?:[ \t]+\"[^\"\n]*\")?\)")
-_LINK = re.compile(r"\[([^\]\n]+)\](?:\([^)\s]*(?:[ \t]+\"[^\"\n]*\")?\)|\[[^\]\n]*\])")
+_LINK = re.compile(r"\[([^\]\n]+)\]\([^)\s]*(?:[ \t]+\"[^\"\n]*\")?\)")
 _AUTOLINK = re.compile(r"<((?:https?|ftp)://[^>\s]+|[\w.+-]+@[\w-]+\.[\w.-]+)>")
 _BOLD = re.compile(r"\*\*(?=\S)([^*\n]*?\S)\*\*")
 _ITALIC = re.compile(r"(?<![\w*])\*(?=[^\s*])([^*\n]*?[^\s*])\*(?![\w*])")
@@ -175,7 +178,9 @@ def _row_sentence(line: str) -> str:
 
 
 def _is_prose_cell(cell: str) -> bool:
-    words = _WORD.findall(_INLINE_CODE.sub(" ", cell))
+    for span in reversed(_inline_code(cell)[0]):
+        cell = cell[: span[0]] + " " + cell[span[1] :]
+    words = _WORD.findall(cell)
     return len(words) >= 3 and sum(map(len, words)) > sum(c.isdigit() for c in cell)
 
 
@@ -194,10 +199,10 @@ def _unwrap(text: str) -> str:
     """Links, images and emphasis unwrapped outside inline code."""
     parts: list[str] = []
     last = 0
-    for match in _INLINE_CODE.finditer(text):
-        parts.append(_unwrap_prose(text[last : match.start()]))
-        parts.append(match.group(0))
-        last = match.end()
+    for start, end, _, _ in _inline_code(text)[0]:
+        parts.append(_unwrap_prose(text[last:start]))
+        parts.append(text[start:end])
+        last = end
     parts.append(_unwrap_prose(text[last:]))
     return "".join(parts)
 
@@ -208,19 +213,54 @@ def _unwrap_prose(text: str) -> str:
     return _ITALIC.sub(r"\1", _BOLD.sub(r"\1", text))
 
 
-def _open_ends(text: str, closed: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The code before a backtick left open on the first line, and after one on the last."""
+def _inline_code(text: str) -> tuple[list[tuple[int, int, int, int]], set[int]]:
+    """The inline code spans of ``text`` (start and end with the backticks, then without),
+    and where the backticks that open a quote rather than code are."""
+    runs = list(_TICKS.finditer(text))
+    spans: list[tuple[int, int, int, int]] = []
+    quotes: set[int] = set()
+    index = 0
+    while index < len(runs):
+        run = runs[index]
+        width = len(run.group())
+        line_end = text.find("\n", run.end()) % (len(text) + 1)
+        closer = next(
+            (
+                k
+                for k in range(index + 1, len(runs))
+                if runs[k].start() < line_end and len(runs[k].group()) == width
+            ),
+            None,
+        )
+        closes = _QUOTE_CLOSERS.get(width)
+        quote = closes.search(text, run.end(), line_end) if closes else None
+        if quote and (closer is None or quote.start() < runs[closer].start()):
+            quotes.update(range(run.start(), run.end()))
+        elif closer is not None:
+            spans.append((run.start(), runs[closer].end(), run.end(), runs[closer].start()))
+            index = closer
+        index += 1
+    return spans, quotes
 
-    def open_ticks(low: int, high: int) -> list[int]:
-        return [i for i in range(low, high) if text[i] == "`" and not any(s <= i < e for s, e in closed)]
+
+def _open_ends(text: str, closed: list[tuple[int, int]], quotes: set[int]) -> list[tuple[int, int]]:
+    """The code before a backtick left open near the start of the first line, and after one
+    near the end of the last (a chunk that begins or ends inside a code span)."""
+
+    def stray(low: int, high: int) -> list[int]:
+        return [
+            i
+            for i in range(low, high)
+            if text[i] == "`" and i not in quotes and not any(s <= i < e for s, e in closed)
+        ]
 
     out: list[tuple[int, int]] = []
-    first_end = text.find("\n")
-    ticks = open_ticks(0, len(text) if first_end < 0 else first_end)
+    first_end = text.find("\n") % (len(text) + 1)
+    ticks = stray(0, min(first_end, _OPEN_END_CHARS))
     if ticks:
         out.append((0, ticks[0]))
     last_start = text.rfind("\n") + 1
-    ticks = open_ticks(last_start, len(text)) if last_start else []
+    ticks = stray(max(last_start, len(text) - _OPEN_END_CHARS), len(text)) if last_start else []
     if ticks:
         out.append((ticks[-1] + 1, len(text)))
     return [(start, end) for start, end in out if start < end]
@@ -228,15 +268,16 @@ def _open_ends(text: str, closed: list[tuple[int, int]]) -> list[tuple[int, int]
 
 def _code_spans(text: str) -> tuple[CodeSpan, ...]:
     spans: list[CodeSpan] = []
+    inline, quotes = _inline_code(text)
     taken: list[tuple[int, int]] = []
-    for match in _INLINE_CODE.finditer(text):
-        inner = match.group(2)
-        start = match.start(2) + len(inner) - len(inner.lstrip())
+    for outer_start, outer_end, inner_start, inner_end in inline:
+        inner = text[inner_start:inner_end]
+        start = inner_start + len(inner) - len(inner.lstrip())
         inner = inner.strip()
-        name = inner.removesuffix("()") if _IDENTIFIER.fullmatch(inner) and not _HASH.fullmatch(inner) else ""
-        spans.append(CodeSpan(start, start + len(inner), name))
-        taken.append(match.span())
-    for start, end in _open_ends(text, taken):
+        identifier = _IDENTIFIER.fullmatch(inner) and not _HASH.fullmatch(inner)
+        spans.append(CodeSpan(start, start + len(inner), inner.removesuffix("()") if identifier else ""))
+        taken.append((outer_start, outer_end))
+    for start, end in _open_ends(text, taken, quotes):
         spans.append(CodeSpan(start, end))
         taken.append((start, end))
     for pattern in (_URL, _ISSUE, _HASH):

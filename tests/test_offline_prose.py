@@ -29,6 +29,11 @@ def test_a_fenced_block_goes_and_the_sentences_around_it_stay_apart() -> None:
     assert [found.text[s:] for s in found.sentence_starts] == ["Then it works."]
 
 
+def test_windows_line_ends_are_read_as_line_ends() -> None:
+    text = "Run this:\r\n\r\n```sh\r\nmake test\r\n```\r\n| a | b |\r\n|---|---|\r\n| 1 | 2 |\r\nDone."
+    assert prose(text).text == "Run this.\n\nDone."
+
+
 def test_a_chunk_cut_inside_a_fence_drops_the_code_on_either_side() -> None:
     began_inside = "SELECT 1;\nDROP TABLE x;\n```\nAfter the block.\n```bash\nlightrag-pg doctor"
     assert prose(began_inside).text.strip() == "After the block."

@@ -32,7 +32,8 @@ table row "CPU 40.8×", a shell line "lightrag-pg doctor" (typed a person). So:
   out (``sentence_starts``: the small English model often runs a sentence on over a
   blank line).
 
-Plain prose comes out unchanged but for those two rules.
+Plain prose comes out unchanged but for those two rules (and Windows line ends read as
+line ends).
 """
 
 from __future__ import annotations
@@ -99,7 +100,7 @@ _TITLE = re.compile(r"\A(?![ \t]{0,3}#)([ \t]*[^\n]*[^\s.!?:;,])[ \t]*\n[ \t]*\n
 def prose(text: str) -> Prose:
     """The prose of ``text``, its code spans and sentence starts (see the module docstring);
     ``text`` must hold no NUL."""
-    text = _COMMENT.sub("", _FRONT_MATTER.sub("", text))
+    text = _COMMENT.sub("", _FRONT_MATTER.sub("", text.replace("\r\n", "\n")))
     text = _HEADING.sub(r"\1.", _TITLE.sub(r"\1. ", text))
     text = _unwrap("\n".join(_without_blocks(text.split("\n"))))
     pieces = text.split(_BREAK)

@@ -62,6 +62,11 @@ def test_table_rows_of_figures_go_and_rows_of_prose_read_as_sentences() -> None:
     ]
 
 
+def test_a_row_the_chunk_cut_is_a_row() -> None:
+    text = "figures | 0.13 / 0.26 s |\nProse here.\n| naive | 0.683 | 0.817 | 0.950 | 43"
+    assert prose(text).text.split() == ["Prose", "here."]
+
+
 def test_front_matter_comments_prompts_and_references_go() -> None:
     text = (
         "---\ntitle: Notes\ntags: [a]\n---\nIntro line here.\n<!-- hidden\nnote -->\n$ lightrag-pg serve\n"

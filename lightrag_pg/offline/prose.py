@@ -5,13 +5,14 @@ and markup. Parsed as prose, a SQL statement gives "EXISTS" and "GRANT CREATE", 
 table row "CPU 40.8×", a shell line "lightrag-pg doctor" (typed a person). So:
 
 * **Removed** (each block replaced by a paragraph break, and a colon ending the line
-  before it by a full stop, so the sentences around it stay apart): fenced code
-  blocks (a chunk cut inside one is read from its first fence: a bare fence with an
-  opening fence after it, or with an odd count of fences, closes a block the chunk
-  began inside), tables (lines starting with ``|``, or a delimiter line ``---|---``
-  with the header above it and the lines with ``|`` after it) but for their rows that
-  say something, YAML or TOML front matter at the start, HTML comments, Markdown link
-  reference definitions and shell prompt lines (``$ ...``, ``>>> ...``).
+  before it by a full stop, so the sentences around it stay apart): fenced code blocks
+  (a chunk cut inside one is read from its first fence: a bare fence with an opening
+  fence after it, or with an odd count of fences, closes a block the chunk began
+  inside), tables (lines of two pipes or more starting or ending with one (a chunk may
+  cut a row), or a delimiter line ``---|---`` with the header above it and the lines
+  with ``|`` after it) but for their rows that say something, YAML or TOML front matter
+  at the start, HTML comments, Markdown link reference definitions and shell prompt
+  lines (``$ ...``, ``>>> ...``).
 * **Read as sentences**: a table row with a cell of prose (after its first; three
   words or more, more letters than digits) reads "first cell: other cells; ... ." on
   a line of its own ("| PyJWT | the tokens of logins |" reads "PyJWT: the tokens of
@@ -69,7 +70,8 @@ _BREAK = "\x00"
 
 
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})[ \t]*([^`\s]*)")
-_TABLE_ROW = re.compile(r"^[ \t]*\|.*\|[ \t]*$")
+_TABLE_ROW = re.compile(r"^(?:[ \t]*\|.*\||.*\|.*\|[ \t]*$)")
+"""A table row: two pipes, the first starting the line or the last ending it (a row the chunk cut)."""
 _TABLE_RULE = re.compile(r"^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$")
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")

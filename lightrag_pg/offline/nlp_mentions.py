@@ -479,6 +479,10 @@ def _trim_name(doc: list[Any], start: int, end: int) -> tuple[int, int]:
         if doc[end - 1].text == "." and _is_initials(_text(doc, start, end).split()[-1]):
             break
         end -= 1
+    if end - start > 1 and _FIGURE.search(_text(doc, end - 1, end)):
+        end -= 1  # "CPU 40.8×": a figure, not part of the name
+        while end - start > 1 and (doc[end - 1].like_num or doc[end - 1].pos_ in ("PUNCT", "SPACE")):
+            end -= 1
     return start, end
 
 

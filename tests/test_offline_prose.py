@@ -22,6 +22,14 @@ def test_plain_prose_is_unchanged_but_for_the_title_and_headings() -> None:
     assert prose("## Install\nRun it twice.").text == "Install.\nRun it twice."
 
 
+def test_a_paragraph_starts_a_sentence() -> None:
+    found = prose("A package.\nExecute the command\n\ndpkg --listfiles foo\n\nNote that scripts are not listed.")
+    assert [found.text[s:].split("\n")[0] for s in found.sentence_starts] == [
+        "dpkg --listfiles foo",
+        "Note that scripts are not listed.",
+    ]
+
+
 def test_a_fenced_block_goes_and_the_sentences_around_it_stay_apart() -> None:
     text = "Grant the role:\n\n```sql\nGRANT CREATE ON DATABASE db TO app;\n```\nThen it works."
     found = prose(text)

@@ -29,9 +29,9 @@ table row "CPU 40.8×", a shell line "lightrag-pg doctor" (typed a person). So:
   parentheses) carries it as ``name``: the extractor may take it as a code entity.
 * Markdown headings become sentences of their own ("## Install" reads "Install."), as
   does a first line followed by a blank line without ending a sentence (a title). A
-  sentence starts at each table row read as one and at the text after a block left
-  out (``sentence_starts``: the small English model often runs a sentence on over a
-  blank line).
+  sentence starts at each paragraph (after a blank line), at each table row read as
+  one and at the text after a block left out (``sentence_starts``: the small English
+  model often runs a sentence on over a blank line, "Run\n\nNote that ..." is one).
 
 Plain prose comes out unchanged but for those two rules (and Windows line ends read as
 line ends).
@@ -143,7 +143,8 @@ def _without_blocks(lines: list[str]) -> list[str]:
         elif _PROMPT.match(line) or _REFERENCE.match(line):
             line = ""
         else:
-            out.append(_BREAK + line if dropping and line.strip() else line)
+            starts = line.strip() and (dropping or (bool(out) and not out[-1].strip()))
+            out.append(_BREAK + line if starts else line)
             dropping = dropping and not line.strip()
             continue
         if not dropping:

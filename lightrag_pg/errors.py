@@ -16,6 +16,10 @@ class ConfigurationError(LightRAGError):
     """A setting is missing, malformed or inconsistent."""
 
 
+class ModelFileMismatch(ConfigurationError):
+    """An offline model file is not the one pinned by SHA-256 (lightrag_pg.offline.model_files)."""
+
+
 class InvalidWorkspaceName(ConfigurationError):
     """A workspace name is not a safe, non-system SQL identifier."""
 

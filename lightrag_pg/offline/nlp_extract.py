@@ -16,9 +16,12 @@ and pairs the entities of each sentence into relations:
   and typed by the type with the most evidence over its mentions (Concept when
   there is none), resolved against the configured ``entity_types``: a type not
   among them falls back to "Concept" when configured, else to the first type.
-* Descriptions are the first two sentences mentioning the entity (<= 500 chars).
-  A Markdown heading, and a first line followed by a blank line without
+* The text parsed is its prose (:mod:`lightrag_pg.offline.prose`): code blocks,
+  tables and markup are left out; inline code, URLs and commit hashes are kept
+  but never mined, but for an inline identifier (``chunk_token_size``), which is a
+  name. A Markdown heading, and a first line followed by a blank line without
   ending a sentence (a title), are sentences of their own.
+* Descriptions are the first two sentences mentioning the entity (<= 500 chars).
 * The distinct entities among the first ``max_entities_per_sentence`` of a
   sentence are joined by the fewest and shortest *links*: the length of a link
   is the count of content words (words other than prepositions, auxiliaries,
@@ -52,7 +55,8 @@ from ..errors import ConfigurationError, ExtractionError
 from ..types import NO_KEYWORDS, UNKNOWN_SOURCE, ExtractedEntity, ExtractedRelation, Extraction
 from ._spacy_text import collapse, load_spacy, normalize_name, resolve_type
 from .nlp_lexicon import GENERIC_NOUNS, LIGHT_VERBS
-from .nlp_mentions import Mention, find_mentions
+from .nlp_mentions import Mention, code_tokens, find_mentions
+from .prose import CodeSpan, Prose, prose
 
 __all__ = ["SpacyExtractor", "load_spacy", "merge_key", "resolve_type"]
 
@@ -146,15 +150,17 @@ class SpacyExtractor:
     def extract(self, text: str, *, chunk_id: str, file_path: str = UNKNOWN_SOURCE) -> Extraction:
         """Entities and relations found in one chunk of ``text``."""
         nlp = load_spacy()
-        return self._from_doc(nlp(_prepare(text, nlp)), chunk_id, file_path)
+        found = _prepare(text, nlp)
+        return self._from_doc(_parse(nlp, found), found.code, chunk_id, file_path)
 
     def entity_type(self, evidence: dict[str, float]) -> str:
         """The configured type with the most evidence (Concept when none is positive)."""
         best = max(_TYPE_ORDER, key=lambda t: (evidence.get(t, 0.0), -_TYPE_ORDER.index(t)))
         return resolve_type(best if evidence.get(best, 0.0) > 0 else "Concept", self.entity_types)
 
-    def _from_doc(self, doc: Any, chunk_id: str, file_path: str) -> Extraction:
-        mentions = [m for m in find_mentions(doc) if normalize_name(m.name, self.max_name_length)]
+    def _from_doc(self, doc: Any, code: tuple[CodeSpan, ...], chunk_id: str, file_path: str) -> Extraction:
+        spans = code_tokens(doc, code)
+        mentions = [m for m in find_mentions(doc, spans) if normalize_name(m.name, self.max_name_length)]
         keys = mention_keys(mentions)
         sentences = list(doc.sents)
         texts = [collapse(sent.text) for sent in sentences]
@@ -187,8 +193,8 @@ class SpacyExtractor:
             for key, e in entities.items()
         )
         taken = [False] * len(doc)
-        for m in mentions:
-            taken[m.start : m.end] = [True] * (m.end - m.start)
+        for start, end in [(m.start, m.end) for m in mentions] + [(c.start, c.end) for c in spans]:
+            taken[start:end] = [True] * (end - start)
         out_relations = tuple(
             ExtractedRelation(
                 src=p.src,
@@ -288,19 +294,28 @@ def _is_person(mention: Mention) -> bool:
     return mention.label == "PERSON"
 
 
-_HEADING = re.compile(r"(?m)^[ \t]{0,3}#{1,6}[ \t]+(.+?)[ \t#]*$")
-"""A Markdown heading, which becomes a sentence of its own."""
-_TITLE = re.compile(r"\A(?![ \t]{0,3}#)([ \t]*[^\n]*[^\s.!?:;,])[ \t]*\n[ \t]*\n\s*")
-"""A first line that does not end a sentence, followed by a blank line: a title
-(joined to the text after it by a full stop; a heading has its own rule)."""
-
-
-def _prepare(text: str, nlp: Any) -> str:
+def _prepare(text: str, nlp: Any) -> Prose:
     if not isinstance(text, str):
         raise ExtractionError(f"expected text as str, got {type(text).__name__}")
     if len(text) > nlp.max_length:
         raise ExtractionError(f"text of {len(text)} characters exceeds spaCy's limit of {nlp.max_length}")
-    return _HEADING.sub(r"\1.", _TITLE.sub(r"\1. ", text.replace("\x00", " ")))
+    return prose(text.replace("\x00", " "))
+
+
+def _parse(nlp: Any, found: Prose) -> Any:
+    """The parsed prose, a sentence starting at each of its ``sentence_starts`` (the parser
+    keeps sentence starts set before it runs)."""
+    if not found.sentence_starts:
+        return nlp(found.text)
+    doc = nlp.make_doc(found.text)
+    for offset in found.sentence_starts:
+        span = doc.char_span(offset, len(found.text), alignment_mode="expand")
+        token = next((t for t in span if not t.is_space), None) if span is not None else None
+        if token is not None and token.i > 0:
+            token.is_sent_start = True
+    for _, component in nlp.pipeline:
+        doc = component(doc)
+    return doc
 
 
 def _surface(entity: _Entity, key: str) -> str:

@@ -158,3 +158,12 @@ ABBREVIATIONS = _words("etc etc. i.e i.e. e.g e.g. vs vs. cf cf. a.k.a a.k.a. ap
 
 WORD_PREFIXES = ("un", "re", "de", "pre", "non", "sub", "over", "under", "co", "multi", "inter", "dis", "mis")
 """Prefixes that make an unlisted word from a listed one ("unsubscribe", "re-run")."""
+
+SQL_KEYWORDS = _words(
+    """SELECT INSERT UPDATE DELETE FROM WHERE JOIN GRANT REVOKE CREATE ALTER DROP EXISTS TABLE INDEX
+        SCHEMA VALUES RETURNING LIMIT ORDER GROUP BY ON AS AND OR NOT NULL WITH UNION USING SET BEGIN
+        COMMIT ROLLBACK CASCADE EXECUTE FUNCTION TRIGGER USAGE PRIVILEGES ALL INTO LATERAL DISTINCT
+        HAVING EXPLAIN ANALYZE VACUUM COPY TRUNCATE PRIMARY KEY REFERENCES CONSTRAINT DEFAULT VIEW
+        MATCH RETURN MERGE OPTIONAL UNWIND CALL OWNER ROLE TRUE FALSE"""
+)
+"""SQL and Cypher keywords (upper case): an inline code span of one of them is code, not a name."""

@@ -1,22 +1,26 @@
 """Entity mentions in a spaCy document, each with evidence for its entity type.
 
-Two kinds of mention, never overlapping:
+Three kinds of mention, never overlapping:
 
-* **Names**: spaCy's named entities (numeric and temporal labels skipped) and
-  runs of capitalised words, joined where they touch ("Debian GNU/Linux") and
-  taking in a following number ("Motorola 680x0"; a month and a number is a date,
-  not a name); then code-like or unknown words ("lightrag_pg", "spaCy",
-  "o200k_base", "pgvector": a word with an underscore, a digit, an inner
-  capital or an inner dot between small letters, or a lower-case noun that is
-  neither in the lemmatizer's English word list nor two listed words run
-  together). A sentence's first word alone is a name only if it is not an
-  English word. URLs, e-mail addresses, paths and common
-  abbreviations are never names. A name directly followed by the nouns of its
-  phrase ending in a kind of thing ("LLM cache", "NLP extractor", "GNU
-  project") takes them in, unless it names a person or a place. A person's
-  name with a quoted nickname inside ('Richard Elmer "Dick" Humbert') is one
-  name: the nickname and surname when the text also writes them so (a title
-  "Dick Humbert"), else the other names and surname ("Richard Elmer Humbert").
+* **Code**: the tokens of code spans (:mod:`lightrag_pg.offline.prose`) are no part of
+  a mention, but an inline identifier that is code-like, capitalised (not a SQL keyword)
+  or not an English word is a name ("chunk_token_size", "QueryParam", "pgvector"; not
+  "mix"): code words are what technical text is about, and typed Artifact, the type the
+  extractor gives code-like words, since the configured types have no type for code.
+* **Names**: spaCy's named entities (numeric and temporal labels skipped) and runs of
+  capitalised words, joined where they touch ("Debian GNU/Linux") and taking in a
+  following number ("Motorola 680x0"; a month and a number is a date, and "CPU 40.8×" a
+  figure, not a name); then code-like or unknown words ("lightrag_pg", "spaCy",
+  "o200k_base", "pgvector": a word with an underscore, a digit, an inner capital or an
+  inner dot between small letters, or a lower-case noun that is neither in the
+  lemmatizer's English word list nor two listed words run together). A sentence's first
+  word alone is a name only if it is not an English word. URLs, e-mail addresses, paths,
+  file names, common abbreviations and SQL keywords alone ("EXPLAIN ANALYZE") are never
+  names. A name directly followed by the nouns of its phrase ending in a kind of thing
+  ("LLM cache", "NLP extractor", "GNU project") takes them in, unless it names a person
+  or a place. A person's name with a quoted nickname inside ('Richard Elmer "Dick"
+  Humbert') is one name: the nickname and surname when the text also writes them so (a
+  title "Dick Humbert"), else the other names and surname ("Richard Elmer Humbert").
 * **Terms**: common-noun phrases, cut back from their head noun over
   compounding nouns, hyphenated parts and non-generic adjectives ("graphical
   package manager", "high-level keyword"; not "several packages"). A phrase of
@@ -40,6 +44,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -57,15 +62,22 @@ from .nlp_lexicon import (
     ORG_VERBS,
     PERSON_TITLES,
     PERSON_VERBS,
+    SQL_KEYWORDS,
     VAGUE_HEADS,
     WEAK_HEADS,
     WORD_PREFIXES,
 )
+from .prose import CodeSpan
 
 _KIND_TYPES = frozenset({"Artifact", "Data", "Method", "Content", "Organization"})
 _NO_EXTENSION = frozenset({"PERSON", "GPE", "LOC", "FAC"})
-_NOT_A_NAME = re.compile(r"://|^www\.|@\w+\.\w|^[/~.]|\.(?:html?|txt|gz|deb|php|py|sql|md)\b|[<>=|{}\[\]]")
+_NOT_A_NAME = re.compile(
+    r"://|^www\.|@\w+\.\w|^[/~.]|[<>=|{}\[\]]"
+    r"|\.(?:html?|txt|gz|deb|php|py|sql|md|toml|ya?ml|jsonl?|cfg|ini|sh|csv|lock|whl|png|svg|log)\b"
+)
 _CODE_LIKE = re.compile(r"_|[a-z][A-Z]|[A-Za-z]\d|\d[A-Za-z]|[a-z]\.[a-z]|[A-Za-z]\.\d")
+_FIGURE = re.compile(r"\d,\d{3}|[×%]")
+"""A number that is a figure ("1,245", "40.8×", "12%"), never part of a name."""
 _SURNAME_PREFIX = re.compile(r"(?:Mc|Mac|O')[A-Z]\w+")
 _NAME_PARTICLES = frozenset({"of", "in", "for"})
 _ACRONYM = re.compile(r"[A-Z][A-Z0-9]{1,5}(?:-[A-Z0-9]{2,6})?")
@@ -87,9 +99,31 @@ class Mention:
     context: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
 
 
-def find_mentions(doc: Any) -> list[Mention]:
-    """The name and term mentions of ``doc``, in text order (see the module docstring)."""
+@dataclass(frozen=True, slots=True)
+class CodeTokens:
+    """Tokens ``start:end`` of a document that are code, not prose; ``name`` the identifier
+    they hold when they are an inline code span of one identifier."""
+
+    start: int
+    end: int
+    name: str = ""
+
+
+def code_tokens(doc: Any, spans: Sequence[CodeSpan]) -> list[CodeTokens]:
+    """The tokens of ``doc`` that each character span of code covers."""
+    out = []
+    for span in spans:
+        tokens = doc.char_span(span.start, span.end, alignment_mode="expand")
+        if tokens is not None and len(tokens):
+            out.append(CodeTokens(tokens.start, tokens.end, span.name))
+    return out
+
+
+def find_mentions(doc: Any, code: Sequence[CodeTokens] = ()) -> list[Mention]:
+    """The name and term mentions of ``doc``, in text order (see the module docstring); the
+    tokens of ``code`` are no part of one, but for an identifier, which is a name."""
     finder = _Finder(doc)
+    finder.code_names(code)
     finder.skip_links()
     finder.names()
     finder.code_words()
@@ -101,11 +135,13 @@ def find_mentions(doc: Any) -> list[Mention]:
 
 
 def is_plausible_name(name: str) -> bool:
-    """False for URLs, e-mail addresses, paths, formulas, abbreviations and names with < 2 letters."""
+    """False for URLs, e-mail addresses, paths, file names, formulas, abbreviations, SQL
+    ("EXPLAIN ANALYZE": upper-case SQL keywords only) and names with < 2 letters."""
     return (
         sum(c.isalpha() for c in name) >= 2
         and not _NOT_A_NAME.search(name)
         and name.lower() not in ABBREVIATIONS
+        and not all(word in SQL_KEYWORDS for word in name.split())
     )
 
 
@@ -132,6 +168,21 @@ class _Finder:
 
     def _take(self, start: int, end: int) -> None:
         self.taken[start:end] = [True] * (end - start)
+
+    def code_names(self, code: Sequence[CodeTokens]) -> None:
+        """Mark the code tokens, and take an identifier that is code-like, or capitalised and not
+        a SQL keyword, or not an English word ("chunk_token_size", "QueryParam", "pgvector";
+        not "mix" or "GRANT") as a name with evidence for Artifact."""
+        for span in code:
+            self._take(span.start, span.end)
+        for span in code:
+            name = span.name
+            if not name or not is_plausible_name(name) or name.upper() in SQL_KEYWORDS:
+                continue
+            if _CODE_LIKE.search(name) or "-" in name or not name.islower() or not self.is_word(name):
+                mention = Mention(span.start, span.end, name, "name")
+                mention.own["Artifact"] += 2.5
+                self._add(mention)
 
     def skip_links(self) -> None:
         """Mark URLs, e-mail addresses and paths, so that no part of them becomes a name."""
@@ -224,6 +275,7 @@ class _Finder:
             elif (
                 touching
                 and any(c.isdigit() for c in _text(self.tokens, start, end))
+                and not _FIGURE.search(_text(self.tokens, start, end))
                 and not self.taken[start]
             ):
                 runs[-1][1] = end
@@ -387,11 +439,16 @@ def _is_compound_head(token: Any) -> bool:
 
 
 def _word_groups(doc: list[Any]) -> list[tuple[int, int]]:
-    """Token ranges of the whitespace-separated words, without edge punctuation or a possessive."""
+    """Token ranges of the whitespace-separated words, without edge punctuation or a possessive.
+
+    A line break separates words as a space does ("here." and "Alice" in "here.\n\nAlice" are
+    two words); a no-break space does not ("Route\u00a012F")."""
+    breaks = [t.is_space and "\n" in t.text for t in doc]
     groups: list[tuple[int, int]] = []
     start = 0
+    last = len(doc) - 1
     for i, token in enumerate(doc):
-        if token.whitespace_ or i == len(doc) - 1:
+        if token.whitespace_ or breaks[i] or i == last or breaks[i + 1]:
             s, e = start, i + 1
             while s < e and (doc[s].text in _WORD_EDGE or doc[s].is_space):
                 s += 1
@@ -422,6 +479,10 @@ def _trim_name(doc: list[Any], start: int, end: int) -> tuple[int, int]:
         if doc[end - 1].text == "." and _is_initials(_text(doc, start, end).split()[-1]):
             break
         end -= 1
+    if end - start > 1 and _FIGURE.search(_text(doc, end - 1, end)):
+        end -= 1  # "CPU 40.8×": a figure, not part of the name
+        while end - start > 1 and (doc[end - 1].like_num or doc[end - 1].pos_ in ("PUNCT", "SPACE")):
+            end -= 1
     return start, end
 
 

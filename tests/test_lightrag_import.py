@@ -222,29 +222,56 @@ async def test_documents_already_in_the_workspace_are_skipped_and_shared_rows_me
     assert again.rows_merged == 0 and await snapshot(dsn, rag.workspace) == tables
 
 
-async def test_chunks_without_cached_extraction_get_the_whole_description(
+async def test_chunks_without_cached_extraction_get_their_piece_of_the_description(
     rag_factory: RagFactory,
     corpus,
     workdir: Path,
+    tmp_path: Path,
     dsn: str,  # type: ignore[no-untyped-def]
 ) -> None:
+    cached, _ = await counted_rag(rag_factory)
+    await cached.aimport_lightrag(workdir, embedding_model=MODEL)
+    exact = await snapshot(dsn, cached.workspace)
     (workdir / "kv_store_llm_response_cache.json").write_text("{}")
-    rag, models = await counted_rag(rag_factory)
+    summarised, merged = next((n, e) for n, e in corpus.entities.items() if len(e.chunks) > 2)
+    summarise(workdir / "graph_chunk_entity_relation.graphml", summarised, "A summary of it.")
+    rag, _ = await counted_rag(rag_factory)
     report = await rag.aimport_lightrag(workdir, embedding_model=MODEL)
     assert report.fragments_exact == 0 and report.chunks_without_cached_extraction == len(corpus.chunks)
     tables = await snapshot(dsn, rag.workspace)
-    stored = {r[0]: r for r in tables["entities"]}
-    assert all(r[5] == stored[r[0]][2] for r in tables["entity_fragments"])
-    weights = {}
+
+    def pieces(rows: list[tuple], summary: bool) -> set[tuple]:  # type: ignore[type-arg]
+        return {(r[0], r[1], r[5]) for r in rows if (r[0] == summarised) == summary}
+
+    # as many <SEP> pieces as chunks: each chunk gets its piece, what its cached extraction said
+    assert pieces(tables["entity_fragments"], False) == pieces(exact["entity_fragments"], False)
+    # a summary (one piece for several chunks) goes whole to each of them
+    assert pieces(tables["entity_fragments"], True) == {
+        (summarised, c, "A summary of it.") for c in merged.chunks
+    }
+    weights: dict[tuple[str, str], float] = {}
     for r in tables["relation_fragments"]:
         weights[(r[0], r[1])] = weights.get((r[0], r[1]), 0.0) + r[7]
     assert all(abs(weights[(r[0], r[1])] - r[4]) < 1e-9 for r in tables["relations"])
-    # a delete keeps such a row's description (its one fragment text) while another document holds it
-    name, merged = next((n, e) for n, e in corpus.entities.items() if len({c[:36] for c in e.chunks}) > 1)
+    # deleting a document leaves the summary with the entity's other chunks (rows rebuilt from
+    # many pieces are summarised, as an insert would: the scripted LLM answers those)
     doc_id = corpus.chunks[merged.chunks[0]]["full_doc_id"]
     await rag.adelete_by_doc_id(doc_id)
     after = {r[0]: r for r in (await snapshot(dsn, rag.workspace))["entities"]}
-    assert after[name][2] == stored[name][2] and models.llm_calls == 0
+    assert after[summarised][2] == "A summary of it."
+
+
+def summarise(graphml: Path, name: str, description: str) -> None:
+    """Replace an entity's description in a GraphML file, as an upstream summary would."""
+    import xml.etree.ElementTree as ET
+
+    ns = "{http://graphml.graphdrawing.org/xmlns}"
+    ET.register_namespace("", ns[1:-1])
+    tree = ET.parse(graphml)
+    keys = {k.get("id"): k.get("attr.name") for k in tree.getroot().iter(f"{ns}key")}
+    node = next(n for n in tree.getroot().iter(f"{ns}node") if n.get("id") == name)
+    next(d for d in node if keys.get(d.get("key")) == "description").text = description
+    tree.write(graphml, encoding="utf-8", xml_declaration=True)
 
 
 async def test_malformed_sources_are_refused_with_a_clear_error(

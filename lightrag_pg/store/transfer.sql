@@ -318,19 +318,34 @@ WITH rows AS (
 )
 SELECT count(*) FROM ins;
 
+-- fragment: description_of_chunk
+-- The description a chunk at position {at} of a list of {count} chunks gets of a row's
+-- stored description {text} when its own extraction is not known: the {at}-th of its
+-- <SEP>-joined pieces when there are as many pieces as chunks (upstream joins a new
+-- chunk's piece after the others, in the order of the list), else the whole text (a
+-- summary, or pieces merged away: short, as upstream summarises long ones).
+CASE WHEN cardinality(string_to_array({text}, '<SEP>')) = {count}
+     THEN (string_to_array({text}, '<SEP>'))[{at}]
+     ELSE {text} END
+
 -- name: fill_entity_fragments
 -- For each entity $1 and each chunk of its list $2 (a JSON array) that was imported from
 -- source $3 and holds no fragment of the entity: one fragment carrying the entity's
--- stored type and whole description (upstream's extraction of that chunk is not known),
--- with its document's link. Then the entities $1 no document contributes to (no
--- fragment, no link: every chunk of theirs was skipped) are deleted. Returns how many
--- fragments were recorded and how many entities deleted.
+-- stored type and its description of the chunk (description_of_chunk: upstream's
+-- extraction of that chunk is not known), with its document's link. Then the entities
+-- $1 no document contributes to (no fragment, no link: every chunk of theirs was
+-- skipped) are deleted. Returns how many fragments were recorded and how many entities
+-- deleted.
 WITH given AS (
-    SELECT DISTINCT u.name, j.chunk_id
+    SELECT DISTINCT ON (u.name, j.chunk_id) u.name, j.chunk_id, j.at, jsonb_array_length(u.chunks) AS count
     FROM unnest($1::text[], $2::jsonb[]) AS u(name, chunks),
-         jsonb_array_elements_text(u.chunks) AS j(chunk_id)
+         jsonb_array_elements_text(u.chunks) WITH ORDINALITY AS j(chunk_id, at)
+    ORDER BY u.name, j.chunk_id, j.at
 ), missing AS (
-    SELECT g.name, g.chunk_id, c.doc_id, e.entity_type, e.description, c.file_path
+    SELECT g.name, g.chunk_id, c.doc_id, e.entity_type,
+           -- include: description_of_chunk text=e.description at=g.at::int count=g.count
+           AS description,
+           c.file_path
     FROM given g
     JOIN entities e ON e.name = g.name
     JOIN text_chunks c ON c.id = g.chunk_id
@@ -360,16 +375,21 @@ SELECT (SELECT count(*) FROM ins) AS filled, (SELECT count(*) FROM gone) AS swep
 
 -- name: fill_relation_fragments
 -- As fill_entity_fragments for relations ($1, $2 canonical pairs, $3 chunk lists,
--- $4 the source): each missing fragment carries the relation's keywords and
--- description, and an equal share of the weight its recorded fragments leave, so the
--- fragments' weights add up to the stored weight; relations left without any
--- contribution are deleted.
+-- $4 the source): each missing fragment carries the relation's keywords, its
+-- description of the chunk, and an equal share of the weight its recorded fragments
+-- leave, so the fragments' weights add up to the stored weight; relations left without
+-- any contribution are deleted.
 WITH given AS (
-    SELECT DISTINCT u.src, u.tgt, j.chunk_id
+    SELECT DISTINCT ON (u.src, u.tgt, j.chunk_id) u.src, u.tgt, j.chunk_id, j.at,
+           jsonb_array_length(u.chunks) AS count
     FROM unnest($1::text[], $2::text[], $3::jsonb[]) AS u(src, tgt, chunks),
-         jsonb_array_elements_text(u.chunks) AS j(chunk_id)
+         jsonb_array_elements_text(u.chunks) WITH ORDINALITY AS j(chunk_id, at)
+    ORDER BY u.src, u.tgt, j.chunk_id, j.at
 ), missing AS (
-    SELECT g.src, g.tgt, g.chunk_id, c.doc_id, r.keywords, r.description, r.weight, c.file_path
+    SELECT g.src, g.tgt, g.chunk_id, c.doc_id, r.keywords,
+           -- include: description_of_chunk text=r.description at=g.at::int count=g.count
+           AS description,
+           r.weight, c.file_path
     FROM given g
     JOIN relations r ON r.src = g.src AND r.tgt = g.tgt
     JOIN text_chunks c ON c.id = g.chunk_id

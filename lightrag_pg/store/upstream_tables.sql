@@ -107,8 +107,11 @@ WHERE v.id OPERATOR(ag_catalog.>) $1::text::ag_catalog.graphid
 ORDER BY v.id LIMIT $2;
 
 -- name: age_edges
--- Edges of the AGE graph {graph} with their endpoints' properties, by edge id.
-SELECT e.id::text AS gid, s.properties::text AS src, t.properties::text AS tgt,
+-- Edges of the AGE graph {graph} with their endpoints' names (not their properties: a hub's
+-- description would come with each of its edges), by edge id.
+SELECT e.id::text AS gid,
+       ag_catalog.agtype_access_operator(s.properties, '"entity_id"'::ag_catalog.agtype)::text AS src,
+       ag_catalog.agtype_access_operator(t.properties, '"entity_id"'::ag_catalog.agtype)::text AS tgt,
        e.properties::text AS properties
 FROM {graph}._ag_label_edge e
 JOIN {graph}._ag_label_vertex s ON s.id OPERATOR(ag_catalog.=) e.start_id

@@ -22,8 +22,9 @@ more); importing twice changes nothing.
 4. fragments: per chunk, upstream's cached extraction answers parsed as our
    pipeline parses its own (:mod:`.fragments`), then, for every chunk of a row's
    chunk list still without a fragment (its extraction is not cached), one
-   fragment carrying the row's whole description (a relation's: an equal share
-   of its weight). The answers are also filed under our extractor's keys;
+   fragment carrying its piece of the row's ``<SEP>``-joined description (or the
+   whole, a summary; a relation's: an equal share of its weight). The answers are
+   also filed under our extractor's keys;
 5. rows no imported chunk contributes to (those of skipped documents) go again;
    rows the workspace held that imported documents also contribute to are
    rebuilt from all their fragments by the insert's rules, descriptions joined.

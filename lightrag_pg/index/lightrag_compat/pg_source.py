@@ -351,14 +351,7 @@ class PgSource:
                 if not rows:
                     return
                 last = rows[-1]["gid"]
-                triples = [
-                    (
-                        _properties(r["src"]).get("entity_id"),
-                        _properties(r["tgt"]).get("entity_id"),
-                        r["properties"],
-                    )
-                    for r in rows
-                ]
+                triples = [(r["src"], r["tgt"], r["properties"]) for r in rows]
                 yield self._relations(kind, triples)
             return
         after: tuple[str | None, str | None] = (None, None)

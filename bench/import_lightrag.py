@@ -14,7 +14,7 @@ documents with lightrag_pg's own pipeline, with an LLM that answers at once (fro
 the synthesized vocabulary) and the same hashed embeddings. A real deployment pays
 that plus the LLM, which the import never calls.
 
-    python bench/import_lightrag.py                     # about 10 minutes on a busy 2-core machine
+    python bench/import_lightrag.py                     # about 8 minutes on 2 cores at load 3
     python bench/import_lightrag.py --sizes 1000 --shapes files,age,pgtable
 """
 

@@ -216,6 +216,7 @@ async def test_workspaces_of_different_widths_alternate_on_the_same_connections(
 
 
 REEMBED_SQL = load_queries("lightrag_pg.store", "reembed.sql")
+TRANSFER_SQL = load_queries("lightrag_pg.store", "transfer.sql")
 ROW_RETURNING = re.compile(r"(?is)^\s*(select|with)\b|\breturning\b")
 WORKSPACE_TYPED = {"vector", "halfvec", "sparsevec"}
 
@@ -265,15 +266,21 @@ async def test_no_statement_returns_a_column_whose_type_depends_on_the_workspace
             staging = conn.transaction()  # with the re-embed's staging tables, rolled back
             await staging.start()
             await conn.execute(render(REEMBED_SQL["create_shadows"], dim=8))
+            await conn.execute(TRANSFER_SQL["create_document_map"])  # a LightRAG import's session table
             try:
                 for path in sorted(Path(lightrag_pg.__file__).parent.rglob("*.sql")):
                     if path.name == "citus.sql":  # run only where Citus is; none returns a vector
+                        continue
+                    if path.name == "upstream_tables.sql":  # upstream's tables, on the import's own connection
                         continue
                     for block, sql in load_queries_at(path).items():
                         body = "\n".join(line for line in sql.splitlines() if not line.startswith("--"))
                         if not ROW_RETURNING.search(body):
                             continue
-                        statement = await conn.prepare(render(sql, **placeholders(name)))
+                        rendered = render(sql, **placeholders(name))
+                        if re.search(r"\{[a-z_]+\}", rendered):  # a fragment other statements embed
+                            continue
+                        statement = await conn.prepare(rendered)
                         for attribute in statement.get_attributes():
                             where = f"{path.name}:{block} column {attribute.name}"
                             assert attribute.type.name not in WORKSPACE_TYPED, where

@@ -532,7 +532,7 @@ ORDER BY s.id LIMIT $2;
 -- name: export_chunks
 -- Chunks with their vectors and the keys of their cached extraction answers in upstream's form.
 SELECT c.id, c.doc_id, c.chunk_order_index, c.tokens, c.content, c.file_path, c.created_at, c.updated_at,
-       v.embedding,
+       v.embedding::real[] AS embedding,
        ARRAY(SELECT l.id FROM llm_cache l
              WHERE l.chunk_id = c.id AND
                  -- include: upstream_cache_key key=l.id
@@ -552,7 +552,7 @@ ORDER BY l.id LIMIT $2;
 -- Entities with their vectors and every chunk they were extracted from: their source
 -- ids in order, then the other chunks their fragments name (manual edits are no chunk).
 SELECT e.name, e.entity_type, e.description, e.source_ids, e.file_paths, e.created_at, e.updated_at,
-       v.content AS vector_content, v.embedding,
+       v.content AS vector_content, v.embedding::real[] AS embedding,
        e.source_ids || ARRAY(
            SELECT DISTINCT f.chunk_id FROM entity_fragments f
            WHERE f.entity_name = e.name AND f.chunk_id <> ALL(e.source_ids) AND f.chunk_id <> 'manual_creation'
@@ -564,7 +564,7 @@ ORDER BY e.name LIMIT $2;
 -- name: export_relations
 -- Relations with their vectors and chunks; see export_entities.
 SELECT r.src, r.tgt, r.keywords, r.description, r.weight, r.source_ids, r.file_paths, r.created_at,
-       r.updated_at, v.content AS vector_content, v.embedding,
+       r.updated_at, v.content AS vector_content, v.embedding::real[] AS embedding,
        r.source_ids || ARRAY(
            SELECT DISTINCT f.chunk_id FROM relation_fragments f
            WHERE f.src = r.src AND f.tgt = r.tgt AND f.chunk_id <> ALL(r.source_ids)

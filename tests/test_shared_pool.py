@@ -271,7 +271,7 @@ async def test_no_statement_returns_a_column_whose_type_depends_on_the_workspace
                 for path in sorted(Path(lightrag_pg.__file__).parent.rglob("*.sql")):
                     if path.name == "citus.sql":  # run only where Citus is; none returns a vector
                         continue
-                    if path.name == "upstream_tables.sql":  # upstream's tables, on the import's own connection
+                    if path.name == "upstream_tables.sql":  # upstream's tables, on their own connection
                         continue
                     for block, sql in load_queries_at(path).items():
                         body = "\n".join(line for line in sql.splitlines() if not line.startswith("--"))

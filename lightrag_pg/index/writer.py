@@ -66,7 +66,7 @@ from .merge import (
     relation_vector_text,
     with_context_tokens,
 )
-from .rounds import Pair, lock_rows, settle
+from .rounds import Pair, lock_rows, settle, settle_one
 from .summary import Summarizer, split_description
 
 K = TypeVar("K")
@@ -119,6 +119,8 @@ class Kind(Generic[K, R, F]):
         [GraphStore, str, Sequence[K]], Awaitable[tuple[dict[K, MergeState[R]], dict[K, list[F]]]]
     ]
     lock: Callable[[GraphStore, Sequence[K]], Awaitable[None]]
+    """Lock the stored rows a write of these keys changes (a relation's: its endpoints,
+    whose degrees it moves, and itself), in the one lock order (:func:`.rounds.lock_rows`)."""
     write: Callable[..., Awaitable[tuple[set[K], set[str]]]]
     """``write(graph, rows, vectors, fragments, doc_id, endpoints, endpoint_vectors)``:
     the versioned write; returns the keys written and the endpoints created."""
@@ -178,7 +180,7 @@ RELATION: Kind[Pair, RelationRow, RelationFragmentRow] = Kind(
     endpoints=lambda row: row.pair,
     states=GraphStore.relation_states,
     states_and_fragments=GraphStore.relation_states_and_fragments,
-    lock=lambda graph, pairs: lock_rows(graph, (), pairs),
+    lock=lambda graph, pairs: lock_rows(graph, sorted({n for p in pairs for n in p}), pairs),
     write=GraphStore.write_relations,
 )
 
@@ -434,9 +436,10 @@ class GraphWriter:
         n = len(merged)
         own = [k for k, i in enumerate(changed) if i < n]
         ends = [k for k, i in enumerate(changed) if i >= n]
-        async with session(self.pool) as s:  # one statement, one transaction
+        async with unit_of_work(self.pool) as uow:
+            await kind.lock(uow.graph, [kind.key(r) for r in merged])
             written, _ = await kind.write(
-                s.graph,
+                uow.graph,
                 merged,
                 by_key([kind.key(r) for r in merged], texts, [changed[k] for k in own], vectors[own]),
                 [f for r in merged for f in pending[kind.key(r)]],
@@ -452,8 +455,6 @@ class GraphWriter:
     async def _locked_round(
         self, kind: AnyKind, doc_id: str, due: Due, stats: MergeStats, pending: dict[Any, list[Any]]
     ) -> set[Any]:
-        # Missing endpoints are created before the rows are locked: every writer
-        # takes entity rows before relation rows, so lockers cannot deadlock.
         new_entities: list[EntityRow] = []
         if kind.creates_endpoints:
             async with session(self.pool) as s:
@@ -464,8 +465,8 @@ class GraphWriter:
                 self._described_endpoints(kind, merged, rebuilt.endpoints), self.tokenizer
             )
         async with unit_of_work(self.pool) as uow:
-            _, created = await kind.write(uow.graph, [], None, (), doc_id, new_entities)
             await kind.lock(uow.graph, sorted(pending))
+            _, created = await kind.write(uow.graph, [], None, (), doc_id, new_entities)
             current, stored = await kind.states_and_fragments(uow.graph, doc_id, list(pending))
             rebuilt = self._rebuild(kind, pending, current, stored)
             merged = with_context_tokens(self._joined(rebuilt.rows, rebuilt.fragments), self.tokenizer)
@@ -478,14 +479,17 @@ class GraphWriter:
         return written | already
 
     async def refresh(self, doc_id: str, due: Due, stats: MergeStats | None = None) -> None:
-        """Summaries and vectors for the due rows, in one optimistic round per batch
-        (``doc_id`` only tells which document's links the reads report; the texts
+        """Summaries and vectors for the due rows, in one optimistic round per batch (run
+        again if a deadlock rolled it back; ``doc_id`` only tells which document's links the reads report; the texts
         embedded are counted in ``stats``)."""
         kinds: tuple[AnyKind, ...] = (self.entity, self.relation)
         for kind in kinds:
             keys = sorted(kind.due(due))
             for i in range(0, len(keys), BATCH):
-                await self._refresh(kind, doc_id, keys[i : i + BATCH], stats)
+                await settle_one(
+                    f"summaries of document {doc_id}",
+                    partial(self._refresh, kind, doc_id, keys[i : i + BATCH], stats),
+                )
 
     async def _refresh(self, kind: AnyKind, doc_id: str, keys: list[Any], stats: MergeStats | None) -> None:
         """One optimistic round over due rows: each is described again from its stored
@@ -510,20 +514,24 @@ class GraphWriter:
         rows = await self._summarized(kind, rows, fragments)
         texts = self.texts(kind, rows)
         stored_texts = [current[kind.key(r)].vector_content for r in rows]
-        moved = [
-            i for i, (r, t, old) in enumerate(zip(rows, texts, stored_texts, strict=True))
-            if t != old or r.description != current[kind.key(r)].row.description  # type: ignore[union-attr]
+        stored_rows = [current[kind.key(r)].row for r in rows]
+        stored_descriptions = [o.description if o is not None else None for o in stored_rows]
+        differ = [
+            i for i, (r, t, old, old_description) in enumerate(
+                zip(rows, texts, stored_texts, stored_descriptions, strict=True))
+            if t != old or r.description != old_description
         ]  # fmt: skip
-        if not moved:
+        if not differ:
             return
-        rows = [rows[i] for i in moved]
-        texts = [texts[i] for i in moved]
-        stored_texts = [stored_texts[i] for i in moved]
+        rows = [rows[i] for i in differ]
+        texts = [texts[i] for i in differ]
+        stored_texts = [stored_texts[i] for i in differ]
         keys = [kind.key(r) for r in rows]
         changed, vectors = await self.changed_vectors(texts, stored_texts, keys, stats)
         rows = with_context_tokens(rows, self.tokenizer)
-        async with session(self.pool) as s:
-            await kind.write(s.graph, rows, by_key(keys, texts, changed, vectors))
+        async with unit_of_work(self.pool) as uow:
+            await kind.lock(uow.graph, keys)
+            await kind.write(uow.graph, rows, by_key(keys, texts, changed, vectors))
 
 
 def by_key(

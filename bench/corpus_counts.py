@@ -38,7 +38,7 @@ import asyncpg
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.ingest import database, workspace_name
+from bench.common import database, workspace_name
 from lightrag_pg.db.identifiers import search_path
 from lightrag_pg.db.migrate import MigrationTarget, upgrade
 from lightrag_pg.db.workspace import drop_workspace

@@ -37,7 +37,7 @@ from urllib.parse import urlsplit, urlunsplit
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.ingest import database, workspace_name
+from bench.common import database, workspace_name
 from bench.lightrag_shapes import Corpus, synthesize, write_postgres, write_workdir
 from lightrag_pg import LightRAG
 from lightrag_pg.index.extraction_prompts import COMPLETION_DELIMITER

@@ -8,7 +8,7 @@ asyncpg ``execute``/``fetch*``/``executemany``, plus one per pool connection
 reset). A baseline measured in the same process (the same chunk rows written with
 one ``COPY``, median of five) puts the time in proportion. With ``--upstream`` the
 same documents are then inserted by upstream LightRAG on the same server, driven
-by :mod:`bench.differential`'s runner (one document at a time, as that harness
+by :func:`bench.common.run_upstream` (one document at a time, as the differential harness
 runs it, answered by the same scripted LLM and hashed embedding), and the two
 times are compared.
 
@@ -33,17 +33,26 @@ import statistics
 import sys
 import tempfile
 import time
-import uuid
-import warnings
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.common import (
+    DEFAULT_CACHE,
+    SharedLLM,
+    choose_embedding,
+    database,
+    embedded_server,
+    local_embedding_available,
+    run_upstream,
+    table_count,
+    tiktoken_cache,
+    upstream_python,
+    workspace_name,
+)
 from bench.corpus import CorpusLLM, documents, vocabulary
 from bench.cpu import CpuClock, Meter, postmaster_pid
 from bench.multihop import DEFAULT_DATA, load_set
@@ -51,68 +60,7 @@ from lightrag_pg import EmbeddingFunc, LightRAG
 from lightrag_pg.db.embedded import DSN_ENV
 from lightrag_pg.defaults import local_embedding_func
 from lightrag_pg.errors import ConfigurationError
-from lightrag_pg.testing import StatementCounter, hashed_embedding_func
-
-HASHED_DIM = 64
-
-
-def workspace_arguments(description: str, docs: int = 200) -> argparse.ArgumentParser:
-    """A parser with the options of every benchmark that builds a generated workspace."""
-    parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--docs", type=int, default=docs, help="documents in the workspace")
-    parser.add_argument("--words", type=int, default=1500, help="words per document")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument(
-        "--dsn", default=None, help=f"PostgreSQL DSN (default ${DSN_ENV}, else an embedded server)"
-    )
-    return parser
-
-
-@contextmanager
-def database(dsn: str | None) -> Iterator[str]:
-    """``dsn``, else ``$LIGHTRAG_PG_DSN``, else an embedded server in a temporary directory."""
-    chosen = dsn or os.environ.get(DSN_ENV)
-    if chosen:
-        yield chosen
-        return
-    warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR")
-    try:
-        import pgserver
-    except ImportError:
-        sys.exit(f"no --dsn or ${DSN_ENV} and pgserver is missing: pip install -e '.[embedded]'")
-    with tempfile.TemporaryDirectory(prefix="lightrag-pg-bench-") as tmp:
-        server = pgserver.get_server(Path(tmp) / "pgdata", cleanup_mode="stop")
-        try:
-            yield server.get_uri()
-        finally:
-            server.cleanup()
-
-
-def choose_embedding(kind: str) -> EmbeddingFunc:
-    """The hashed bag-of-words embedding (dim 64) or the local MiniLM model."""
-    if kind == "hashed":
-        return hashed_embedding_func(HASHED_DIM)
-    return local_embedding_func()
-
-
-def local_embedding_available() -> bool:
-    """Whether the local MiniLM embedding can be loaded."""
-    try:
-        choose_embedding("local")
-    except (ImportError, ConfigurationError):
-        return False
-    return True
-
-
-def workspace_name(prefix: str) -> str:
-    """A fresh workspace name."""
-    return f"{prefix}_{uuid.uuid4().hex[:8]}"
-
-
-async def table_count(rag: LightRAG, table: str) -> int:
-    """Rows in one table of the workspace."""
-    async with rag.pool.acquire() as conn:
-        return int(await conn.fetchval(f"SELECT count(*) FROM {table}"))
+from lightrag_pg.testing import StatementCounter
 
 
 async def raw_chunk_insert(rag: LightRAG, repeats: int = 5) -> tuple[float, int]:
@@ -209,8 +157,6 @@ def report(r: IngestResult, raw_seconds: float, raw_rows: int) -> None:
 
 def upstream_insert_seconds(args: argparse.Namespace, texts: list[str], pg_env: dict[str, str]) -> float:
     """Seconds upstream LightRAG takes to insert ``texts`` (its runner's start included)."""
-    from bench.differential import DEFAULT_CACHE, SharedLLM, run_upstream, tiktoken_cache, upstream_python
-
     python = upstream_python(DEFAULT_CACHE)
     env = {"TIKTOKEN_CACHE_DIR": str(tiktoken_cache(DEFAULT_CACHE)), **pg_env}
     paths = [f"doc-{i:04d}.txt" for i in range(len(texts))]
@@ -422,7 +368,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def check_nlp() -> None:
     """Exit with a clear message when the offline extractor cannot run."""
-    from lightrag_pg.errors import ConfigurationError
     from lightrag_pg.offline.model_files import spacy_model_path
 
     try:
@@ -439,8 +384,6 @@ def main() -> None:
     if args.extractor == "nlp" or args.corpus != "synthetic":
         check_nlp()
     if args.upstream:
-        from bench.differential import embedded_server
-
         with embedded_server() as (dsn, pg_env):
             asyncio.run(run(args, dsn, pg_env))
         return

@@ -42,8 +42,8 @@ import numpy as np
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.common import choose_embedding, database, workspace_name
 from bench.corpus import CorpusLLM, documents, questions, vocabulary
-from bench.ingest import choose_embedding, database, workspace_name
 from lightrag_pg import LightRAG, QueryParam
 from lightrag_pg.db.embedded import DSN_ENV
 from lightrag_pg.db.identifiers import quote_ident, schema_of

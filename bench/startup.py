@@ -35,7 +35,7 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.ingest import database
+from bench.common import database
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "lightrag_pg" / "sample"

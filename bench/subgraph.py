@@ -20,8 +20,8 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.common import choose_embedding, database, table_count, workspace_arguments, workspace_name
 from bench.corpus import CorpusLLM, documents, vocabulary
-from bench.ingest import choose_embedding, database, table_count, workspace_arguments, workspace_name
 from bench.query import build, median, p95
 from lightrag_pg import LightRAG
 from lightrag_pg.testing import StatementCounter

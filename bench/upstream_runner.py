@@ -2,7 +2,7 @@
 
 This script runs with the Python of a separate virtualenv holding
 ``lightrag-hku``; it imports nothing from lightrag_pg, and lightrag_pg never
-imports it. ``bench/differential.py`` starts it and drives it over two pipes
+imports it. ``bench/common.py`` starts it and drives it over two pipes
 of JSON lines (file descriptors given on the command line):
 
 * the runner asks, the harness answers: ``{"kind": "llm", "id", "prompt", "system_prompt",

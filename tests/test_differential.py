@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench.differential import SHARED_PROMPTS, Query, param_of
+from bench.common import SHARED_PROMPTS, Query
+from bench.differential import param_of
 from bench.differential_compare import (
     Distances,
     Graph,

@@ -4,7 +4,7 @@ Upstream runs from its own virtualenv (created once, cached under
 ``~/.cache/lightrag_pg/upstream-<version>``) through the differential benchmark's runner
 (:mod:`bench.upstream_runner`), on its file storages and on its PostgreSQL storages
 with the AGE graph (in a database of its own on the test server). Both systems get
-their LLM answers from one scripted LLM (:class:`bench.differential.SharedLLM`) and
+their LLM answers from one scripted LLM (:class:`bench.common.SharedLLM`) and
 their vectors from one hashed embedding; questions are asked with fixed keywords,
 lightrag_pg's lexical search off (upstream has none).
 """
@@ -20,22 +20,17 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from bench.corpus import documents, questions, vocabulary
-from bench.differential import (
-    MODES,
+from bench.common import (
     UPSTREAM_VERSION,
-    Comparison,
     Query,
     SharedLLM,
     graph_from_rows,
-    param_of,
-    plan,
-    retrieved,
     run_upstream,
-    search_distances,
     tiktoken_cache,
     upstream_python,
 )
+from bench.corpus import documents, questions, vocabulary
+from bench.differential import MODES, Comparison, param_of, plan, retrieved, search_distances
 from bench.differential_compare import Graph, Retrieved, View, jaccard
 from lightrag_pg import LightRAG
 

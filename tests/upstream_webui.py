@@ -14,7 +14,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-from bench.differential import UPSTREAM_VERSION
+from bench.common import UPSTREAM_VERSION
 
 WEBUI_IN_WHEEL = "lightrag/api/webui/"
 

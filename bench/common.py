@@ -19,6 +19,7 @@ so every script can import it without a circle.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import dataclasses
 import gzip
 import hashlib
@@ -28,18 +29,19 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 import uuid
 import venv
 import warnings
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from bench.corpus import CorpusLLM
+from bench.corpus import CorpusLLM, documents, vocabulary
 from bench.differential_compare import Graph
 from lightrag_pg import LightRAG
 from lightrag_pg.db.embedded import DSN_ENV
@@ -143,6 +145,37 @@ async def table_count(rag: LightRAG, table: str) -> int:
     """Rows in one table of the workspace."""
     async with rag.pool.acquire() as conn:
         return int(await conn.fetchval(f"SELECT count(*) FROM {table}"))
+
+
+def run_with_database(
+    run: Callable[[argparse.Namespace, str], Coroutine[Any, Any, None]], args: argparse.Namespace
+) -> None:
+    """``run(args, dsn)`` on :func:`database` (``args.dsn``)."""
+    with database(args.dsn) as dsn:
+        asyncio.run(run(args, dsn))
+
+
+@asynccontextmanager
+async def generated_workspace(
+    args: argparse.Namespace, dsn: str, prefix: str, embedding: EmbeddingFunc | None = None
+) -> AsyncIterator[tuple[LightRAG, CorpusLLM, float]]:
+    """A new workspace holding ``args.docs`` generated documents (:func:`workspace_arguments`; ids
+    ``doc-0000``, ...), indexed by the scripted LLM and the hashed embedding unless ``embedding`` is
+    given, dropped on exit. Yields it with the LLM (whose ``calls`` count) and the insert's seconds."""
+    vocab = vocabulary(seed=args.seed)
+    texts = documents(args.docs, args.words, args.seed, vocab)
+    llm = CorpusLLM(vocab)
+    embedding = embedding or choose_embedding("hashed")
+    rag = LightRAG(dsn=dsn, workspace=workspace_name(prefix), llm_model_func=llm, embedding_func=embedding)
+    await rag.initialize()
+    try:
+        started = time.perf_counter()
+        result = await rag.ainsert(texts, ids=[f"doc-{i:04d}" for i in range(len(texts))])
+        if result.progress.docs_failed:
+            raise RuntimeError(f"{result.progress.docs_failed} documents failed: {result.progress.failures}")
+        yield rag, llm, time.perf_counter() - started
+    finally:
+        await rag.drop_workspace()
 
 
 # --- the hashed embedding (one for both systems) ----------------------------

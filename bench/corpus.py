@@ -14,19 +14,13 @@ Everything is deterministic for a given seed.
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import re
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from pathlib import Path
 from typing import Any
-
-if __package__ in (None, ""):
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from lightrag_pg.query.answer_prompts import KEYWORDS_MARKER
 from lightrag_pg.testing import classify_prompt, prompt_input_text, query_from_keywords_prompt
@@ -337,30 +331,3 @@ class CorpusLLM:
     ) -> str:
         self.calls += 1
         return self.respond(prompt, system_prompt)
-
-
-def main() -> None:
-    """Print a few documents and questions of the corpus, with vocabulary statistics."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--docs", type=int, default=2, help="documents to generate")
-    parser.add_argument("--words", type=int, default=1500, help="words per document")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--questions", type=int, default=5)
-    args = parser.parse_args()
-    vocab = vocabulary(seed=args.seed)
-    texts = documents(args.docs, args.words, args.seed, vocab)
-    llm = CorpusLLM(vocab)
-    for number, text in enumerate(texts):
-        print(
-            f"--- document {number} ({len(text.split())} words, "
-            f"{len(llm.names_in(text))} distinct names)\n{text}\n"
-        )
-    print("--- questions")
-    for question in questions(args.questions, texts, vocab, args.seed):
-        print(question)
-    used = set(llm.names_in("\n".join(texts)))
-    print(f"\nvocabulary: {len(vocab)} names; used by these documents: {len(used)}")
-
-
-if __name__ == "__main__":
-    main()

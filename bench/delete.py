@@ -8,7 +8,6 @@ PostgreSQL. Statements are counted on the client, as in :mod:`bench.ingest`.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 import time
 from pathlib import Path
@@ -16,10 +15,10 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import database, table_count, workspace_arguments, workspace_name
-from bench.corpus import CorpusLLM, documents, vocabulary
+from bench.common import generated_workspace, run_with_database, table_count, workspace_arguments
+from bench.corpus import CorpusLLM
 from lightrag_pg import LightRAG
-from lightrag_pg.testing import StatementCounter, hashed_embedding_func
+from lightrag_pg.testing import StatementCounter
 
 
 async def timed_delete(rag: LightRAG, ids: list[str], llm: CorpusLLM) -> None:
@@ -39,36 +38,19 @@ async def timed_delete(rag: LightRAG, ids: list[str], llm: CorpusLLM) -> None:
 
 async def run(args: argparse.Namespace, dsn: str) -> None:
     """Build the workspace, time the deletes, drop the workspace."""
-    vocab = vocabulary(seed=args.seed)
-    texts = documents(args.docs, args.words, args.seed, vocab)
-    ids = [f"doc-{i:04d}" for i in range(len(texts))]
-    llm = CorpusLLM(vocab)
-    rag = LightRAG(
-        dsn=dsn,
-        workspace=workspace_name("bench_delete"),
-        llm_model_func=llm,
-        embedding_func=hashed_embedding_func(64),
-    )
-    await rag.initialize()
-    try:
-        started = time.perf_counter()
-        await rag.ainsert(texts, ids=ids)
+    async with generated_workspace(args, dsn, "bench_delete") as (rag, llm, seconds):
         print(
-            f"built {args.docs} docs x ~{args.words} words in {time.perf_counter() - started:.1f} s: "
+            f"built {args.docs} docs x ~{args.words} words in {seconds:.1f} s: "
             f"{await table_count(rag, 'entities')} entities, {await table_count(rag, 'relations')} "
             f"relations, {await table_count(rag, 'entity_fragments')} entity fragments"
         )
+        ids = [f"doc-{i:04d}" for i in range(args.docs)]
         await timed_delete(rag, ids[:1], llm)
         await timed_delete(rag, ids[1:21], llm)
-    finally:
-        await rag.drop_workspace()
 
 
 def main() -> None:
-    parser = workspace_arguments(__doc__.split("\n")[0])
-    args = parser.parse_args()
-    with database(args.dsn) as dsn:
-        asyncio.run(run(args, dsn))
+    run_with_database(run, workspace_arguments(__doc__.split("\n")[0]).parse_args())
 
 
 if __name__ == "__main__":

@@ -9,7 +9,6 @@ returns and the LLM-cache look-ups of the summaries it needs.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 import time
 from collections.abc import Awaitable
@@ -19,10 +18,8 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import database, table_count, workspace_arguments, workspace_name
-from bench.corpus import CorpusLLM, documents, vocabulary
-from lightrag_pg import LightRAG
-from lightrag_pg.testing import StatementCounter, hashed_embedding_func
+from bench.common import generated_workspace, run_with_database, table_count, workspace_arguments
+from lightrag_pg.testing import StatementCounter
 
 
 async def timed(label: str, call: Awaitable[Any], degree: int) -> None:
@@ -36,17 +33,7 @@ async def timed(label: str, call: Awaitable[Any], degree: int) -> None:
 
 async def run(args: argparse.Namespace, dsn: str) -> None:
     """Build the workspace, time the edits, drop the workspace."""
-    vocab = vocabulary(seed=args.seed)
-    texts = documents(args.docs, args.words, args.seed, vocab)
-    rag = LightRAG(
-        dsn=dsn,
-        workspace=workspace_name("bench_edit"),
-        llm_model_func=CorpusLLM(vocab),
-        embedding_func=hashed_embedding_func(64),
-    )
-    await rag.initialize()
-    try:
-        await rag.ainsert(texts, ids=[f"doc-{i:04d}" for i in range(len(texts))])
+    async with generated_workspace(args, dsn, "bench_edit") as (rag, _, _):
         print(
             f"{args.docs} docs: {await table_count(rag, 'entities')} entities, "
             f"{await table_count(rag, 'relations')} relations"
@@ -64,15 +51,10 @@ async def run(args: argparse.Namespace, dsn: str) -> None:
             1,
         )
         await timed(f"delete entity {d!r}", rag.adelete_by_entity(d), degrees[d])
-    finally:
-        await rag.drop_workspace()
 
 
 def main() -> None:
-    parser = workspace_arguments(__doc__.split("\n")[0])
-    args = parser.parse_args()
-    with database(args.dsn) as dsn:
-        asyncio.run(run(args, dsn))
+    run_with_database(run, workspace_arguments(__doc__.split("\n")[0]).parse_args())
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ the least any re-embed has to do.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 import time
 from pathlib import Path
@@ -19,8 +18,7 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import database, table_count, workspace_arguments, workspace_name
-from bench.corpus import CorpusLLM, documents, vocabulary
+from bench.common import generated_workspace, run_with_database, table_count, workspace_arguments
 from lightrag_pg import LightRAG
 from lightrag_pg.testing import StatementCounter, hashed_embedding_func, hashed_vectors
 
@@ -62,23 +60,12 @@ async def baseline(rag: LightRAG) -> tuple[float, float, int]:
 
 async def run(args: argparse.Namespace, dsn: str) -> None:
     """Build the workspace, time the baseline and the re-embed, drop the workspace."""
-    vocab = vocabulary(seed=args.seed)
-    texts = documents(args.docs, args.words, args.seed, vocab)
-    rag = LightRAG(
-        dsn=dsn,
-        workspace=workspace_name("bench_reembed"),
-        llm_model_func=CorpusLLM(vocab),
-        embedding_func=hashed_embedding_func(OLD_DIM),
-    )
-    await rag.initialize()
-    try:
-        started = time.perf_counter()
-        await rag.ainsert(texts)
+    async with generated_workspace(args, dsn, "bench_reembed", hashed_embedding_func(OLD_DIM)) as (rag, _, s):
         counts = {
             t: await table_count(rag, t) for t in ("entity_vectors", "relation_vectors", "chunk_vectors")
         }
         print(
-            f"built {args.docs} docs x ~{args.words} words in {time.perf_counter() - started:.1f} s: "
+            f"built {args.docs} docs x ~{args.words} words in {s:.1f} s: "
             + ", ".join(f"{n} {t}" for t, n in counts.items())
         )
         embed_s, copy_s, n = await baseline(rag)
@@ -94,16 +81,12 @@ async def run(args: argparse.Namespace, dsn: str) -> None:
             f"({(embed_s + copy_s) / result.seconds:.0%} of the baseline's rate); swap "
             f"{result.swap_seconds * 1000:.0f} ms; {counter.statements} statements; rounds {result.rounds}"
         )
-    finally:
-        await rag.drop_workspace()
 
 
 def main() -> None:
     parser = workspace_arguments(__doc__.split("\n")[0])
     parser.add_argument("--batch-size", type=int, default=256, help="texts per re-embed batch")
-    args = parser.parse_args()
-    with database(args.dsn) as dsn:
-        asyncio.run(run(args, dsn))
+    run_with_database(run, parser.parse_args())
 
 
 if __name__ == "__main__":

@@ -10,7 +10,6 @@ calls after one warm-up call, with the statements each call sent.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -20,10 +19,8 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import choose_embedding, database, table_count, workspace_arguments, workspace_name
-from bench.corpus import CorpusLLM, documents, vocabulary
-from bench.query import build, median, p95
-from lightrag_pg import LightRAG
+from bench.common import generated_workspace, run_with_database, table_count, workspace_arguments
+from bench.query import median, p95
 from lightrag_pg.testing import StatementCounter
 
 
@@ -48,17 +45,7 @@ def line(name: str, latencies: list[float], statements: int, detail: str) -> Non
 
 async def run(args: argparse.Namespace, dsn: str) -> None:
     """Build the workspace, time the graph views, report, drop the workspace."""
-    vocab = vocabulary(seed=args.seed)
-    texts = documents(args.docs, args.words, args.seed, vocab)
-    rag = LightRAG(
-        dsn=dsn,
-        workspace=workspace_name("bench_subgraph"),
-        llm_model_func=CorpusLLM(vocab),
-        embedding_func=choose_embedding("hashed"),
-    )
-    await rag.initialize()
-    try:
-        seconds = await build(rag, texts)
+    async with generated_workspace(args, dsn, "bench_subgraph") as (rag, _, seconds):
         entities = await table_count(rag, "entities")
         relations = await table_count(rag, "relations")
         print(f"built {args.docs} docs in {seconds:.1f} s: {entities} entities, {relations} relations")
@@ -79,8 +66,6 @@ async def run(args: argparse.Namespace, dsn: str) -> None:
         line(f"search labels {hub[:4]!r}", lat, stmts, f"{len(found)} labels")
         lat, stmts, popular = await timed(lambda: rag.aget_popular_labels(300), args.rounds)
         line("popular labels (300)", lat, stmts, f"{len(popular)} labels")
-    finally:
-        await rag.drop_workspace()
 
 
 def main() -> None:
@@ -88,9 +73,7 @@ def main() -> None:
     parser = workspace_arguments(__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=30, help="timed calls per figure")
     parser.add_argument("--max-nodes", type=int, default=1000, help="node cap of each subgraph")
-    args = parser.parse_args()
-    with database(args.dsn) as dsn:
-        asyncio.run(run(args, dsn))
+    run_with_database(run, parser.parse_args())
 
 
 if __name__ == "__main__":

@@ -114,16 +114,6 @@ def compare_graphs(ours: Graph, theirs: Graph) -> list[str]:
     return lines
 
 
-def differing_descriptions(ours: Graph, theirs: Graph) -> list[dict[str, Any]]:
-    """Entities and relations both systems hold with different descriptions, both texts given."""
-    out = []
-    for a, b in ((ours.entities, theirs.entities), (ours.relations, theirs.relations)):
-        for key in sorted(a.keys() & b.keys()):
-            if a[key][-1] != b[key][-1]:
-                out.append({"key": key, "ours": a[key][-1], "upstream": b[key][-1]})
-    return out
-
-
 def _distances(entities: Sequence[Any], relations: Sequence[Any], chunks: Sequence[Any]) -> Distances:
     """:class:`Distances` from (key..., d, at_limit) rows of the three searches."""
     out: list[dict[Any, float]] = [{}, {}, {}]
@@ -488,15 +478,8 @@ def main() -> None:
         help="upstream one document and one call at a time, with its default parallelism, or both"
         " (both: each is compared with lightrag_pg, and the two with each other)",
     )
-    parser.add_argument(
-        "--order",
-        choices=("ours-first", "upstream-first"),
-        default="ours-first",
-        help="which system indexes and answers first on the shared server",
-    )
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="where upstream's virtualenv lives")
     parser.add_argument("--out", type=Path, default=None, help="write per-query details (JSON) here")
-    parser.add_argument("--raw", type=Path, default=None, help="write both systems' raw answers (JSON) here")
     args = parser.parse_args()
 
     python = upstream_python(args.cache)
@@ -511,14 +494,12 @@ def main() -> None:
     timings: dict[str, float] = {}
     upstream: dict[str, tuple[list[dict[str, Any]], Graph, list[Distances]]] = {}
     with embedded_server() as (dsn, pg_env), tempfile.TemporaryDirectory(prefix="lightrag-diff-") as tmp:
-
-        def ours_run() -> tuple[list[dict[str, Any]], Graph, list[Distances]]:
-            started = time.perf_counter()
-            out = asyncio.run(run_ours(dsn, texts, paths, queries, llm, args.embedding, settings))
-            timings["lightrag_pg"] = time.perf_counter() - started
-            return out
-
-        def upstream_run(run: str) -> None:
+        started = time.perf_counter()
+        ours, our_graph, our_distances = asyncio.run(
+            run_ours(dsn, texts, paths, queries, llm, args.embedding, settings)
+        )
+        timings["lightrag_pg"] = time.perf_counter() - started
+        for run in runs:
             started = time.perf_counter()
             results, graph, workspace = run_upstream(
                 python,
@@ -535,17 +516,9 @@ def main() -> None:
             timings[f"upstream {run}"] = time.perf_counter() - started
             distances = asyncio.run(upstream_distances(dsn, workspace, queries, args.embedding))
             upstream[run] = (results, graph, distances)
-
-        if args.order == "upstream-first":
-            for run in runs:
-                upstream_run(run)
-        ours, our_graph, our_distances = ours_run()
-        if args.order == "ours-first":
-            for run in runs:
-                upstream_run(run)
     print(
         f"{args.docs} docs x ~{args.words} words, {args.questions} questions x {len(MODES)} modes, "
-        f"{args.embedding} embedding, summaries {args.summaries}, lexical search off, {args.order}; "
+        f"{args.embedding} embedding, summaries {args.summaries}, lexical search off; "
         + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items())
         + f" (upstream {UPSTREAM_VERSION}); load {os.getloadavg()}"
     )
@@ -577,7 +550,6 @@ def main() -> None:
         report_causes(comparisons)
     comparisons = next(iter(tables.values()))
     their_graph = next(iter(upstream.values()))[1]
-    theirs = next(iter(upstream.values()))[0]
     rows, returned = boundary_rows(comparisons)
     print(
         f"rows at exactly distance 1 - threshold ({1 - COSINE_THRESHOLD:g}), where <= and < part:"
@@ -586,14 +558,6 @@ def main() -> None:
     print("indexed graphs:", *compare_graphs(our_graph, their_graph), sep="\n  ")
     if args.out:
         args.out.write_text(json.dumps(details(comparisons), indent=1, default=str))
-    if args.raw:
-        raw = {
-            "ours": ours,
-            "upstream": theirs,
-            **{f"upstream {run}": results for run, (results, _, _) in upstream.items()},
-            "differing_descriptions": differing_descriptions(our_graph, their_graph),
-        }
-        args.raw.write_text(json.dumps(raw, indent=1, default=str))
 
 
 if __name__ == "__main__":

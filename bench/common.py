@@ -2,7 +2,9 @@
 both systems, and the driver of upstream LightRAG's runner.
 
 * :func:`database` is ``--dsn``, ``$LIGHTRAG_PG_DSN`` or an embedded server in a temporary
-  directory (:func:`embedded_server` also gives upstream's ``POSTGRES_*`` variables for it).
+  directory (:func:`embedded_server` also gives upstream's ``POSTGRES_*`` variables for it);
+  :func:`generated_workspace` is a new workspace holding the generated corpus of
+  :mod:`bench.corpus`, dropped on exit.
 * :func:`choose_embedding` and :func:`embedding_func` are deterministic embeddings (hashed bags
   of words, ``HASHED_DIM`` dimensions; :func:`weighted_vectors` weighs each word), or MiniLM.
 * :class:`SharedLLM` is :class:`bench.corpus.CorpusLLM` also answering upstream's indexing

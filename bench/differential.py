@@ -65,7 +65,6 @@ from bench.common import (
     graph_from_rows,
     run_upstream,
     tiktoken_cache,
-    translate_upstream_prompt,
     upstream_python,
     workspace_name,
 )
@@ -83,9 +82,6 @@ from bench.differential_compare import (
     ties_of,
 )
 from lightrag_pg import LightRAG, QueryParam
-
-# bench/llm_input.py and bench/summaries.py import these from here (their home is bench.common).
-__all__ = ["SERIAL", "SharedLLM", "embedded_server", "run_upstream", "translate_upstream_prompt"]
 
 MODES: tuple[str, ...] = ("local", "global", "hybrid", "mix", "naive")
 # Never ask the LLM for a description summary: descriptions are the joined fragments

@@ -10,6 +10,13 @@ from its own usage accounting too (input tokens by kind, from ``usage``), and ea
 prompt kind's stable prefix (the part every call of the kind shares, which a
 provider's prefix cache can reuse) is reported as a share of its input.
 
+lightrag_pg indexes all documents in one insert: one indexing run, which summarises
+each entity and relation once, after all its merges. Upstream inserts one document at a
+time (its runner's way). ``--curve`` also indexes with lightrag_pg in ten runs of a tenth
+of the documents each and one document per run, and prints the summary calls of the
+three after each tenth against the description fragments merged so far, with the slope
+(calls per new fragment) over the second half.
+
 ``--corpus small`` is 20 documents, ``medium`` 100 (about two chunks each); ``--docs``
 overrides. Upstream (``lightrag-hku`` 1.5.7) runs in its own virtualenv, as in
 :mod:`bench.differential`; ``--no-upstream`` measures lightrag_pg alone.
@@ -19,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import sys
 import tempfile
 from collections import Counter
@@ -30,8 +38,7 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.corpus import documents, vocabulary
-from bench.differential import (
+from bench.common import (
     DEFAULT_CACHE,
     SharedLLM,
     embedded_server,
@@ -40,8 +47,9 @@ from bench.differential import (
     tiktoken_cache,
     translate_upstream_prompt,
     upstream_python,
+    workspace_name,
 )
-from bench.ingest import workspace_name
+from bench.corpus import documents, vocabulary
 from lightrag_pg import LightRAG
 from lightrag_pg.store.usage import UsageSum
 from lightrag_pg.testing import classify_prompt, prompt_input_text
@@ -120,8 +128,35 @@ class CountingLLM(SharedLLM):
         return super().respond_upstream(prompt, system_prompt)
 
 
-async def run_ours(dsn: str, texts: list[str], llm: CountingLLM) -> list[UsageSum]:
-    """Index ``texts`` with lightrag_pg's defaults; return its usage table summed by kind."""
+COUNT_FRAGMENTS = "SELECT (SELECT count(*) FROM entity_fragments) + (SELECT count(*) FROM relation_fragments)"
+
+
+@dataclass
+class Curve:
+    """Summary calls and description fragments merged after each insert (``docs``: the
+    documents in by then)."""
+
+    docs: list[int] = field(default_factory=list)
+    calls: list[int] = field(default_factory=list)
+    fragments: list[int] = field(default_factory=list)
+
+    def at(self, docs: int) -> int:
+        """The summary calls once ``docs`` documents were in."""
+        return self.calls[self.docs.index(docs)]
+
+    def slope(self) -> float:
+        """Summary calls per new fragment over the second half of the inserts."""
+        half = len(self.calls) // 2
+        if half == 0 or self.fragments[-1] == self.fragments[half - 1]:
+            return 0.0
+        return (self.calls[-1] - self.calls[half - 1]) / (self.fragments[-1] - self.fragments[half - 1])
+
+
+async def run_ours(
+    dsn: str, texts: list[str], llm: CountingLLM, runs: int = 1
+) -> tuple[list[UsageSum], Curve]:
+    """Index ``texts`` with lightrag_pg's defaults in ``runs`` inserts of consecutive
+    documents; return its usage table summed by kind and the summary curve."""
     rag = LightRAG(
         dsn=dsn,
         workspace=workspace_name("llm_input"),
@@ -129,15 +164,32 @@ async def run_ours(dsn: str, texts: list[str], llm: CountingLLM) -> list[UsageSu
         embedding_func=embedding_func("hashed"),
     )
     await rag.initialize()
+    curve = Curve()
     try:
-        result = await rag.ainsert(texts, file_paths=[f"doc-{i:04d}.txt" for i in range(len(texts))])
-        if result.progress.docs_failed:
-            raise RuntimeError(f"lightrag_pg failed: {result.progress.failures}")
-        if not hasattr(rag, "ausage"):  # a lightrag_pg from before the usage table
-            return []
-        return await rag.ausage(by="kind")
+        bounds = [round(len(texts) * k / runs) for k in range(runs + 1)]
+        for lo, hi in itertools.pairwise(bounds):
+            paths = [f"doc-{i:04d}.txt" for i in range(lo, hi)]
+            result = await rag.ainsert(texts[lo:hi], file_paths=paths)
+            if result.progress.docs_failed:
+                raise RuntimeError(f"lightrag_pg failed: {result.progress.failures}")
+            async with rag.session() as s:
+                curve.fragments.append(await s.conn.fetchval(COUNT_FRAGMENTS))
+            curve.docs.append(hi)
+            curve.calls.append(llm.ours.calls["summary"])
+        return await rag.ausage(by="kind"), curve
     finally:
         await rag.drop_workspace()
+
+
+def print_curves(curves: dict[str, Curve], docs: int) -> None:
+    """Summary calls after each tenth of the documents, against the fragments merged so far."""
+    tenths = [round(docs * k / 10) for k in range(1, 11)]
+    first = next(iter(curves.values()))
+    print("\nsummary calls after each tenth of the documents, and calls per new fragment (2nd half)")
+    print(f"{'documents':<26}" + "".join(f"{i:>7}" for i in tenths) + f"{'slope':>8}")
+    print(f"{'fragments merged':<26}" + "".join(f"{first.fragments[first.docs.index(i)]:>7}" for i in tenths))
+    for name, c in curves.items():
+        print(f"{name:<26}" + "".join(f"{c.at(i):>7}" for i in tenths) + f"{c.slope():>8.3f}")
 
 
 def table(ours: Tally, theirs: Tally | None) -> None:
@@ -176,21 +228,37 @@ def main() -> None:
     parser.add_argument("--words", type=int, default=1500, help="words per document")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-upstream", action="store_true", help="measure lightrag_pg alone")
+    parser.add_argument("--curve", action="store_true", help="also the summary curve (two more runs)")
     args = parser.parse_args()
     docs = args.docs or CORPORA[args.corpus]
     vocab = vocabulary(seed=args.seed)
     texts = documents(docs, args.words, args.seed, vocab)
     llm = CountingLLM(vocab)
+    curves: dict[str, Curve] = {}
     with embedded_server() as (dsn, pg_env):
-        usage = asyncio.run(run_ours(dsn, texts, llm))
+        usage, _ = asyncio.run(run_ours(dsn, texts, llm))
+        if args.curve:
+            for name, runs in (("lightrag_pg, runs of 1/10", 10), ("lightrag_pg, doc by doc", docs)):
+                curves[name] = asyncio.run(run_ours(dsn, texts, CountingLLM(vocab), runs))[1]
         theirs = None
         if not args.no_upstream:
             python = upstream_python(DEFAULT_CACHE)
             env = {"TIKTOKEN_CACHE_DIR": str(tiktoken_cache(DEFAULT_CACHE)), **pg_env}
             paths = [f"doc-{i:04d}.txt" for i in range(len(texts))]
+            up = Curve()
+
+            def inserted() -> None:
+                up.docs.append(len(up.docs) + 1)
+                up.calls.append(llm.theirs.calls["summary"])
+
             with tempfile.TemporaryDirectory(prefix="lightrag-llm-input-") as tmp:
-                run_upstream(python, env, Path(tmp), texts, paths, [], llm, "hashed", {})
+                run_upstream(
+                    python, env, Path(tmp), texts, paths, [], llm, "hashed", {}, on_inserted=inserted
+                )
             theirs = llm.theirs
+            if "lightrag_pg, doc by doc" in curves:  # the same extraction answers: the same fragments
+                up.fragments = curves["lightrag_pg, doc by doc"].fragments
+                curves["upstream, doc by doc"] = up
     print(f"{docs} documents x ~{args.words} words, scripted LLM, default settings (gleaning on)")
     table(llm.ours, theirs)
     prefixes(llm.ours, "lightrag_pg")
@@ -202,6 +270,8 @@ def main() -> None:
             f"  {row.key:<10} {row.input_tokens:>10,} / {row.output_tokens:>8,}   {row.calls} calls, "
             f"{row.cache_hits} cache hits"
         )
+    if curves:
+        print_curves(curves, docs)
 
 
 if __name__ == "__main__":

@@ -41,8 +41,8 @@ from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
+from bench.common import choose_embedding, database, workspace_name
 from bench.corpus import CorpusLLM, documents, questions, vocabulary
-from bench.ingest import choose_embedding, database, workspace_name
 from lightrag_pg import LightRAG, QueryParam
 from lightrag_pg.observe import tracing
 

@@ -92,7 +92,7 @@ def model_dir() -> Path | None:
     if legacy:
         raise ConfigurationError(
             f"{', '.join(legacy)} is no longer read; set {MODEL_DIR_ENV} to a directory holding "
-            "minilm/model.onnx and minilm/tokenizer.json (see the README's 'Model files')"
+            "minilm/model.onnx and minilm/tokenizer.json (see the README's 'Offline model files')"
         )
     value = os.environ.get(MODEL_DIR_ENV)
     return Path(value) if value else None

@@ -44,7 +44,7 @@ class ImportReport:
 
     ``counts`` by kind (:data:`KINDS`); fragments are ``exact`` (parsed from upstream's
     cached extraction of their chunk) or ``filled`` (a chunk of the row's list whose
-    extraction is not cached: its piece of the row's description, see the README);
+    extraction is not cached: its piece of the row's description, see docs/import-lightrag.md);
     ``translated_cache``: extraction answers filed under lightrag_pg's keys, so that
     indexing an imported document again calls no model.
     """

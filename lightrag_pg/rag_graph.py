@@ -20,17 +20,21 @@ class GraphMethods(Facade):
     """The graph half of :class:`~lightrag_pg.rag.LightRAG`'s API."""
 
     async def aget_knowledge_graph(
-        self, node_label: str, max_depth: int = 3, max_nodes: int = 1000
+        self, node_label: str, max_depth: int = 3, max_nodes: int = 1000, max_neighbours: int | None = None
     ) -> KnowledgeGraph:
         """The subgraph around entity ``node_label`` for visualisation (``"*"``: the whole graph's
         highest-degree nodes), in upstream LightRAG's shape (``.to_dict()`` for JSON).
 
-        Breadth-first in SQL up to ``max_depth`` hops; at most ``max_nodes`` nodes, the
-        closest first, then the highest degree, then by name (``is_truncated`` says some
-        were left out); the edges are all relations among the nodes kept. Two statements.
+        Breadth-first in SQL up to ``max_depth`` hops, each node adding at most
+        ``max_neighbours`` new neighbours (heaviest relations first; None: all); at most
+        ``max_nodes`` nodes, the closest first, then the highest degree, then by name
+        (``is_truncated`` says some were left out); the edges are all relations among
+        the nodes kept. Two statements.
         """
         async with session(self._run.pool) as s:
-            return await SubgraphStore(s.conn).knowledge_graph(node_label, max_depth, max_nodes)
+            return await SubgraphStore(s.conn).knowledge_graph(
+                node_label, max_depth, max_nodes, max_neighbours
+            )
 
     async def aget_graph_labels(self) -> list[str]:
         """Every entity name of the workspace, in byte order."""

@@ -92,6 +92,33 @@ async def test_truncation_keeps_closest_then_highest_degree_then_name(rag: Light
     assert [n.id for n in exact.nodes] == ["X", "Y"] and exact.is_truncated is False
 
 
+async def test_a_hub_adds_its_heaviest_neighbours_first_and_more_on_request(rag: LightRAG) -> None:
+    leaves = [f"L{i:02d}" for i in range(12)]
+    async with rag.unit_of_work() as uow:
+        await uow.graph.upsert_entities_if_unchanged(
+            [EntityRow(n, "Thing", f"about {n}", source_ids=["c1"]) for n in ["Hub", "Far", *leaves]]
+        )
+        await uow.graph.upsert_relations_if_unchanged(
+            [
+                RelationRow("Hub", n, keywords="k", description="d", weight=float(i % 4))
+                for i, n in enumerate(leaves)
+            ]
+            + [RelationRow("Far", "L00", keywords="k", description="d", weight=1.0)]
+        )
+    capped = await rag.aget_knowledge_graph("Hub", max_depth=2, max_neighbours=3)
+    # weights 3.0 for L03, L07, L11: the heaviest three; L00 is not kept, so Far is not reached.
+    assert [n.id for n in capped.nodes] == ["Hub", "L03", "L07", "L11"]
+    hub = capped.nodes[0]
+    assert hub.properties["degree"] == 12 > sum("Hub" in (e.source, e.target) for e in capped.edges)
+    more = await rag.aget_knowledge_graph("Hub", max_depth=1, max_neighbours=6)
+    assert {n.id for n in capped.nodes} < {n.id for n in more.nodes} and len(more.nodes) == 7
+    assert {n.id for n in more.nodes[1:]} == {"L03", "L07", "L11", "L02", "L06", "L10"}  # weights 3, 2
+    whole = await rag.aget_knowledge_graph("Hub", max_depth=2)
+    assert len(whole.nodes) == 14
+    with pytest.raises(InvalidInput, match="max_neighbours"):
+        await rag.aget_knowledge_graph("Hub", max_neighbours=0)
+
+
 async def test_star_gives_the_highest_degree_nodes_and_the_edges_among_them(rag: LightRAG) -> None:
     await seed(rag)
     graph = await rag.aget_knowledge_graph("*", max_nodes=3)

@@ -109,10 +109,14 @@ async def knowledge_graph(
     label: Annotated[Key, Query(min_length=1)],
     max_depth: Annotated[int, Bounded(1, MAX_LIMIT), Query()] = 3,
     max_nodes: Annotated[int, Bounded(1, MAX_LIMIT), Query()] = 1000,
+    max_neighbours: Annotated[int | None, Bounded(1, MAX_LIMIT), Query()] = None,
 ) -> dict[str, Any]:
     """The subgraph around ``label`` (``*`` for the whole graph) as ``nodes``, ``edges``
-    and ``is_truncated``; an unknown label gives an empty graph."""
-    graph = await runtime.rag.aget_knowledge_graph(node_label=label, max_depth=max_depth, max_nodes=max_nodes)
+    and ``is_truncated``; an unknown label gives an empty graph. ``max_neighbours`` (not
+    upstream's) caps the new neighbours each node adds, heaviest relations first."""
+    graph = await runtime.rag.aget_knowledge_graph(
+        node_label=label, max_depth=max_depth, max_nodes=max_nodes, max_neighbours=max_neighbours
+    )
     return graph.to_dict()
 
 

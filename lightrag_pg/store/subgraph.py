@@ -131,23 +131,28 @@ class SubgraphStore:
     def __init__(self, conn: asyncpg.Connection) -> None:
         self.conn = conn
 
-    async def knowledge_graph(self, label: str, max_depth: int = 3, max_nodes: int = 1000) -> KnowledgeGraph:
+    async def knowledge_graph(
+        self, label: str, max_depth: int = 3, max_nodes: int = 1000, max_neighbours: int | None = None
+    ) -> KnowledgeGraph:
         """The subgraph around entity ``label`` (``"*"``: the highest-degree nodes); two statements.
 
-        Breadth-first up to ``max_depth`` hops, both directions. When more than
-        ``max_nodes`` nodes are reachable the closest are kept, then those of
-        highest degree, then by name, and ``is_truncated`` is set. The edges
-        are every relation between kept nodes. An unknown label gives an
-        empty graph.
+        Breadth-first up to ``max_depth`` hops, both directions; with ``max_neighbours``,
+        each node adds at most that many new neighbours, those of its heaviest relations
+        first (a node's ``degree`` above its edges shown says some were left out). When
+        more than ``max_nodes`` nodes are reachable the closest are kept, then those of
+        highest degree, then by name, and ``is_truncated`` is set. The edges are every
+        relation between kept nodes. An unknown label gives an empty graph.
         """
         if not isinstance(label, str) or not label:
             raise InvalidInput(f"node label must be a non-empty string, got {label!r}")
         _check_count("max_depth", max_depth, 0)
         _check_count("max_nodes", max_nodes, 1)
+        if max_neighbours is not None:
+            _check_count("max_neighbours", max_neighbours, 1)
         if label == ALL_NODES:
             rows = await self.conn.fetch(SQL["top_by_degree"], max_nodes)
         else:
-            rows = await self.conn.fetch(SQL["neighbourhood"], label, max_depth, max_nodes)
+            rows = await self.conn.fetch(SQL["neighbourhood"], label, max_depth, max_nodes, max_neighbours)
         if not rows:
             return KnowledgeGraph()
         nodes = [node_of(EntityRow.from_record(r), r["depth"]) for r in rows]

@@ -6,23 +6,33 @@
 -- name: neighbourhood
 -- Breadth-first neighbourhood of entity $1 up to depth $2, following relations in
 -- both directions. Each level of the recursion carries every name seen so far, so
--- a name is reached once, at its shortest distance. Keeps at most $3 nodes: the
--- closest first, then the highest degree, then the name. `reached` is the size of
--- the whole neighbourhood (more than $3 means the answer was truncated). No row
--- when the entity does not exist.
+-- a name is reached once, at its shortest distance. From each node a level takes at
+-- most $4 new neighbours (NULL: all), those of the heaviest relations first, then by
+-- name, so a hub does not fill the view. Keeps at most $3 nodes: the closest first,
+-- then the highest degree, then the name. `reached` is the size of the neighbourhood
+-- walked (more than $3 means the answer was truncated). No row when the entity does
+-- not exist.
 WITH RECURSIVE levels(depth, frontier, seen) AS (
     SELECT 0, ARRAY[e.name], ARRAY[e.name] FROM entities e WHERE e.name = $1
     UNION ALL
     SELECT l.depth + 1, n.names, l.seen || n.names
     FROM levels l
     CROSS JOIN LATERAL (
-        SELECT array_agg(x.name) AS names FROM (
-            SELECT r.tgt AS name FROM relations r WHERE r.src = ANY(l.frontier)
-            UNION
-            SELECT r.src FROM relations r WHERE r.tgt = ANY(l.frontier)
-            EXCEPT
-            SELECT unnest(l.seen)
-        ) x
+        SELECT array_agg(DISTINCT picked.name) AS names
+        FROM unnest(l.frontier) AS f(name)
+        CROSS JOIN LATERAL (
+            SELECT t.name FROM (
+                SELECT r.tgt AS name, max(r.weight) AS weight FROM (
+                    SELECT r.tgt, r.weight FROM relations r WHERE r.src = f.name
+                    UNION ALL
+                    SELECT r.src, r.weight FROM relations r WHERE r.tgt = f.name
+                ) r(tgt, weight)
+                WHERE r.tgt <> ALL(l.seen)
+                GROUP BY r.tgt
+            ) t
+            ORDER BY t.weight DESC, t.name COLLATE "C"
+            LIMIT $4
+        ) picked
     ) n
     WHERE l.depth < $2 AND n.names IS NOT NULL
 ),

@@ -15,7 +15,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .config import Settings
-from .db.identifiers import validate_workspace
+from .db.identifiers import WorkspaceName
 from .db.pool import SharedPool, WorkspacePool
 from .db.workspace import TableStat, WorkspaceInfo, drop_workspace, list_workspaces, table_stats
 from .errors import ConfigurationError, InvalidInput, LightRAGError
@@ -76,7 +76,7 @@ class LightRAG(StatusMethods, GraphMethods, TransferMethods):
         if pool is not None and dsn is not None:
             raise ConfigurationError("LightRAG takes a dsn or a shared pool, not both")
         self.settings = Settings.from_kwargs(**settings)
-        self.workspace = validate_workspace(workspace)
+        self.workspace = WorkspaceName(workspace)
         self._shared = pool
         self._dsn = pool.dsn if pool else dsn
         self._connect_timeout = pool.connect_timeout if pool else self.settings.connect_timeout
@@ -283,7 +283,7 @@ class LightRAG(StatusMethods, GraphMethods, TransferMethods):
         """Synchronous :meth:`aquery_data`."""
         return self._sync(self.aquery_data(query, param))
 
-    async def list_workspaces(self) -> list[str]:
+    async def list_workspaces(self) -> list[WorkspaceName]:
         """Every lightrag_pg workspace in this database."""
         async with self.pool.acquire() as conn:
             return await list_workspaces(conn)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .config import Settings
 from .db.connect import connect, split_connect_timeout
 from .db.embedded import resolve_dsn
+from .db.identifiers import WorkspaceName
 from .db.pool import SharedPool, WorkspacePool, create_pool
 from .db.translate import translated
 from .db.workspace import WorkspaceInfo, create_workspace, read_info
@@ -46,7 +47,7 @@ class Services:
     """The pool, models and engines of one initialized workspace."""
 
     settings: Settings
-    workspace: str
+    workspace: WorkspaceName
     dsn: str
     connect_timeout: float
     pool: WorkspacePool
@@ -174,7 +175,7 @@ class Facade:
     initialized ``LightRAG``."""
 
     settings: Settings
-    workspace: str
+    workspace: WorkspaceName
     _services: Services | None
 
     @property
@@ -200,7 +201,7 @@ class Parts:
     """What a ``LightRAG`` was given: the models (``None``: the defaults) and where to connect."""
 
     settings: Settings
-    workspace: str
+    workspace: WorkspaceName
     dsn: str | None
     connect_timeout: float
     shared: SharedPool | None

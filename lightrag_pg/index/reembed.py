@@ -45,6 +45,7 @@ import numpy as np
 
 from ..db.advisory import lock_key, session_lock
 from ..db.dimensions import HALFVEC_HNSW_MAX_DIM
+from ..db.identifiers import WorkspaceName
 from ..db.pool import without_statement_timeout
 from ..db.workspace import read_info, record_embedding
 from ..errors import ConcurrentUpdate, ConfigurationError, InvalidInput, ReembedConflict
@@ -90,7 +91,7 @@ class ReembedResult:
     swap transaction took. ``vectors`` is the number of vectors swapped in.
     """
 
-    workspace: str
+    workspace: WorkspaceName
     previous_model: str | None
     previous_dim: int
     embedding_model: str
@@ -115,7 +116,7 @@ class Reembedder:
         self,
         pool: asyncpg.Pool,
         dsn: str,
-        workspace: str,
+        workspace: WorkspaceName,
         embed: EmbeddingFunc,
         *,
         batch_size: int = DEFAULT_BATCH_SIZE,

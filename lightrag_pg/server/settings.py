@@ -9,10 +9,11 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from ..config import DEFAULT_STATEMENT_TIMEOUT_MS, check_timeout_ms
-from ..db.identifiers import validate_workspace
+from ..db.identifiers import WorkspaceName
 from ..errors import ConfigurationError
 
 DEFAULT_PORT = 9621
+DEFAULT_WORKSPACE = WorkspaceName("default")
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
 POOL_SIZES = ("pool_size", "workspace_pool_size")
@@ -144,7 +145,7 @@ class ServerSettings:
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
     dsn: str | None = None
-    default_workspace: str = "default"
+    default_workspace: WorkspaceName = DEFAULT_WORKSPACE
     allow_create: bool = False
     api_key: str | None = None
     cors_origins: tuple[str, ...] = ()
@@ -177,7 +178,7 @@ class ServerSettings:
     background work is cancelled; past it the process exits regardless."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "default_workspace", validate_workspace(self.default_workspace))
+        object.__setattr__(self, "default_workspace", WorkspaceName(self.default_workspace))
         object.__setattr__(self, "input_dir", Path(self.input_dir))
         if not 0 < self.port < 65536:
             raise ConfigurationError(f"port must be in 1..65535, got {self.port}")

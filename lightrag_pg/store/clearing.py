@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import asyncpg
 
 from ..db.advisory import XACT_LOCK, lock_key
-from ..db.identifiers import graph_of
+from ..db.identifiers import WorkspaceName, graph_of
 from ..db.sqlfile import load_queries, render
 from ..errors import DocumentBusy, ReembedConflict
 
@@ -26,7 +26,7 @@ class ClearResult:
 
 
 async def clear_workspace(
-    conn: asyncpg.Connection, workspace: str, *, graph_enabled: bool, keep_cache: bool
+    conn: asyncpg.Connection, workspace: WorkspaceName, *, graph_enabled: bool, keep_cache: bool
 ) -> ClearResult:
     """Empty ``workspace`` on ``conn``, which must be in a transaction.
 

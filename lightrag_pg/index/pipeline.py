@@ -48,7 +48,7 @@ from ..observe.tracing import NO_SPAN, SpanLike, span
 from ..store.rows import ChunkRow, DocumentRow
 from ..store.uow import Stores, session, unit_of_work
 from ..tasks import FairScheduler, gather_all, usable_cores
-from ..types import Extraction
+from ..types import DocStatus, Extraction
 from .chunking import chunk_text
 from .embedding_pool import EmbeddingPool
 from .extract import Extractor
@@ -201,6 +201,12 @@ class Pipeline:
         async with unit_of_work(self.pool) as uow:
             inserted = await uow.docs.insert(docs)
         return [d.id for d in docs if d.id in inserted]
+
+    async def process_failed(self, progress: ProgressCallback = ignore_progress) -> Progress:
+        """:meth:`process`, waiting for the failed documents that another process holds."""
+        async with session(self.pool) as s:
+            failed = await s.docs.ids_with_status(DocStatus.FAILED)
+        return await self.process(progress, wait_for=failed)
 
     async def process(
         self, progress: ProgressCallback = ignore_progress, wait_for: Collection[str] = ()

@@ -128,11 +128,14 @@ class Services:
             s, tokenizer = self.settings, get_tokenizer(self.settings.tokenizer_name)
             kind = choose_extractor(s, self.parts.llm_model_func)
             width = scheduler_width(s, offline=not (kind == "llm" and self.llm))
-            llm = scheduled_llm(self.llm, self.workspace, width) if self.llm else None
+            scheduler = self.pool.shared.scheduler
+            scheduler.widen(width)
+            llm = scheduled_llm(self.llm, self.workspace, scheduler) if self.llm else None
             extractor: Extractor = LLMExtractor(llm, s) if kind == "llm" and llm else NLPExtractor(s)
             summarizer = Summarizer(s, tokenizer, llm if kind == "llm" else None)
             embed = metered_embedding(
-                scheduled_embedding(self.embed, self.workspace, s.embedding_batch_num, width), self.meter
+                scheduled_embedding(self.embed, self.workspace, s.embedding_batch_num, scheduler, width),
+                self.meter,
             )
             offline = extractor.name == "nlp"
             self._pipeline = Pipeline(
@@ -145,6 +148,7 @@ class Services:
                     self.pool, embed, summarizer, s, vector_texts="short" if offline else "full"
                 ),
                 locks=DocumentLocks(self.dsn, self.workspace, self.parts.connect_timeout),
+                scheduler=scheduler,
                 meter=self.meter,
             )
         return self._pipeline

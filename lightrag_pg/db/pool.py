@@ -31,6 +31,7 @@ from pgvector.asyncpg import register_vector
 
 from ..config import DEFAULT_STATEMENT_TIMEOUT_MS
 from ..errors import LightRAGError, PoolExhausted
+from ..tasks import FairScheduler
 from .connect import CONNECT_ERRORS, connect_failure
 from .embedded import redact_dsn
 from .identifiers import WorkspaceName, search_path
@@ -195,6 +196,9 @@ class SharedPool:
         self.acquire_timeout = acquire_timeout
         self.waiting = 0
         """Checkouts waiting for a workspace's share or a free connection."""
+        self.scheduler = FairScheduler(1)
+        """The slots of the indexing jobs of the pool's workspaces, shared fairly between them
+        (each pipeline widens it to its ``max_parallel_chunks``)."""
         self._shares: dict[str, asyncio.Semaphore] = {}
         self.pool = asyncpg.Pool(
             dsn,

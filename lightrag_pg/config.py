@@ -95,7 +95,9 @@ def _seconds(value: object, info: ValidationInfo) -> object:
     return value
 
 
-def _path(value: object) -> object:
+def as_path(value: object) -> object:
+    """A string or path-like value as a :class:`~pathlib.Path` (other values unchanged, for
+    the type check to refuse)."""
     return Path(value) if isinstance(value, (str, os.PathLike)) else value
 
 
@@ -136,7 +138,7 @@ Seconds = Annotated[float, BeforeValidator(_seconds)]
 """A positive number of seconds."""
 Cosine = Annotated[float, BeforeValidator(check_cosine_threshold)]
 TimeoutMs = Annotated[int, BeforeValidator(check_timeout_ms)]
-OptionalPath = Annotated[Path | None, BeforeValidator(_path)]
+OptionalPath = Annotated[Path | None, BeforeValidator(as_path)]
 Names = Annotated[tuple[str, ...], BeforeValidator(_tuple), AfterValidator(_some)]
 
 CHECKED = ConfigDict(strict=True, extra="forbid", use_attribute_docstrings=True)

@@ -96,3 +96,21 @@ def test_settings_convert_only_the_lenient_inputs() -> None:
     )
     with pytest.raises(ConfigurationError, match="chunk_overlap_token_size"):
         dataclasses.replace(settings, chunk_token_size=50)
+
+
+def test_server_settings_are_declared_once_too() -> None:
+    from lightrag_pg.server.settings import ConversionLimits, ServerSettings
+
+    settings = ServerSettings(input_dir="/tmp/in", cors_origins=["http://a"])
+    assert settings.input_dir == Path("/tmp/in") and settings.cors_origins == ("http://a",)
+    assert type(settings.default_workspace).__name__ == "WorkspaceName"
+    for bad, problem in [
+        ({"port": "80"}, "port"),
+        ({"max_workspaces": 0}, "max_workspaces must be a positive integer"),
+        ({"shutdown_timeout": -1}, "shutdown_timeout must be positive seconds"),
+        ({"zzz": 1}, "unknown setting 'zzz'"),
+    ]:
+        with pytest.raises(ConfigurationError, match=problem):
+            ServerSettings(**bad)
+    with pytest.raises(ConfigurationError, match="unknown setting 'speed'"):
+        ConversionLimits(speed=1)

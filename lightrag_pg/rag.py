@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .db.identifiers import WorkspaceName
 from .db.pool import SharedPool, WorkspacePool
 from .db.workspace import TableStat, WorkspaceInfo
+from .handle import Handle
 from .index.progress import Progress, ProgressCallback, ignore_progress
 from .index.reembed import DEFAULT_BATCH_SIZE as DEFAULT_REEMBED_BATCH
 from .index.reembed import ReembedCallback, ReembedResult, ignore_reembed_progress
@@ -27,7 +28,7 @@ from .rag_graph import GraphMethods
 from .rag_status import StatusMethods
 from .rag_transfer import TransferMethods
 from .results import InsertResult, new_track_id
-from .services import Handle, Parts
+from .services import Parts
 from .store.uow import Stores, session, unit_of_work
 from .store.workspace import ClearResult
 

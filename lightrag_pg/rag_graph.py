@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import results
-from .services import Facade
+from .handle import Facade
 from .store.subgraph import KnowledgeGraph
 from .store.uow import session
 

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
 
+from .handle import Facade
 from .llm.usage import UsageMeter
-from .services import Facade
 from .store.rows import DocumentRow, StatusRow
 from .store.uow import session, unit_of_work
 from .store.usage import Grouping, UsageSum

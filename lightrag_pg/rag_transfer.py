@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from .services import Facade
+from .handle import Facade
 
 if TYPE_CHECKING:  # loaded on first use: a query imports none of it
     from .index.lightrag_compat.exporter import ExportReport

@@ -1,19 +1,18 @@
-"""What a ``LightRAG`` holds, as one :class:`Handle`: what it was given (:class:`Parts`)
-and, once ``initialize()`` has run, its :class:`Services`.
+"""What an initialized ``LightRAG`` works with, built by ``initialize()`` from what it
+was given (:class:`Parts`) as one object (see :mod:`lightrag_pg.handle`).
 
 :class:`Services` holds the workspace's pool, the wrapped models, and the query
 engine, indexing pipeline, deleter and graph editor built from them on first use
-(a query imports nothing of the indexing pipeline). ``finalize()`` drops it. Each
-piece of state lives in one place: the facade keeps nothing but its handle.
+(a query imports nothing of the indexing pipeline). ``finalize()`` drops it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from .config import Settings
 from .db.connect import connect, split_connect_timeout
@@ -23,19 +22,18 @@ from .db.pool import SharedPool, WorkspacePool, create_pool
 from .db.translate import translated
 from .db.workspace import WorkspaceInfo, create_workspace, read_info
 from .defaults import choose_extractor, default_embedding, default_llm
-from .errors import ConfigurationError, LightRAGError
+from .errors import ConfigurationError
 from .index.progress import ProgressCallback
 from .llm.cached import CachedKeywords, CachedLLM
 from .llm.embedding_func import EmbeddingFunc
 from .llm.memo import QueryMemo
-from .llm.tokenizer import LazyTokenizer, Tokenizer, encoding_name, get_tokenizer
+from .llm.tokenizer import LazyTokenizer, encoding_name, get_tokenizer
 from .llm.usage import UsageMeter, metered_embedding
 from .llm.wrap import LLMFunc, llm_model_name, wrap_embedding, wrap_llm
 from .offline.keywords import offline_keywords, rule_version
 from .query.engine import QueryEngine, RerankFunc
 from .results import InsertResult, new_track_id
 from .store.cache import PoolCache
-from .store.uow import session
 from .store.usage import PoolUsageSink
 
 if TYPE_CHECKING:  # loaded on first use, so that a query does not import them
@@ -45,8 +43,6 @@ if TYPE_CHECKING:  # loaded on first use, so that a query does not import them
     from .index.lightrag_compat.importer import Target
     from .index.pipeline import Pipeline
     from .index.reembed import ReembedCallback, ReembedResult
-
-T = TypeVar("T")
 
 
 @dataclass
@@ -316,94 +312,6 @@ class Parts:
         return cls(s, name, dsn, s.connect_timeout, None, embedding_func, llm_model_func, rerank_model_func)
 
 
-class Handle:
-    """All a ``LightRAG`` holds: what it was given (:attr:`parts`, completed with the
-    resolved DSN and the default models once initialized) and its :class:`Services`
-    while it is initialized."""
-
-    def __init__(self, parts: Parts) -> None:
-        self.parts = parts
-        self.services: Services | None = None
-
-    @property
-    def run(self) -> Services:
-        """The services; :class:`LightRAGError` unless initialized."""
-        if self.services is None:
-            raise LightRAGError("LightRAG is not initialized: call `await rag.initialize()` first")
-        return self.services
-
-    def _use(self, services: Services) -> None:
-        self.services, self.parts = services, services.parts
-
-    async def open(self) -> None:
-        """Open the services unless they are open."""
-        if self.services is None:
-            self._use(await open_services(self.parts))
-
-    async def close(self) -> None:
-        """Close the services if they are open."""
-        services, self.services = self.services, None
-        if services is not None:
-            await services.close()
-
-    async def reembed(
-        self, embedding_func: EmbeddingFunc, batch_size: int, progress: ReembedCallback
-    ) -> ReembedResult:
-        """:meth:`Services.reembed`, then go on with the services it returns."""
-        result, services = await self.run.reembed(embedding_func, batch_size, progress)
-        self._use(services)
-        return result
-
-    async def drop(self) -> None:
-        """Drop the workspace (schema and graph) and close the services."""
-        services = self.run
-        async with session(services.pool) as s:
-            await s.workspace.drop()
-        services.meter.discard()
-        await self.close()
-
-    @property
-    def dsn(self) -> str:
-        if self.parts.dsn is None:
-            raise LightRAGError("call initialize() first")
-        return self.parts.dsn
-
-    def sync(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Run ``coro`` to completion, initializing and finalizing around it unless open."""
-        return run_sync(coro, opened=self.services is not None, initialize=self.open, finalize=self.close)
-
-
-class Facade:
-    """What the facade's groups of methods share: the handle of a ``LightRAG``."""
-
-    _handle: Handle
-
-    @property
-    def settings(self) -> Settings:
-        """The settings given (:class:`~lightrag_pg.config.Settings`)."""
-        return self._handle.parts.settings
-
-    @property
-    def workspace(self) -> WorkspaceName:
-        """The workspace's name (its schema)."""
-        return self._handle.parts.workspace
-
-    @property
-    def initialized(self) -> bool:
-        """Whether :meth:`initialize` has opened the pool (and :meth:`finalize` not closed it)."""
-        return self._handle.services is not None
-
-    @property
-    def _run(self) -> Services:
-        return self._handle.run
-
-    @property
-    def tokenizer(self) -> Tokenizer:
-        """The tokenizer of ``settings.tokenizer_name``, built on first use (or while
-        :meth:`initialize` connects)."""
-        return get_tokenizer(self.settings.tokenizer_name)
-
-
 async def open_services(parts: Parts) -> Services:
     """Start the embedded server if needed, create or upgrade the workspace, open the pool.
 
@@ -474,24 +382,3 @@ async def _open(parts: Parts) -> Services:
         llm=llm,
         meter=meter,
     )
-
-
-def run_sync(
-    coro: Coroutine[Any, Any, T],
-    *,
-    opened: bool,
-    initialize: Callable[[], Awaitable[None]],
-    finalize: Callable[[], Awaitable[None]],
-) -> T:
-    """Run ``coro`` to completion, with ``initialize()`` and ``finalize()`` around it unless ``opened``."""
-
-    async def runner() -> T:
-        if not opened:
-            await initialize()
-        try:
-            return await coro
-        finally:
-            if not opened:
-                await finalize()
-
-    return asyncio.run(runner())

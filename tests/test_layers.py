@@ -18,6 +18,7 @@ FACADE = {
     "rag_status",
     "rag_transfer",
     "services",
+    "handle",
     "results",
     "defaults",
     "testing",

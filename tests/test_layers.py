@@ -279,6 +279,32 @@ def test_the_facade_only_delegates() -> None:
         for node in ast.walk(fn)
         if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign))
         for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
-        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"
+        if isinstance(target, ast.Attribute) and ast.unparse(target.value) == "self"
     }
     assert (too_long, logic, assigned) == ([], [], {"_handle"})
+
+
+WORKSPACE_NAME_CHECKS = {
+    "services.py": "LightRAG(workspace=...)",
+    "cli/common.py": "--workspace and the commands' workspace arguments",
+    "server/deps.py": "a request's LIGHTRAG-WORKSPACE header or MCP workspace",
+    "server/settings.py": "the server's default workspace",
+    "db/migrate.py": "alembic -x workspace=...",
+    "db/workspace.py": "names read from the catalog",
+    "db/identifiers.py": "WorkspaceName itself, and schema_of: nothing unchecked reaches SQL text",
+}
+"""Where a workspace name is checked: where it enters. Every layer below takes a
+``WorkspaceName`` (mypy checks that) instead of checking again."""
+
+
+def test_workspace_names_are_checked_where_they_enter() -> None:
+    found = set()
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("WorkspaceName", "validate_workspace")
+            ):
+                found.add(path.relative_to(PACKAGE).as_posix())
+    assert found == set(WORKSPACE_NAME_CHECKS)

@@ -71,7 +71,7 @@ def _checked(name: object) -> str:
 
 def graph_name(workspace: WorkspaceName) -> str:
     """The AGE graph (and graph schema) name of a workspace."""
-    return WorkspaceName(workspace) + GRAPH_SUFFIX
+    return schema_of(workspace).name + GRAPH_SUFFIX
 
 
 def quote_ident(name: str) -> str:

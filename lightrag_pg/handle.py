@@ -72,6 +72,7 @@ class Handle:
 
     @property
     def dsn(self) -> str:
+        """The DSN given, or resolved by :meth:`open` (the embedded server's)."""
         if self.parts.dsn is None:
             raise LightRAGError("call initialize() first")
         return self.parts.dsn

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-from dataclasses import dataclass
+import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BeforeValidator, ConfigDict, ValidationError, ValidationInfo
+from pydantic.dataclasses import dataclass
 
 from .errors import ConfigurationError, LightRAGError
 
@@ -74,64 +77,138 @@ def check_timeout_ms(value: object) -> int:
     return value
 
 
-@dataclass(frozen=True, slots=True)
-class Settings:
-    """Every tunable of a :class:`~lightrag_pg.LightRAG` instance.
+def _positive(value: object, info: ValidationInfo) -> object:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ConfigurationError(f"{info.field_name} must be a positive integer, got {value!r}")
+    return value
 
-    Pass any of these as keyword arguments to ``LightRAG(...)``. Defaults follow
-    upstream LightRAG.
-    """
+
+def _not_negative(value: object, info: ValidationInfo) -> object:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigurationError(f"{info.field_name} must be an integer >= 0, got {value!r}")
+    return value
+
+
+def _seconds(value: object, info: ValidationInfo) -> object:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ConfigurationError(f"{info.field_name} must be positive seconds, got {value!r}")
+    return value
+
+
+def as_path(value: object) -> object:
+    """A string or path-like value as a :class:`~pathlib.Path` (other values unchanged, for
+    the type check to refuse)."""
+    return Path(value) if isinstance(value, (str, os.PathLike)) else value
+
+
+def _tuple(value: object) -> object:
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _one_of(*choices: str | None) -> BeforeValidator:
+    def check(value: object, info: ValidationInfo) -> object:
+        if value not in choices:
+            shown = " or ".join(repr(c) for c in choices if c is not None)
+            raise ConfigurationError(f"{info.field_name} must be {shown}, got {value!r}")
+        return value
+
+    return BeforeValidator(check)
+
+
+def _short_names(value: int) -> int:
+    if value > MAX_ENTITY_NAME_LENGTH:
+        raise ConfigurationError(
+            f"max_entity_name_length={value} is too long: at most "
+            f"{MAX_ENTITY_NAME_LENGTH} characters, so that a document id and two names fit in "
+            f"PostgreSQL's {BTREE_MAX_KEY_BYTES}-byte index row limit"
+        )
+    return value
+
+
+def _some(value: tuple[str, ...]) -> tuple[str, ...]:
+    if not value:
+        raise ConfigurationError("entity_types must not be empty")
+    return value
+
+
+Positive = Annotated[int, BeforeValidator(_positive)]
+"""An integer > 0 (:class:`ConfigurationError` naming the field otherwise)."""
+NotNegative = Annotated[int, BeforeValidator(_not_negative)]
+Seconds = Annotated[float, BeforeValidator(_seconds)]
+"""A positive number of seconds."""
+Cosine = Annotated[float, BeforeValidator(check_cosine_threshold)]
+TimeoutMs = Annotated[int, BeforeValidator(check_timeout_ms)]
+OptionalPath = Annotated[Path | None, BeforeValidator(as_path)]
+Names = Annotated[tuple[str, ...], BeforeValidator(_tuple), AfterValidator(_some)]
+
+CHECKED = ConfigDict(strict=True, extra="forbid", use_attribute_docstrings=True)
+"""How settings are declared: types are checked as given (no ``"3"`` for 3), unknown names refused."""
+
+
+def configuration_problem(exc: ValidationError) -> ConfigurationError:
+    """The first of pydantic's errors about a setting, said the way the project says them
+    (the checks above raise :class:`ConfigurationError` themselves; these are the rest)."""
+    error = exc.errors(include_url=False)[0]
+    name = ".".join(str(p) for p in error["loc"]) or "settings"
+    if error["type"] == "unexpected_keyword_argument":
+        return ConfigurationError(f"unknown setting {name!r}")
+    return ConfigurationError(f"{name} {error['msg'].lower()}, got {error['input']!r}")
+
+
+@dataclass(frozen=True, slots=True, config=CHECKED)
+class _Fields:
+    """The fields of :class:`Settings`, with their types and bounds (pydantic checks them)."""
 
     # storage
-    data_dir: Path | None = None
-    pool_min_size: int = 1
-    pool_max_size: int = 8
-    statement_timeout_ms: int = DEFAULT_STATEMENT_TIMEOUT_MS
+    data_dir: OptionalPath = None
+    pool_min_size: Positive = 1
+    pool_max_size: Positive = 8
+    statement_timeout_ms: TimeoutMs = DEFAULT_STATEMENT_TIMEOUT_MS
     """Longest a statement on the pool may run (0: no limit); PostgreSQL cancels it after that
     (:class:`~lightrag_pg.errors.StatementTimeout`). Migrations and index builds are exempt."""
-    connect_timeout: float = 10.0
-    pool_acquire_timeout: float = 30.0
+    connect_timeout: Seconds = 10.0
+    pool_acquire_timeout: Seconds = 30.0
 
     # tokenizer and chunking
     tokenizer_name: str = "o200k_base"
-    chunk_token_size: int = 1200
-    chunk_overlap_token_size: int = 100
+    chunk_token_size: Positive = 1200
+    chunk_overlap_token_size: NotNegative = 100
     split_by_character: str | None = None
     split_by_character_only: bool = False
-    max_document_bytes: int = 50_000_000
+    max_document_bytes: Positive = 50_000_000
 
     # extraction
-    extractor: Literal["llm", "nlp"] | None = None
-    entity_types: tuple[str, ...] = DEFAULT_ENTITY_TYPES
+    extractor: Annotated[Literal["llm", "nlp"] | None, _one_of("llm", "nlp", None)] = None
+    entity_types: Names = DEFAULT_ENTITY_TYPES
     summary_language: str = "English"
-    entity_extract_max_gleaning: int = 1
-    gleaning_rule: Literal["always", "incomplete"] = "always"
+    entity_extract_max_gleaning: NotNegative = 1
+    gleaning_rule: Annotated[Literal["always", "incomplete"], _one_of("always", "incomplete")] = "always"
     """Which chunks get the ``entity_extract_max_gleaning`` passes: ``always`` every one (as
     upstream), ``incomplete`` only while the last answer was cut off (no completion line)
     or held malformed records. Opt-in: whether skipping the others loses records depends
     on the model."""
-    max_entity_name_length: int = 256
+    max_entity_name_length: Annotated[Positive, AfterValidator(_short_names)] = 256
     max_description_length: int = 10_000
-    nlp_max_relations_per_chunk: int = 24
+    nlp_max_relations_per_chunk: Positive = 24
     """The offline extractor keeps at most this many relations per chunk, the strongest."""
 
     # merge
-    force_llm_summary_on_merge: int = 8
-    summary_max_tokens: int = 1200
-    summary_context_size: int = 12_000
+    force_llm_summary_on_merge: Positive = 8
+    summary_max_tokens: Positive = 1200
+    summary_context_size: Positive = 12_000
     summary_length_recommended: int = 600
-    max_source_ids_per_entity: int = 200
-    max_source_ids_per_relation: int = 200
-    max_file_paths: int = 75
+    max_source_ids_per_entity: Positive = 200
+    max_source_ids_per_relation: Positive = 200
+    max_file_paths: Positive = 75
 
     # LLM and embedding calls
-    llm_max_async: int = 4
-    embedding_max_async: int = 8
-    embedding_batch_num: int = 10
+    llm_max_async: Positive = 4
+    embedding_max_async: Positive = 8
+    embedding_batch_num: Positive = 10
     llm_timeout: float = 180.0
-    llm_deadline: float = 300.0
+    llm_deadline: Seconds = 300.0
     embedding_timeout: float = 60.0
-    max_retries: int = 3
+    max_retries: NotNegative = 3
     retry_base_delay: float = 1.0
     enable_llm_cache: bool = True
     usage_accounting: bool = True
@@ -147,75 +224,40 @@ class Settings:
     tokenizer: one more statement per query, for processes that answer one question."""
 
     # pipeline parallelism
-    max_parallel_insert: int = 2
-    max_parallel_chunks: int = 4
+    max_parallel_insert: Positive = 2
+    max_parallel_chunks: Positive = 4
 
     # query
-    cosine_threshold: float = 0.2
-    related_chunk_number: int = 5
-    kg_chunk_pick_method: Literal["VECTOR", "WEIGHT"] = "VECTOR"
-    max_query_chars: int = 100_000
+    cosine_threshold: Cosine = 0.2
+    related_chunk_number: Positive = 5
+    kg_chunk_pick_method: Annotated[Literal["VECTOR", "WEIGHT"], _one_of("VECTOR", "WEIGHT")] = "VECTOR"
+    max_query_chars: Positive = 100_000
     """Longest question answered (:class:`~lightrag_pg.errors.QueryTooLong` past it)."""
 
     def __post_init__(self) -> None:
-        positive = (
-            "pool_min_size",
-            "pool_max_size",
-            "chunk_token_size",
-            "max_document_bytes",
-            "max_entity_name_length",
-            "summary_max_tokens",
-            "summary_context_size",
-            "max_source_ids_per_entity",
-            "max_source_ids_per_relation",
-            "max_file_paths",
-            "llm_max_async",
-            "embedding_max_async",
-            "embedding_batch_num",
-            "max_parallel_insert",
-            "max_parallel_chunks",
-            "related_chunk_number",
-            "force_llm_summary_on_merge",
-            "max_query_chars",
-            "nlp_max_relations_per_chunk",
-        )
-        for name in positive:
-            value = getattr(self, name)
-            if not isinstance(value, int) or value <= 0:
-                raise ConfigurationError(f"{name} must be a positive integer, got {value!r}")
-        if not 0 <= self.chunk_overlap_token_size < self.chunk_token_size:
+        if not self.chunk_overlap_token_size < self.chunk_token_size:
             raise ConfigurationError(
                 "chunk_overlap_token_size must be >= 0 and smaller than chunk_token_size"
             )
-        check_timeout_ms(self.statement_timeout_ms)
         if self.pool_min_size > self.pool_max_size:
             raise ConfigurationError("pool_min_size must not exceed pool_max_size")
-        if self.entity_extract_max_gleaning < 0 or self.max_retries < 0:
-            raise ConfigurationError("entity_extract_max_gleaning and max_retries must be >= 0")
-        for name in ("llm_deadline", "connect_timeout", "pool_acquire_timeout"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-                raise ConfigurationError(f"{name} must be positive seconds, got {value!r}")
-        check_cosine_threshold(self.cosine_threshold)
-        if self.max_entity_name_length > MAX_ENTITY_NAME_LENGTH:
-            raise ConfigurationError(
-                f"max_entity_name_length={self.max_entity_name_length} is too long: at most "
-                f"{MAX_ENTITY_NAME_LENGTH} characters, so that a document id and two names fit in "
-                f"PostgreSQL's {BTREE_MAX_KEY_BYTES}-byte index row limit"
-            )
-        if self.extractor not in (None, "llm", "nlp"):
-            raise ConfigurationError(f"extractor must be 'llm' or 'nlp', got {self.extractor!r}")
-        if self.gleaning_rule not in ("always", "incomplete"):
-            raise ConfigurationError(
-                f"gleaning_rule must be 'always' or 'incomplete', got {self.gleaning_rule!r}"
-            )
-        if self.kg_chunk_pick_method not in ("VECTOR", "WEIGHT"):
-            raise ConfigurationError("kg_chunk_pick_method must be 'VECTOR' or 'WEIGHT'")
-        if not self.entity_types:
-            raise ConfigurationError("entity_types must not be empty")
-        if self.data_dir is not None:
-            object.__setattr__(self, "data_dir", Path(self.data_dir))
-        object.__setattr__(self, "entity_types", tuple(self.entity_types))
+
+
+class Settings(_Fields):
+    """Every tunable of a :class:`~lightrag_pg.LightRAG` instance, declared once as a pydantic
+    dataclass: each field's type is its check (:class:`ConfigurationError` naming the field).
+
+    Pass any of these as keyword arguments to ``LightRAG(...)``. Defaults follow
+    upstream LightRAG.
+    """
+
+    __slots__ = ()
+
+    def __init__(self, *args: Any, **fields: Any) -> None:
+        try:
+            super().__init__(*args, **fields)
+        except ValidationError as exc:
+            raise configuration_problem(exc) from None
 
     @classmethod
     def from_kwargs(cls, **kwargs: Any) -> Settings:

@@ -8,34 +8,29 @@ edits in :mod:`lightrag_pg.rag_graph`, the returned shapes in :mod:`lightrag_pg.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Coroutine, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .config import Settings
-from .db.identifiers import validate_workspace
+from .db.identifiers import WorkspaceName
 from .db.pool import SharedPool, WorkspacePool
-from .db.workspace import TableStat, WorkspaceInfo, drop_workspace, list_workspaces, table_stats
-from .errors import ConfigurationError, InvalidInput, LightRAGError
+from .db.workspace import TableStat, WorkspaceInfo
+from .handle import Handle
 from .index.progress import Progress, ProgressCallback, ignore_progress
 from .index.reembed import DEFAULT_BATCH_SIZE as DEFAULT_REEMBED_BATCH
-from .index.reembed import ReembedCallback, Reembedder, ReembedResult, ignore_reembed_progress
+from .index.reembed import ReembedCallback, ReembedResult, ignore_reembed_progress
 from .llm.embedding_func import EmbeddingFunc
-from .llm.tokenizer import encoding_name
-from .llm.wrap import LLMFunc, wrap_embedding
+from .llm.wrap import LLMFunc
 from .query.engine import QueryStream, RerankFunc
 from .query.param import QueryParam
 from .rag_graph import GraphMethods
 from .rag_status import StatusMethods
 from .rag_transfer import TransferMethods
 from .results import InsertResult, new_track_id
-from .services import Parts, Services, open_services, run_sync
-from .store.clearing import ClearResult, clear_workspace
-from .store.pipeline_state import PipelineStateStore
+from .services import Parts
 from .store.uow import Stores, session, unit_of_work
-from .types import DocStatus
+from .store.workspace import ClearResult
 
 if TYPE_CHECKING:  # loaded on first use, so that a query does not import them
     from .export import ExportResult
@@ -73,46 +68,19 @@ class LightRAG(StatusMethods, GraphMethods, TransferMethods):
         pool: SharedPool | None = None,
         **settings: Any,
     ) -> None:
-        if pool is not None and dsn is not None:
-            raise ConfigurationError("LightRAG takes a dsn or a shared pool, not both")
-        self.settings = Settings.from_kwargs(**settings)
-        self.workspace = validate_workspace(workspace)
-        self._shared = pool
-        self._dsn = pool.dsn if pool else dsn
-        self._connect_timeout = pool.connect_timeout if pool else self.settings.connect_timeout
-        self.llm_model_func = llm_model_func
-        self.embedding_func = embedding_func
-        self.rerank_model_func = rerank_model_func
-        self.info: WorkspaceInfo | None = None
-        self._services: Services | None = None
-        encoding_name(self.settings.tokenizer_name)  # an unknown name fails here
-
-    def _parts(self) -> Parts:
-        return Parts(
-            self.settings,
-            self.workspace,
-            self._dsn,
-            self._connect_timeout,
-            self._shared,
-            self.embedding_func,
-            self.llm_model_func,
-            self.rerank_model_func,
+        self._handle = Handle(
+            Parts.given(dsn, workspace, llm_model_func, embedding_func, rerank_model_func, pool, settings)
         )
 
     def _sync(self, coro: Coroutine[Any, Any, T]) -> T:
-        opened = self._services is not None
-        return run_sync(coro, opened=opened, initialize=self.initialize, finalize=self.finalize)
+        return self._handle.sync(coro)
 
     async def initialize(self) -> None:
         """Start the embedded server if needed, create or upgrade the workspace, open the pool.
 
         The tokenizer is built in a worker thread meanwhile (with ``query_memo``, only
         when a query first needs it)."""
-        if self._services is None:
-            self._services = services = await open_services(self._parts())
-            self._dsn, self._connect_timeout = services.dsn, services.connect_timeout
-            self.info, self.embedding_func = services.info, services.embedding_func
-            self.llm_model_func = services.llm_model_func
+        await self._handle.open()
 
     async def __aenter__(self) -> LightRAG:
         await self.initialize()
@@ -123,16 +91,32 @@ class LightRAG(StatusMethods, GraphMethods, TransferMethods):
 
     async def finalize(self) -> None:
         """Close the connection pool."""
-        services, self._services = self._services, None
-        if services is not None:
-            await services.close()
+        await self._handle.close()
 
     @property
     def dsn(self) -> str:
         """The DSN in use (known after :meth:`initialize`)."""
-        if self._dsn is None:
-            raise LightRAGError("call initialize() first")
-        return self._dsn
+        return self._handle.dsn
+
+    @property
+    def info(self) -> WorkspaceInfo | None:
+        """What the workspace records about itself (while initialized)."""
+        return self._handle.services.info if self._handle.services else None
+
+    @property
+    def llm_model_func(self) -> LLMFunc | None:
+        """The LLM function given (after :meth:`initialize`: or the default one, if any)."""
+        return self._handle.parts.llm_model_func
+
+    @property
+    def embedding_func(self) -> EmbeddingFunc | None:
+        """The embedding function given (after :meth:`initialize`: or the default one)."""
+        return self._handle.parts.embedding_func
+
+    @property
+    def rerank_model_func(self) -> RerankFunc | None:
+        """The rerank function given, if any."""
+        return self._handle.parts.rerank
 
     @property
     def pool(self) -> WorkspacePool:
@@ -170,10 +154,7 @@ class LightRAG(StatusMethods, GraphMethods, TransferMethods):
         ``failed`` (with its error message in ``doc_status``); documents
         another process is working on are waited for.
         """
-        queued = await self.aenqueue(texts, ids, file_paths, replace=replace)
-        wait_for = {*queued.new_ids, *queued.skipped_ids, *queued.replaced_ids}
-        state = await self._run.pipeline().process(progress, wait_for=wait_for)
-        return dataclasses.replace(queued, progress=state)
+        return await self._run.insert(texts, ids, file_paths, progress=progress, replace=replace)
 
     async def aenqueue(
         self,
@@ -189,16 +170,7 @@ class LightRAG(StatusMethods, GraphMethods, TransferMethods):
         Validation and ``replace`` are :meth:`ainsert`'s: bad input raises before
         anything is written.
         """
-        from .index.intake import prepare_batch
-
-        track_id = track_id or new_track_id()
-        max_bytes = self.settings.max_document_bytes
-        intake = prepare_batch(texts, ids, file_paths, track_id=track_id, max_bytes=max_bytes)
-        new_ids = await self._run.pipeline().enqueue(intake.documents)
-        known = [d for d in intake.documents if d.id not in set(new_ids)]
-        replaced = await self._run.deleter().replace_changed(known) if replace and known else []
-        skipped = [d.id for d in known if d.id not in set(replaced)]
-        return InsertResult(track_id, new_ids, skipped, Progress(), intake.duplicates, replaced)
+        return await self._run.enqueue(texts, ids, file_paths, track_id=track_id, replace=replace)
 
     async def aprocess_pending(self, *, progress: ProgressCallback = ignore_progress) -> Progress:
         """Process documents left pending, processing or failed by earlier runs."""
@@ -207,9 +179,7 @@ class LightRAG(StatusMethods, GraphMethods, TransferMethods):
     async def areprocess_failed(self, *, progress: ProgressCallback = ignore_progress) -> Progress:
         """Process the failed documents again (and whatever else is pending), waiting for
         those another process holds; like :meth:`aprocess_pending`, which also retries them."""
-        async with self.session() as s:
-            failed = await s.docs.ids_with_status(DocStatus.FAILED)
-        return await self._run.pipeline().process(progress, wait_for=failed)
+        return await self._run.pipeline().process_failed(progress)
 
     def insert(
         self,
@@ -237,22 +207,14 @@ class LightRAG(StatusMethods, GraphMethods, TransferMethods):
         refuse with :class:`~lightrag_pg.errors.ProvenanceMissing` when a
         touched row holds such older contributions.
         """
-        ids = [doc_ids] if isinstance(doc_ids, str) else list(doc_ids)
-        if not ids:
-            raise InvalidInput("no document ids given")
-        deleter = self._run.deleter()
-        return await deleter.delete(await deleter.resolve(ids=ids), keep_cache=keep_cache, wait=wait)
+        return await self._run.deleter().delete_ids(doc_ids, keep_cache=keep_cache, wait=wait)
 
     async def adelete_by_file_path(
         self, file_paths: str | Sequence[str], *, keep_cache: bool = False, wait: float = 0.0
     ) -> DeletionResult:
         """Delete every document stored with one of ``file_paths``; as :meth:`adelete_by_doc_id`
         (a path that matches no document raises :class:`~lightrag_pg.errors.DocumentNotFound`)."""
-        paths = [file_paths] if isinstance(file_paths, str) else list(file_paths)
-        if not paths:
-            raise InvalidInput("no file paths given")
-        deleter = self._run.deleter()
-        return await deleter.delete(await deleter.resolve(file_paths=paths), keep_cache=keep_cache, wait=wait)
+        return await self._run.deleter().delete_files(file_paths, keep_cache=keep_cache, wait=wait)
 
     def delete_by_doc_id(self, doc_ids: str | Sequence[str], *, keep_cache: bool = False) -> DeletionResult:
         """Synchronous :meth:`adelete_by_doc_id`."""
@@ -283,22 +245,19 @@ class LightRAG(StatusMethods, GraphMethods, TransferMethods):
         """Synchronous :meth:`aquery_data`."""
         return self._sync(self.aquery_data(query, param))
 
-    async def list_workspaces(self) -> list[str]:
+    async def list_workspaces(self) -> list[WorkspaceName]:
         """Every lightrag_pg workspace in this database."""
-        async with self.pool.acquire() as conn:
-            return await list_workspaces(conn)
+        async with self.session() as s:
+            return await s.workspace.names()
 
     async def drop_workspace(self) -> None:
         """Drop this workspace (schema and graph) and close the pool."""
-        async with self.pool.acquire() as conn:
-            await drop_workspace(conn, self.workspace)
-        self.usage_meter.discard()
-        await self.finalize()
+        await self._handle.drop()
 
     async def atable_stats(self) -> list[TableStat]:
         """Every table and view of the workspace with its exact row count and comment."""
-        async with self.pool.acquire() as conn:
-            return await table_stats(conn, self.workspace)
+        async with self.session() as s:
+            return await s.workspace.tables()
 
     async def aclear_workspace(self, *, keep_cache: bool = False) -> ClearResult:
         """Empty the workspace in one transaction: every document (any status) with its
@@ -308,10 +267,9 @@ class LightRAG(StatusMethods, GraphMethods, TransferMethods):
         documents are being indexed (here or by another process) and with
         :class:`~lightrag_pg.errors.ReembedConflict` while a re-embed runs; nothing is
         changed then."""
-        graph_enabled = bool(self.info and self.info.graph_enabled)
         async with self.unit_of_work() as uow:
-            return await clear_workspace(
-                uow.conn, self.workspace, graph_enabled=graph_enabled, keep_cache=keep_cache
+            return await uow.workspace.clear(
+                graph_enabled=self._run.info.graph_enabled, keep_cache=keep_cache
             )
 
     async def aclear_cache(self, cache_types: Sequence[str] | None = None) -> int:
@@ -319,7 +277,7 @@ class LightRAG(StatusMethods, GraphMethods, TransferMethods):
         ``keywords``, ``query``, and ``query_memo``: the vectors and token counts kept
         by ``query_memo``; ``None``: all); return how many were deleted."""
         async with self.session() as s:
-            return await PipelineStateStore(s.conn).clear_cache(cache_types)
+            return await s.status.clear_cache(cache_types)
 
     async def aexport_data(
         self,
@@ -339,9 +297,12 @@ class LightRAG(StatusMethods, GraphMethods, TransferMethods):
         """
         from .export import export_workspace
 
-        vectors, chunks = include_vector_data, include_chunks
         return await export_workspace(
-            self.pool, output_path, file_format, include_vector_data=vectors, include_chunks=chunks
+            self.pool,
+            output_path,
+            file_format,
+            include_vector_data=include_vector_data,
+            include_chunks=include_chunks,
         )
 
     async def areembed(
@@ -365,17 +326,4 @@ class LightRAG(StatusMethods, GraphMethods, TransferMethods):
         staged, or a second re-embed at the same time, raises
         :class:`~lightrag_pg.errors.ReembedConflict`. Details: :mod:`lightrag_pg.index.reembed`.
         """
-        services = self._run
-        embed = wrap_embedding(embedding_func, settings=self.settings)
-        reembedder = Reembedder(
-            self.pool,
-            self.dsn,
-            self.workspace,
-            embed,
-            batch_size=batch_size,
-            connect_timeout=services.connect_timeout,
-        )
-        result = await reembedder.run(progress)
-        self._services = services = await services.reembedded(embedding_func, embed)
-        self.info, self.embedding_func = services.info, embedding_func
-        return result
+        return await self._handle.reembed(embedding_func, batch_size, progress)

@@ -10,9 +10,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import results
-from .errors import InvalidInput
-from .services import Facade
-from .store.subgraph import KnowledgeGraph, SubgraphStore
+from .handle import Facade
+from .store.subgraph import KnowledgeGraph
 from .store.uow import session
 
 
@@ -32,25 +31,23 @@ class GraphMethods(Facade):
         the nodes kept. Two statements.
         """
         async with session(self._run.pool) as s:
-            return await SubgraphStore(s.conn).knowledge_graph(
-                node_label, max_depth, max_nodes, max_neighbours
-            )
+            return await s.subgraph.knowledge_graph(node_label, max_depth, max_nodes, max_neighbours)
 
     async def aget_graph_labels(self) -> list[str]:
         """Every entity name of the workspace, in byte order."""
         async with session(self._run.pool) as s:
-            return await SubgraphStore(s.conn).labels()
+            return await s.subgraph.labels()
 
     async def aget_popular_labels(self, limit: int = 300) -> list[str]:
         """The ``limit`` entity names of highest degree (ties by name)."""
         async with session(self._run.pool) as s:
-            return await SubgraphStore(s.conn).popular_labels(limit)
+            return await s.subgraph.popular_labels(limit)
 
     async def asearch_labels(self, query: str, limit: int = 50) -> list[str]:
         """Entity names matching ``query``, best first (whole name, prefix, start of a word,
         substring, then near misses by shared trigrams); case-insensitive."""
         async with session(self._run.pool) as s:
-            return await SubgraphStore(s.conn).search_labels(query, limit)
+            return await s.subgraph.search_labels(query, limit)
 
     async def aentity_exists(self, entity_name: str) -> bool:
         """Whether the workspace has an entity named ``entity_name``."""
@@ -109,9 +106,9 @@ class GraphMethods(Facade):
         for compatibility with upstream, where it is deprecated, and not used.
         A target among the sources raises :class:`~lightrag_pg.errors.InvalidInput`.
         """
-        if merge_strategy is not None and not isinstance(merge_strategy, dict):
-            raise InvalidInput("merge_strategy must be a dict or None")
-        await self._run.editor().fold_entities(source_entities, target_entity, target_entity_data)
+        await self._run.editor().fold_entities(
+            source_entities, target_entity, results.target_data(target_entity_data, merge_strategy)
+        )
         return await self.aget_entity_info(target_entity.strip())
 
     async def adelete_by_entity(self, entity_name: str) -> dict[str, Any]:
@@ -178,8 +175,4 @@ class GraphMethods(Facade):
         :class:`~lightrag_pg.errors.InvalidInput` and changes nothing. Returns
         ``status``, ``doc_id`` and the numbers of chunks, entities and relationships.
         """
-        from .index.custom_kg import CustomGraph, plan_custom_graph, summary
-
-        graph, editor = CustomGraph(custom_kg, full_doc_id, self.tokenizer), self._run.editor()
-        await editor.run(lambda: plan_custom_graph(editor, graph), f"custom graph {graph.doc_id!r}")
-        return summary(graph)
+        return await self._run.insert_custom_kg(custom_kg, full_doc_id)

@@ -7,13 +7,11 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from .errors import InvalidInput
+from .handle import Facade
 from .llm.usage import UsageMeter
-from .services import Facade
-from .store.pipeline_state import PipelineStateStore
 from .store.rows import DocumentRow, StatusRow
 from .store.uow import session, unit_of_work
-from .store.usage import GROUPINGS, Grouping, UsageSum
+from .store.usage import Grouping, UsageSum
 from .types import DocStatus
 
 
@@ -37,18 +35,18 @@ class StatusMethods(Facade):
         ``sort_direction`` ``asc`` or ``desc``; ties are broken by id. One statement.
         """
         async with session(self._run.pool) as s:
-            return await PipelineStateStore(s.conn).page(status, page, page_size, sort_field, sort_direction)
+            return await s.status.page(status, page, page_size, sort_field, sort_direction)
 
     async def aget_docs_by_track_id(self, track_id: str) -> dict[str, Any]:
         """The documents enqueued by one insert call (``InsertResult.track_id``), with a
         summary by status: ``track_id``, ``documents``, ``total_count``, ``status_summary``."""
         async with session(self._run.pool) as s:
-            return await PipelineStateStore(s.conn).by_track(track_id)
+            return await s.status.by_track(track_id)
 
     async def aget_status_counts(self) -> dict[str, int]:
         """Number of documents in each status (zero included) and ``all``."""
         async with session(self._run.pool) as s:
-            return await PipelineStateStore(s.conn).counts()
+            return await s.status.counts()
 
     async def aget_doc_statuses(self, doc_ids: Sequence[str]) -> list[StatusRow]:
         """The status rows of ``doc_ids``, in the order given; unknown ids are left out."""
@@ -64,7 +62,7 @@ class StatusMethods(Facade):
     async def aknown_file_paths(self, file_paths: Sequence[str]) -> set[str]:
         """Which of ``file_paths`` a stored document has (any status)."""
         async with session(self._run.pool) as s:
-            return {path for _, path in await s.docs.find(file_paths=file_paths)}
+            return await s.docs.known_file_paths(file_paths)
 
     async def arecord_failed_files(self, failures: Sequence[tuple[str, str, str, str]]) -> set[str]:
         """Record files that could not be turned into text as failed documents, given as
@@ -87,8 +85,6 @@ class StatusMethods(Facade):
         ``kind``, ``day`` (UTC) or ``doc`` (document; key ``None``: queries and other calls):
         calls that reached a model with their tokens, and the calls the cache answered.
         Calls not yet written are written first."""
-        if by not in GROUPINGS:
-            raise InvalidInput(f"usage is summed by one of {', '.join(GROUPINGS)}, not {by!r}")
         await self.usage_meter.flush()
         async with session(self._run.pool) as s:
             return await s.usage.sums(by, since or datetime.min.replace(tzinfo=timezone.utc))

@@ -5,11 +5,10 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from .services import Facade
+from .handle import Facade
 
 if TYPE_CHECKING:  # loaded on first use: a query imports none of it
     from .index.lightrag_compat.exporter import ExportReport
-    from .index.lightrag_compat.importer import Target
     from .index.lightrag_compat.report import ImportCallback, ImportReport
 
 
@@ -46,7 +45,7 @@ class TransferMethods(Facade):
         from .index.lightrag_compat.report import ignore_import_progress
 
         return await import_lightrag(
-            self._transfer_target(),
+            self._run.transfer_target(),
             source,
             source_workspace,
             embedding_model=embedding_model,
@@ -64,17 +63,4 @@ class TransferMethods(Facade):
         Details: :mod:`lightrag_pg.index.lightrag_compat.exporter`."""
         from .index.lightrag_compat.exporter import export_lightrag
 
-        return await export_lightrag(self._transfer_target(), working_dir, overwrite=overwrite)
-
-    def _transfer_target(self) -> Target:
-        from .index.lightrag_compat.importer import Target
-
-        services = self._run
-        return Target(
-            pool=services.pool,
-            workspace=self.workspace,
-            settings=self.settings,
-            tokenizer=self.tokenizer,
-            embedding_dim=services.info.embedding_dim,
-            embedding_model=services.info.embedding_model or services.embedding_func.model_name,
-        )
+        return await export_lightrag(self._run.transfer_target(), working_dir, overwrite=overwrite)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+from .errors import InvalidInput
 from .index.progress import Progress
 from .store.rows import EntityFragmentRow, EntityRow, RelationFragmentRow, RelationRow
 from .types import GRAPH_FIELD_SEP as SEP
@@ -141,3 +142,11 @@ def fragment_dict(f: EntityFragmentRow | RelationFragmentRow) -> dict[str, Any]:
         out["keywords"] = f.keywords
         out["weight"] = f.weight
     return out
+
+
+def target_data(data: dict[str, Any] | None, merge_strategy: object) -> dict[str, Any] | None:
+    """``merge_entities``' ``target_entity_data``, once its ``merge_strategy`` (accepted for
+    compatibility with upstream, where it is deprecated, and not used) is found a dict or None."""
+    if merge_strategy is not None and not isinstance(merge_strategy, dict):
+        raise InvalidInput("merge_strategy must be a dict or None")
+    return data

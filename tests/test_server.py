@@ -305,6 +305,13 @@ async def test_health_and_openapi(served: Served) -> None:
     assert (await served.client.get("/docs")).status_code == 200
 
 
+async def test_a_workspace_name_is_checked_where_a_request_names_it(served: Served) -> None:
+    bad = {"LIGHTRAG-WORKSPACE": "Robert'); DROP"}
+    refused = await served.client.post("/query", json={"query": "Who?"}, headers=bad)
+    assert refused.status_code == 400 and "workspace name" in refused.json()["detail"]
+    assert (await served.client.get("/health", headers=bad)).status_code == 200  # liveness only reports
+
+
 async def test_health_lists_every_workspace_for_the_ui_selector(
     served: Served, dsn: str, conn: asyncpg.Connection, workspace_name: str
 ) -> None:

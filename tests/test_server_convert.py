@@ -19,7 +19,6 @@ from lightrag_pg.db.workspace import drop_workspace, workspace_exists
 from lightrag_pg.errors import ConfigurationError, InvalidInput
 from lightrag_pg.server import ServerSettings
 from lightrag_pg.server.convert import Converter, UnreadableFile
-from lightrag_pg.server.fair import FairSlots
 from lightrag_pg.server.files import InputFolder
 from lightrag_pg.server.settings import ConversionLimits
 
@@ -201,16 +200,18 @@ async def test_two_workspaces_convert_at_the_same_time(
             assert doc["status"] == "failed" and "CONVERT_TIMEOUT" in doc["error_msg"]
 
 
-async def test_fair_slots_take_turns_between_workspaces() -> None:
-    slots = FairSlots(1)
+async def test_conversions_take_turns_between_workspaces() -> None:
+    slots = Converter(ConversionLimits(concurrent=1)).slots
     order: list[str] = []
     release = asyncio.Event()
 
     async def convert(key: str, hold: bool = False) -> None:
-        async with slots.hold(key):
+        async def job() -> None:
             order.append(key)
             if hold:
                 await release.wait()
+
+        await slots.run(key, job)
 
     first = asyncio.create_task(convert("a", hold=True))
     await asyncio.sleep(0)
@@ -222,10 +223,8 @@ async def test_fair_slots_take_turns_between_workspaces() -> None:
     assert slots.waiting == 5
     release.set()
     await asyncio.gather(first, *waiting)
-    assert order == ["a", "a", "b", "c", "a", "a"]
-    assert slots.waiting == 0
-    async with slots.hold("d"):  # the cancelled waiter left no slot taken
-        pass
+    assert order == ["a", "b", "c", "a", "a", "a"]
+    assert slots.waiting == 0 and slots.running == 0  # the cancelled waiter left no slot taken
 
 
 async def test_a_cancelled_conversion_kills_its_process() -> None:

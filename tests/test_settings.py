@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
+
 import pytest
 
 from lightrag_pg import LightRAG
@@ -61,3 +64,53 @@ def test_upstream_working_dir_is_explained() -> None:
     message = str(info.value)
     assert "working_dir" in message and "PostgreSQL" in message
     assert "dsn=" in message and "LIGHTRAG_PG_DSN" in message and "workspace=" in message
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "problem"),
+    [
+        ("chunk_token_size", 0, "must be a positive integer"),
+        ("llm_max_async", True, "must be a positive integer"),
+        ("max_retries", -1, "must be an integer >= 0"),
+        ("pool_acquire_timeout", "30", "must be positive seconds"),
+        ("extractor", "spacy", "must be 'llm' or 'nlp'"),
+        ("tokenizer_name", 3, "should be a valid string"),
+        ("enable_llm_cache", "yes", "should be a valid boolean"),
+        ("entity_types", (), "must not be empty"),
+    ],
+)
+def test_each_field_is_checked_by_its_declared_type(name: str, value: object, problem: str) -> None:
+    """Settings are declared once (a pydantic dataclass): a value of the wrong type or out of
+    bounds is a ConfigurationError naming the field, as the hand-written checks said."""
+    with pytest.raises(ConfigurationError, match=f"{name}.*{problem}|{problem}.*{name}") as info:
+        Settings(**{name: value})
+    assert name in str(info.value)
+
+
+def test_settings_convert_only_the_lenient_inputs() -> None:
+    settings = Settings(data_dir="/tmp/x", entity_types=["A", "B"], llm_deadline=5)
+    assert settings.data_dir == Path("/tmp/x") and settings.entity_types == ("A", "B")
+    assert settings.llm_deadline == 5.0 and isinstance(settings.llm_deadline, float)
+    assert (
+        dataclasses.replace(settings, chunk_token_size=50, chunk_overlap_token_size=0).chunk_token_size == 50
+    )
+    with pytest.raises(ConfigurationError, match="chunk_overlap_token_size"):
+        dataclasses.replace(settings, chunk_token_size=50)
+
+
+def test_server_settings_are_declared_once_too() -> None:
+    from lightrag_pg.server.settings import ConversionLimits, ServerSettings
+
+    settings = ServerSettings(input_dir="/tmp/in", cors_origins=["http://a"])
+    assert settings.input_dir == Path("/tmp/in") and settings.cors_origins == ("http://a",)
+    assert type(settings.default_workspace).__name__ == "WorkspaceName"
+    for bad, problem in [
+        ({"port": "80"}, "port"),
+        ({"max_workspaces": 0}, "max_workspaces must be a positive integer"),
+        ({"shutdown_timeout": -1}, "shutdown_timeout must be positive seconds"),
+        ({"zzz": 1}, "unknown setting 'zzz'"),
+    ]:
+        with pytest.raises(ConfigurationError, match=problem):
+            ServerSettings(**bad)
+    with pytest.raises(ConfigurationError, match="unknown setting 'speed'"):
+        ConversionLimits(speed=1)

@@ -89,13 +89,14 @@ def print_tables(tables: Sequence[TableStat]) -> None:
 async def run_drop(args: argparse.Namespace) -> int:
     from ..db.workspace import drop_workspace
 
+    name = workspace_of(args, option="name")
     async with connected(args) as (conn, _):
-        await require_workspace(conn, args.name)
-        if not args.yes and not confirm(f"drop workspace {args.name!r} and everything in it? [y/N] "):
+        await require_workspace(conn, name)
+        if not args.yes and not confirm(f"drop workspace {name!r} and everything in it? [y/N] "):
             print("not dropped")
             return 1
-        await drop_workspace(conn, args.name)
-    print(f"dropped workspace {args.name!r}")
+        await drop_workspace(conn, name)
+    print(f"dropped workspace {name!r}")
     return 0
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import Settings
 from ..db.embedded import DSN_ENV, default_data_dir, embedded_dsn, redact_dsn
-from ..db.identifiers import validate_workspace
+from ..db.identifiers import WorkspaceName
 from ..errors import WorkspaceNotFound
 
 if TYPE_CHECKING:
@@ -84,12 +84,15 @@ async def reachable_database(args: argparse.Namespace) -> Database:
         return db
 
 
-def workspace_of(args: argparse.Namespace, default: str = DEFAULT_WORKSPACE) -> str:
-    """The validated ``--workspace`` (``default`` when not given)."""
-    return validate_workspace(args.workspace or default)
+def workspace_of(
+    args: argparse.Namespace, default: str = DEFAULT_WORKSPACE, option: str = "workspace"
+) -> WorkspaceName:
+    """The workspace the command names: ``--workspace`` (``default`` when not given), or the
+    argument ``option``; the one place the command line's workspace names are checked."""
+    return WorkspaceName(getattr(args, option) or default)
 
 
-async def require_workspace(conn: asyncpg.Connection, name: str) -> WorkspaceInfo:
+async def require_workspace(conn: asyncpg.Connection, name: WorkspaceName) -> WorkspaceInfo:
     """The workspace's info; :class:`WorkspaceNotFound` listing the existing ones if it is missing."""
     from ..db.workspace import list_workspaces, read_info
 
@@ -101,7 +104,7 @@ async def require_workspace(conn: asyncpg.Connection, name: str) -> WorkspaceInf
     return info
 
 
-def make_rag(args: argparse.Namespace, db: Database, workspace: str, **settings: Any) -> LightRAG:
+def make_rag(args: argparse.Namespace, db: Database, workspace: WorkspaceName, **settings: Any) -> LightRAG:
     """A LightRAG for the command's database and workspace (LLM and embeddings from the environment)."""
     from ..rag import LightRAG
 

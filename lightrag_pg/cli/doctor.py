@@ -10,6 +10,8 @@ from .common import connected, require_workspace, workspace_of
 if TYPE_CHECKING:
     import asyncpg
 
+    from ..db.identifiers import WorkspaceName
+
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
@@ -40,7 +42,7 @@ async def run_doctor(args: argparse.Namespace) -> int:
     return max(codes)
 
 
-async def _doctor(conn: asyncpg.Connection, name: str, repairing: bool) -> int:
+async def _doctor(conn: asyncpg.Connection, name: WorkspaceName, repairing: bool) -> int:
     from ..db.doctor import check, repair
 
     if not repairing:

@@ -6,7 +6,7 @@ import argparse
 
 from ..db.citus import TRANSFER_MODES
 from ..errors import ConfigurationError
-from .common import connected, require_workspace
+from .common import connected, require_workspace, workspace_of
 
 
 def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
@@ -39,9 +39,10 @@ async def run_move(args: argparse.Namespace) -> int:
     from ..db.citus import move_workspace
 
     host, port = host_port(args.to)
+    name = workspace_of(args, option="name")
     async with connected(args) as (conn, _):
-        await require_workspace(conn, args.name)
-        moved = await move_workspace(conn, args.name, host, port, args.mode)
+        await require_workspace(conn, name)
+        moved = await move_workspace(conn, name, host, port, args.mode)
     size_mb = moved.size_bytes / 1e6
     print(
         f"{moved.workspace}: {moved.source[0]}:{moved.source[1]} -> {host}:{port} "

@@ -16,6 +16,7 @@ import asyncpg
 
 from ..errors import LightRAGError
 from .connect import connect
+from .identifiers import WorkspaceName
 from .sqlfile import load_queries
 from .translate import translated
 
@@ -59,7 +60,7 @@ async def session_lock(
 class DocumentLocks:
     """Try-locks on document ids of one workspace, shared by every insert of a LightRAG."""
 
-    def __init__(self, dsn: str, workspace: str, connect_timeout: float = 10.0) -> None:
+    def __init__(self, dsn: str, workspace: WorkspaceName, connect_timeout: float = 10.0) -> None:
         self.dsn = dsn
         self.workspace = workspace
         self.connect_timeout = connect_timeout

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigurationError, WorkspaceNotFound
-from .identifiers import validate_workspace
+from .identifiers import WorkspaceName
 from .sqlfile import load_queries
 from .translate import translated
 
@@ -72,10 +72,9 @@ def node_role(connection: Connection) -> NodeRole:
     return NodeRole(True, bool(coordinator), bool(sharding))
 
 
-def is_distributed(connection: Connection, workspace: str) -> bool:
+def is_distributed(connection: Connection, workspace: WorkspaceName) -> bool:
     """Whether the workspace's schema is a Citus distributed schema."""
-    name = validate_workspace(workspace)
-    return bool(_run(connection, SQL["installed"]) and _run(connection, SQL["is_distributed"], name))
+    return bool(_run(connection, SQL["installed"]) and _run(connection, SQL["is_distributed"], workspace))
 
 
 def choose_distributed(connection: Connection, wanted: bool | None) -> bool:
@@ -105,7 +104,7 @@ def allow_triggers(connection: Connection) -> None:
     _run(connection, SQL["allow_triggers"])
 
 
-def pin_functions(connection: Connection, workspace: str) -> None:
+def pin_functions(connection: Connection, workspace: WorkspaceName) -> None:
     """Give every table-reading function of a distributed workspace its search_path and the
     right to query its own shards from a routed query (idempotent; after every upgrade,
     since ``CREATE OR REPLACE FUNCTION`` drops these settings)."""
@@ -123,7 +122,7 @@ def pin_role_settings(connection: Connection, settings: dict[str, str]) -> None:
         connection.exec_driver_sql(command)
 
 
-def log_graph_off(workspace: str) -> None:
+def log_graph_off(workspace: WorkspaceName) -> None:
     """The one line saying a distributed workspace has no AGE mirror, and why."""
     log.info(
         "workspace %r is distributed over Citus: the AGE graph mirror is off (AGE keeps a graph "
@@ -136,7 +135,7 @@ def log_graph_off(workspace: str) -> None:
 class Move:
     """What moving a workspace did."""
 
-    workspace: str
+    workspace: WorkspaceName
     source: tuple[str, int]
     target: tuple[str, int]
     size_bytes: int
@@ -144,18 +143,19 @@ class Move:
     mode: str
 
 
-async def placement(conn: asyncpg.Connection, workspace: str) -> tuple[str, int] | None:
+async def placement(conn: asyncpg.Connection, workspace: WorkspaceName) -> tuple[str, int] | None:
     """The worker holding a distributed workspace (host, port), or None if it is not distributed."""
-    name = validate_workspace(workspace)
     async with translated():
-        if not await conn.fetchval(SQL["installed"]) or not await conn.fetchval(SQL["is_distributed"], name):
+        if not await conn.fetchval(SQL["installed"]) or not await conn.fetchval(
+            SQL["is_distributed"], workspace
+        ):
             return None
-        row = await conn.fetchrow(SQL["placement"], name)
+        row = await conn.fetchrow(SQL["placement"], workspace)
     return None if row is None else (str(row[0]), int(row[1]))
 
 
 async def move_workspace(
-    conn: asyncpg.Connection, workspace: str, host: str, port: int, mode: str = "block_writes"
+    conn: asyncpg.Connection, workspace: WorkspaceName, host: str, port: int, mode: str = "block_writes"
 ) -> Move:
     """Move a distributed workspace to the worker ``host:port`` with ``citus_schema_move``.
 

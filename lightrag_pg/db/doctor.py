@@ -30,7 +30,7 @@ import asyncpg
 
 from ..errors import StorageError, WorkspaceNotFound
 from .advisory import XACT_LOCK, lock_key
-from .identifiers import Identifier, graph_of, schema_of
+from .identifiers import Identifier, WorkspaceName, graph_of, schema_of
 from .sqlfile import load_queries, render
 from .translate import translated
 from .workspace import read_info
@@ -45,7 +45,7 @@ MIRROR_REPAIRS = ("delete_extra_edges", "delete_extra_vertices", "remirror_entit
 class DoctorReport:
     """What disagrees in one workspace; every list empty means healthy."""
 
-    workspace: str
+    workspace: WorkspaceName
     graph_enabled: bool
     entities_without_vector: list[str] = field(default_factory=list)
     entity_vectors_without_entity: list[str] = field(default_factory=list)
@@ -115,7 +115,9 @@ def _item(kind: str, item: list[str]) -> str | Pair | int:
     return item[0]
 
 
-async def _names(conn: asyncpg.Connection, workspace: str) -> tuple[bool, dict[str, Identifier | int]]:
+async def _names(
+    conn: asyncpg.Connection, workspace: WorkspaceName
+) -> tuple[bool, dict[str, Identifier | int]]:
     info = await read_info(conn, workspace)
     if info is None:
         raise WorkspaceNotFound(f"workspace {workspace!r} does not exist")
@@ -133,7 +135,10 @@ async def _names(conn: asyncpg.Connection, workspace: str) -> tuple[bool, dict[s
 
 
 async def _findings(
-    conn: asyncpg.Connection, workspace: str, graph_enabled: bool, names: dict[str, Identifier | int]
+    conn: asyncpg.Connection,
+    workspace: WorkspaceName,
+    graph_enabled: bool,
+    names: dict[str, Identifier | int],
 ) -> DoctorReport:
     rows = list(await conn.fetch(render(SQL["table_findings"], **names)))
     processing = sorted(r["item"][0] for r in rows if r["kind"] == "processing")
@@ -149,14 +154,14 @@ async def _findings(
     return DoctorReport(workspace, graph_enabled, **found)  # type: ignore[arg-type]
 
 
-async def check(conn: asyncpg.Connection, workspace: str) -> DoctorReport:
+async def check(conn: asyncpg.Connection, workspace: WorkspaceName) -> DoctorReport:
     """Report every disagreement between the workspace's tables, vectors, graph and doc_status."""
     async with translated():
         graph_enabled, names = await _names(conn, workspace)
         return await _findings(conn, workspace, graph_enabled, names)
 
 
-async def repair(conn: asyncpg.Connection, workspace: str) -> RepairOutcome:
+async def repair(conn: asyncpg.Connection, workspace: WorkspaceName) -> RepairOutcome:
     """Fix what can be fixed without the models, in one transaction; see the module docstring."""
     doc_prefix = lock_key("doc", workspace, "")
     async with translated(), conn.transaction():

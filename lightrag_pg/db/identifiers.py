@@ -1,8 +1,11 @@
 """Validation of workspace names, which become schema and graph names in SQL.
 
-The only way an identifier reaches SQL text is an :class:`Identifier`, built
-from a validated workspace name by :func:`schema_of` or :func:`graph_of`, and
-written into a named SQL block by :func:`lightrag_pg.db.sqlfile.render`.
+A workspace name is checked once, where it enters (``LightRAG(workspace=...)``, the
+CLI's ``--workspace``, the server's settings and request paths), by building a
+:class:`WorkspaceName`; every layer below takes that type. The only way an
+identifier reaches SQL text is an :class:`Identifier`, built from a
+:class:`WorkspaceName` by :func:`schema_of` or :func:`graph_of`, and written into a
+named SQL block by :func:`lightrag_pg.db.sqlfile.render`.
 """
 
 from __future__ import annotations
@@ -19,14 +22,31 @@ _NAME = re.compile(r"[a-z_][a-z0-9_]*\Z")
 _RESERVED = frozenset({"public", "information_schema", "ag_catalog", "pg_catalog", "pg_toast", "alembic"})
 
 
-def validate_workspace(name: object) -> str:
-    """Return ``name`` if it is a safe workspace name, else raise InvalidWorkspaceName.
+class WorkspaceName(str):
+    """A workspace name that has been checked: ``WorkspaceName(name)`` raises
+    :class:`~lightrag_pg.errors.InvalidWorkspaceName` unless ``name`` is safe (and
+    returns a :class:`WorkspaceName` as it is).
 
     A workspace name is a lower-case ASCII identifier (letters, digits,
     underscores, not starting with a digit) of at most 60 bytes, that is not a
     system schema, does not start with ``pg_`` and does not end with the
     ``_kg`` suffix reserved for the workspace's AGE graph.
     """
+
+    __slots__ = ()
+
+    def __new__(cls, name: object) -> WorkspaceName:
+        if type(name) is cls:
+            return name
+        return super().__new__(cls, _checked(name))
+
+
+def validate_workspace(name: object) -> WorkspaceName:
+    """``name`` as a :class:`WorkspaceName`, or :class:`~lightrag_pg.errors.InvalidWorkspaceName`."""
+    return WorkspaceName(name)
+
+
+def _checked(name: object) -> str:
     if not isinstance(name, str):
         raise InvalidWorkspaceName(f"workspace name must be a string, got {type(name).__name__}")
     if not name:
@@ -49,9 +69,9 @@ def validate_workspace(name: object) -> str:
     return name
 
 
-def graph_name(workspace: str) -> str:
-    """The AGE graph (and graph schema) name of a validated workspace."""
-    return validate_workspace(workspace) + GRAPH_SUFFIX
+def graph_name(workspace: WorkspaceName) -> str:
+    """The AGE graph (and graph schema) name of a workspace."""
+    return schema_of(workspace).name + GRAPH_SUFFIX
 
 
 def quote_ident(name: str) -> str:
@@ -67,13 +87,14 @@ class Identifier:
     quoted: str
 
 
-def schema_of(workspace: str) -> Identifier:
-    """The schema of a workspace, as an identifier for SQL text."""
-    name = validate_workspace(workspace)
+def schema_of(workspace: WorkspaceName) -> Identifier:
+    """The schema of a workspace, as an identifier for SQL text (a plain string is checked
+    here too: nothing unchecked reaches SQL text)."""
+    name = WorkspaceName(workspace)
     return Identifier(name, quote_ident(name))
 
 
-def graph_of(workspace: str) -> Identifier:
+def graph_of(workspace: WorkspaceName) -> Identifier:
     """The AGE graph (and graph schema) of a workspace, as an identifier for SQL text."""
     name = graph_name(workspace)
     return Identifier(name, quote_ident(name))
@@ -101,6 +122,6 @@ def catalog_name(name: str) -> Identifier:
     return Identifier(name, quote_ident(name))
 
 
-def search_path(workspace: str) -> str:
+def search_path(workspace: WorkspaceName) -> str:
     """The search_path value of a workspace's sessions: its schema, then public and ag_catalog."""
     return f"{schema_of(workspace).quoted}, public, ag_catalog"

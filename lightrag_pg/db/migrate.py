@@ -14,7 +14,7 @@ from . import citus
 from .advisory import XACT_LOCK, lock_key
 from .dimensions import HALFVEC_HNSW_MAX_DIM
 from .embedded import sqlalchemy_url
-from .identifiers import Identifier, graph_name, graph_of, schema_of, search_path, validate_workspace
+from .identifiers import Identifier, WorkspaceName, graph_name, graph_of, schema_of, search_path
 from .ownership import OWNERSHIP, Ownership, ownership_params
 from .ownership import SQL as OWNERSHIP_SQL
 from .sqlfile import load_queries, load_queries_at, render
@@ -39,7 +39,7 @@ LEXICAL_BACKENDS: tuple[str, ...] = ("bm25", "tsvector")
 class MigrationTarget:
     """The workspace a migration run applies to, and its creation parameters."""
 
-    workspace: str
+    workspace: WorkspaceName
     embedding_dim: int
     embedding_model: str | None = None
     lexical: str | None = None
@@ -52,7 +52,6 @@ class MigrationTarget:
     (False without Citus). An existing workspace stays as it was created."""
 
     def __post_init__(self) -> None:
-        validate_workspace(self.workspace)
         if self.lexical not in (None, *LEXICAL_BACKENDS):
             raise ConfigurationError(
                 f"lexical must be one of {', '.join(LEXICAL_BACKENDS)} (or unset), got {self.lexical!r}"
@@ -89,7 +88,11 @@ def target_from_cli(x_args: dict[str, str]) -> MigrationTarget:
         raise ConfigurationError(f"distributed must be true or false, got {raw_distributed!r}")
     distributed = None if not raw_distributed else raw_distributed == "true"
     return MigrationTarget(
-        workspace, dim, x_args.get("embedding_model"), x_args.get("lexical") or None, distributed
+        WorkspaceName(workspace),
+        dim,
+        x_args.get("embedding_model"),
+        x_args.get("lexical") or None,
+        distributed,
     )
 
 
@@ -258,7 +261,7 @@ def lexical_backend(connection: Connection, wanted: str | None) -> str:
     return wanted or "tsvector"
 
 
-def ownership(connection: Connection, workspace: str) -> Ownership:
+def ownership(connection: Connection, workspace: WorkspaceName) -> Ownership:
     """Catalog facts about the schema and graph named after ``workspace``."""
     row = connection.exec_driver_sql(OWNERSHIP, ownership_params(workspace)).one()
     return Ownership.from_row(workspace, row)
@@ -310,17 +313,17 @@ def finish_workspace(connection: Connection, target: MigrationTarget) -> None:
         run(connection, render(OWNERSHIP_SQL["mark_graph"], graph=graph_of(target.workspace)))
 
 
-def recorded_dim(connection: Connection, workspace: str) -> int | None:
+def recorded_dim(connection: Connection, workspace: WorkspaceName) -> int | None:
     """The embedding dimension stored in a workspace, or None for a new one."""
-    if not run(connection, SQL["has_workspace_info"], validate_workspace(workspace)):
+    if not run(connection, SQL["has_workspace_info"], workspace):
         return None
     dim: int | None = run(connection, render(SQL["recorded_dim"], schema=schema_of(workspace)))
     return dim
 
 
-def recorded_lexical(connection: Connection, workspace: str) -> str | None:
+def recorded_lexical(connection: Connection, workspace: WorkspaceName) -> str | None:
     """The lexical search backend recorded in a workspace, or None (new, or older than 0008)."""
-    if not run(connection, SQL["has_workspace_info"], validate_workspace(workspace)):
+    if not run(connection, SQL["has_workspace_info"], workspace):
         return None
     lexical: str | None = run(connection, render(SQL["recorded_lexical"], schema=schema_of(workspace)))
     return lexical

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import WorkspaceConflict
-from .identifiers import graph_name, validate_workspace
+from .identifiers import WorkspaceName, graph_name
 from .sqlfile import load_queries
 
 SQL = load_queries(__package__, "ownership.sql")
@@ -26,7 +26,7 @@ OWNERSHIP = SQL["ownership"]
 class Ownership:
     """Catalog facts about a workspace name's schema and graph (row of ``ownership``)."""
 
-    workspace: str
+    workspace: WorkspaceName
     schema_exists: bool
     schema_marked: bool
     legacy_shape: bool
@@ -36,7 +36,7 @@ class Ownership:
     mirrored: bool
 
     @classmethod
-    def from_row(cls, workspace: str, row: Any) -> Ownership:
+    def from_row(cls, workspace: WorkspaceName, row: Any) -> Ownership:
         return cls(workspace, *(bool(v) for v in row))
 
     @property
@@ -81,6 +81,6 @@ class Ownership:
             )
 
 
-def ownership_params(workspace: str) -> tuple[str, str]:
+def ownership_params(workspace: WorkspaceName) -> tuple[str, str]:
     """The parameters of the ``ownership`` query for ``workspace``."""
-    return validate_workspace(workspace), graph_name(workspace)
+    return workspace, graph_name(workspace)

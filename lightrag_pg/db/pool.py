@@ -31,9 +31,10 @@ from pgvector.asyncpg import register_vector
 
 from ..config import DEFAULT_STATEMENT_TIMEOUT_MS
 from ..errors import LightRAGError, PoolExhausted
+from ..tasks import FairScheduler
 from .connect import CONNECT_ERRORS, connect_failure
 from .embedded import redact_dsn
-from .identifiers import search_path, validate_workspace
+from .identifiers import WorkspaceName, search_path
 from .sqlfile import load_queries
 from .translate import DRIVER_ERRORS, translate, translated
 
@@ -106,7 +107,7 @@ async def without_statement_timeout(conn: asyncpg.Connection) -> AsyncIterator[a
         await conn.execute(SQL["restore_statement_timeout"])
 
 
-def server_settings(workspace: str, statement_timeout_ms: int = 0) -> dict[str, str]:
+def server_settings(workspace: WorkspaceName, statement_timeout_ms: int = 0) -> dict[str, str]:
     """Session settings applied once per connection, at connect time.
 
     ``statement_timeout`` (``Settings.statement_timeout_ms``, none when 0) bounds every
@@ -131,9 +132,9 @@ def server_settings(workspace: str, statement_timeout_ms: int = 0) -> dict[str, 
     return settings
 
 
-async def point_connection(conn: asyncpg.Connection, workspace: str) -> None:
+async def point_connection(conn: asyncpg.Connection, workspace: WorkspaceName) -> None:
     """Put ``workspace`` first on the ``search_path`` of a connection outside the pool."""
-    await conn.execute(SQL["point_at"], search_path(validate_workspace(workspace)))
+    await conn.execute(SQL["point_at"], search_path(workspace))
 
 
 class WorkspaceConnection(asyncpg.Connection):  # type: ignore[misc]
@@ -143,10 +144,10 @@ class WorkspaceConnection(asyncpg.Connection):  # type: ignore[misc]
     next :meth:`point_at` treats as pointing elsewhere.
     """
 
-    workspace: str | None = None
+    workspace: WorkspaceName | None = None
     on_citus: bool = False
 
-    async def point_at(self, workspace: str) -> None:
+    async def point_at(self, workspace: WorkspaceName) -> None:
         """Put ``workspace`` first on ``search_path``: one statement, none if it already is."""
         if self.workspace == workspace:
             return
@@ -177,7 +178,7 @@ class SharedPool:
     def __init__(
         self,
         dsn: str,
-        home: str,
+        home: WorkspaceName,
         *,
         min_size: int,
         max_size: int,
@@ -189,12 +190,15 @@ class SharedPool:
         if not 0 < share <= max_size:
             raise LightRAGError(f"a workspace's share must be in 1..{max_size} (max_size), got {share}")
         self.dsn = dsn
-        self.home = validate_workspace(home)
+        self.home = home
         self.share = share
         self.connect_timeout = connect_timeout
         self.acquire_timeout = acquire_timeout
         self.waiting = 0
         """Checkouts waiting for a workspace's share or a free connection."""
+        self.scheduler = FairScheduler(1)
+        """The slots of the indexing jobs of the pool's workspaces, shared fairly between them
+        (each pipeline widens it to its ``max_parallel_chunks``)."""
         self._shares: dict[str, asyncio.Semaphore] = {}
         self.pool = asyncpg.Pool(
             dsn,
@@ -226,9 +230,8 @@ class SharedPool:
         size, idle = self.pool.get_size(), self.pool.get_idle_size()
         return {"open": size, "in_use": size - idle, "idle": idle, "waiting": self.waiting}
 
-    def workspace(self, name: str, embedding_dim: int) -> WorkspacePool:
+    def workspace(self, name: WorkspaceName, embedding_dim: int) -> WorkspacePool:
         """The pool as workspace ``name`` (of ``embedding_dim`` dimensions) uses it."""
-        name = validate_workspace(name)
         gate = self._shares.setdefault(name, asyncio.Semaphore(self.share))
         return WorkspacePool(self, name, embedding_dim, gate)
 
@@ -256,7 +259,7 @@ class WorkspacePool:
     __slots__ = ("_gate", "acquire_timeout", "embedding_dim", "owns_shared", "shared", "workspace")
 
     def __init__(
-        self, shared: SharedPool, workspace: str, embedding_dim: int, gate: asyncio.Semaphore
+        self, shared: SharedPool, workspace: WorkspaceName, embedding_dim: int, gate: asyncio.Semaphore
     ) -> None:
         self.shared = shared
         self.workspace = workspace
@@ -345,7 +348,7 @@ class _WorkspaceAcquire:
 
 async def open_shared_pool(
     dsn: str,
-    home: str,
+    home: WorkspaceName,
     *,
     min_size: int = 1,
     max_size: int = 8,
@@ -375,7 +378,7 @@ async def open_shared_pool(
 
 async def create_pool(
     dsn: str,
-    workspace: str,
+    workspace: WorkspaceName,
     *,
     embedding_dim: int,
     min_size: int = 1,

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import ConfigurationError, DimensionMismatch, WorkspaceNotFound
 from .advisory import XACT_LOCK, lock_key
-from .identifiers import relation_of, schema_of, validate_workspace
+from .identifiers import WorkspaceName, relation_of, schema_of
 from .migrate import AGE_ACCESS, MigrationTarget, age_problem, migrations_dir, upgrade
 from .ownership import OWNERSHIP, Ownership, ownership_params
 from .sqlfile import load_queries, render
@@ -34,7 +34,7 @@ _warned: set[str] = set()
 class WorkspaceInfo:
     """What a workspace records about itself."""
 
-    name: str
+    name: WorkspaceName
     embedding_dim: int
     embedding_model: str | None
     graph_enabled: bool
@@ -108,18 +108,18 @@ def head_revision() -> str:
     return heads[0]
 
 
-async def list_workspaces(conn: asyncpg.Connection) -> list[str]:
+async def list_workspaces(conn: asyncpg.Connection) -> list[WorkspaceName]:
     """Names of every lightrag_pg workspace in the database."""
     async with translated():
-        return [r[0] for r in await conn.fetch(SQL["list"])]
+        return [WorkspaceName(r[0]) for r in await conn.fetch(SQL["list"])]
 
 
-async def workspace_exists(conn: asyncpg.Connection, name: str) -> bool:
+async def workspace_exists(conn: asyncpg.Connection, name: WorkspaceName) -> bool:
     """Whether ``name`` is an existing lightrag_pg workspace."""
-    return validate_workspace(name) in await list_workspaces(conn)
+    return name in await list_workspaces(conn)
 
 
-async def read_info(conn: asyncpg.Connection, name: str) -> WorkspaceInfo | None:
+async def read_info(conn: asyncpg.Connection, name: WorkspaceName) -> WorkspaceInfo | None:
     """The workspace's recorded facts, or None if it does not exist."""
     sql = render(SQL["read_info"], schema=schema_of(name))
     async with translated():
@@ -132,7 +132,7 @@ async def read_info(conn: asyncpg.Connection, name: str) -> WorkspaceInfo | None
 async def create_workspace(
     conn: asyncpg.Connection,
     dsn: str,
-    name: str,
+    name: WorkspaceName,
     embedding_dim: int,
     embedding_model: str | None = None,
     lexical: str | None = None,
@@ -149,7 +149,7 @@ async def create_workspace(
     Citus distributed schema (True: the DSN must be a Citus coordinator; None: when the
     coordinator has ``citus.enable_schema_based_sharding`` on; see :mod:`.citus`).
     """
-    target = MigrationTarget(validate_workspace(name), embedding_dim, embedding_model, lexical, distributed)
+    target = MigrationTarget(name, embedding_dim, embedding_model, lexical, distributed)
     info = await read_info(conn, name)
     if info is None or info.revision != head_revision():
         await upgrade(dsn, target)
@@ -162,13 +162,13 @@ async def create_workspace(
     return info
 
 
-async def open_workspace(conn: asyncpg.Connection, dsn: str, name: str) -> WorkspaceInfo:
+async def open_workspace(conn: asyncpg.Connection, dsn: str, name: WorkspaceName) -> WorkspaceInfo:
     """Upgrade an existing workspace to the newest schema and return its info, whatever
     its embedding dimension (for a re-embed, which changes it).
 
     Raises :class:`WorkspaceNotFound` if there is no such workspace.
     """
-    info = await read_info(conn, validate_workspace(name))
+    info = await read_info(conn, name)
     if info is None:
         raise WorkspaceNotFound(f"workspace {name!r} does not exist")
     if info.revision != head_revision():
@@ -178,13 +178,15 @@ async def open_workspace(conn: asyncpg.Connection, dsn: str, name: str) -> Works
     return info
 
 
-async def record_embedding(conn: asyncpg.Connection, name: str, embedding_dim: int, model: str) -> None:
+async def record_embedding(
+    conn: asyncpg.Connection, name: WorkspaceName, embedding_dim: int, model: str
+) -> None:
     """Record the workspace's new embedding dimension and model (in the re-embed's swap)."""
     async with translated():
         await conn.execute(render(SQL["record_embedding"], schema=schema_of(name)), embedding_dim, model)
 
 
-async def _warn_graph_off(conn: asyncpg.Connection, name: str) -> None:
+async def _warn_graph_off(conn: asyncpg.Connection, name: WorkspaceName) -> None:
     """Say once per process and workspace that it runs without the graph mirror, and why."""
     if name in _warned:
         return
@@ -200,7 +202,7 @@ async def _warn_graph_off(conn: asyncpg.Connection, name: str) -> None:
     )
 
 
-async def drop_workspace(conn: asyncpg.Connection, name: str) -> None:
+async def drop_workspace(conn: asyncpg.Connection, name: WorkspaceName) -> None:
     """Drop the workspace's schema and its own AGE graph, and nothing else.
 
     Raises :class:`WorkspaceNotFound` if there is no such schema and
@@ -220,7 +222,7 @@ async def drop_workspace(conn: asyncpg.Connection, name: str) -> None:
         await conn.execute(drop_schema)
 
 
-async def migrate_all(conn: asyncpg.Connection, dsn: str) -> list[str]:
+async def migrate_all(conn: asyncpg.Connection, dsn: str) -> list[WorkspaceName]:
     """Upgrade every workspace of the database to the newest schema; return their names."""
     names = await list_workspaces(conn)
     for name in names:
@@ -231,7 +233,7 @@ async def migrate_all(conn: asyncpg.Connection, dsn: str) -> list[str]:
     return names
 
 
-async def table_stats(conn: asyncpg.Connection, name: str) -> list[TableStat]:
+async def table_stats(conn: asyncpg.Connection, name: WorkspaceName) -> list[TableStat]:
     """Every table and view of the workspace with its exact row count, in two statements.
 
     The counts come from one ``UNION ALL`` of ``count_rows`` branches; a

@@ -16,8 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import asyncpg
-
+from ..db.pool import WorkspacePool
 from ..errors import InvalidInput
 from .formats import CsvWriter, JsonWriter, MarkdownWriter, Writer
 from .graphml import GraphmlWriter
@@ -66,7 +65,7 @@ def _temporary_beside(path: Path) -> Path:
 
 
 async def export_workspace(
-    pool: asyncpg.Pool,
+    pool: WorkspacePool,
     path: str | os.PathLike[str],
     file_format: str = "csv",
     *,

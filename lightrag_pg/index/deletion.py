@@ -109,6 +109,20 @@ class DocumentDeleter:
             raise DocumentNotFound(f"no document with id or file path {shown}{more}; nothing was deleted")
         return sorted({i for i, _ in found})
 
+    async def delete_ids(
+        self, doc_ids: str | Sequence[str], *, keep_cache: bool, wait: float
+    ) -> DeletionResult:
+        """Delete the documents of ``doc_ids`` (:meth:`resolve`, then :meth:`delete`)."""
+        ids = _given(doc_ids, "no document ids given")
+        return await self.delete(await self.resolve(ids=ids), keep_cache=keep_cache, wait=wait)
+
+    async def delete_files(
+        self, file_paths: str | Sequence[str], *, keep_cache: bool, wait: float
+    ) -> DeletionResult:
+        """Delete every document stored with one of ``file_paths`` (:meth:`resolve`, :meth:`delete`)."""
+        paths = _given(file_paths, "no file paths given")
+        return await self.delete(await self.resolve(file_paths=paths), keep_cache=keep_cache, wait=wait)
+
     async def replace_changed(self, docs: Sequence[DocumentRow]) -> list[str]:
         """Replace the stored documents among ``docs`` whose content differs (one
         :meth:`delete` keeping the cached extraction answers, the new versions stored as
@@ -313,3 +327,10 @@ def _names(what: str, values: Sequence[str]) -> list[str]:
         if not isinstance(v, str) or not v.strip():
             raise InvalidInput(f"every entry of {what} must be a non-empty string, got {v!r}")
     return values
+
+
+def _given(values: str | Sequence[str], empty: str) -> list[str]:
+    listed = [values] if isinstance(values, str) else list(values)
+    if not listed:
+        raise InvalidInput(empty)
+    return listed

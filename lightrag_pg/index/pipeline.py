@@ -8,10 +8,11 @@ The work inside a document is cut into bounded jobs: cutting it into chunks,
 extracting one chunk offline (or, with the LLM extractor, one call of the model
 that a cached answer does not spare, see :func:`scheduled_llm`), embedding a
 batch of ``embedding_batch_num`` texts (chunks, merged entities and relations,
-of any of the documents in progress: see :func:`scheduled_embedding`). Every job of every workspace in the
-process runs in a slot of one
+of any of the documents in progress: see :func:`scheduled_embedding`). Every job of every workspace
+sharing a pool runs in a slot of the pool's
 :class:`~lightrag_pg.tasks.FairScheduler` (``max_parallel_chunks`` slots; with
-the offline extractor no more than the cores), which serves the least busy
+the offline extractor no more than the cores), passed in as :attr:`Pipeline.scheduler`,
+which serves the least busy
 workspace first, so a workspace indexing a huge document delays another
 workspace's small one by about one job. A document of many
 chunks keeps its extraction answers segment by segment
@@ -27,7 +28,6 @@ import dataclasses
 import functools
 import logging
 import time
-import weakref
 from collections.abc import Callable, Collection, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -48,7 +48,7 @@ from ..observe.tracing import NO_SPAN, SpanLike, span
 from ..store.rows import ChunkRow, DocumentRow
 from ..store.uow import Stores, session, unit_of_work
 from ..tasks import FairScheduler, gather_all, usable_cores
-from ..types import Extraction
+from ..types import DocStatus, Extraction
 from .chunking import chunk_text
 from .embedding_pool import EmbeddingPool
 from .extract import Extractor
@@ -68,8 +68,6 @@ PROGRESS_SECONDS = 2.0
 """How often a document being processed records its progress in ``doc_status``
 (``metadata.progress``); a document done sooner records none."""
 
-_SCHEDULERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, FairScheduler] = weakref.WeakKeyDictionary()
-
 
 def scheduler_width(settings: Settings, *, offline: bool) -> int:
     """Slots the chunk scheduler needs: ``max_parallel_chunks``, but no more than the
@@ -80,46 +78,31 @@ def scheduler_width(settings: Settings, *, offline: bool) -> int:
     return settings.max_parallel_chunks
 
 
-def chunk_scheduler(width: int) -> FairScheduler:
-    """The scheduler every pipeline of the running event loop shares, with at least
-    ``width`` slots (the most any of them asked for)."""
-    loop = asyncio.get_running_loop()
-    scheduler = _SCHEDULERS.get(loop)
-    if scheduler is None:
-        scheduler = _SCHEDULERS[loop] = FairScheduler(width)
-    scheduler.widen(width)
-    return scheduler
-
-
-def scheduler_waiting() -> dict[str, int]:
-    """Jobs waiting for a slot of the running event loop's chunk scheduler, by workspace."""
-    scheduler = _SCHEDULERS.get(asyncio.get_running_loop())
-    return scheduler.waiting_by_owner() if scheduler is not None else {}
-
-
-def scheduled_llm(llm: CachedLLM, owner: str, width: int) -> CachedLLM:
-    """``llm`` whose calls of the model each run in a slot of the chunk scheduler (of at
-    least ``width`` slots) for workspace ``owner``; its cache look-ups take no slot, so a
-    chunk answered before waits for none. For indexing only: a question must not wait."""
+def scheduled_llm(llm: CachedLLM, owner: str, scheduler: FairScheduler) -> CachedLLM:
+    """``llm`` whose calls of the model each run in a slot of ``scheduler`` for workspace
+    ``owner``; its cache look-ups take no slot, so a chunk answered before waits for none.
+    For indexing only: a question must not wait."""
     func = llm.func
 
     @functools.wraps(func)
     async def scheduled(*args: Any, **kwargs: Any) -> Any:
-        return await chunk_scheduler(width).run(owner, lambda: func(*args, **kwargs))
+        return await scheduler.run(owner, lambda: func(*args, **kwargs))
 
     return dataclasses.replace(llm, func=scheduled)
 
 
-def scheduled_embedding(embed: EmbeddingFunc, owner: str, batch_size: int, width: int) -> EmbeddingFunc:
+def scheduled_embedding(
+    embed: EmbeddingFunc, owner: str, batch_size: int, scheduler: FairScheduler, width: int
+) -> EmbeddingFunc:
     """``embed`` as the pipeline calls it: the texts of every document of workspace
     ``owner`` in progress are pooled, and embedded in batches of ``batch_size`` texts of
-    about one length, each batch a job of the chunk scheduler (of at least ``width``
-    slots); see :class:`~.embedding_pool.EmbeddingPool`.
+    about one length, each batch a job of ``scheduler`` (at most ``width`` at once); see
+    :class:`~.embedding_pool.EmbeddingPool`.
 
     Never call it from inside a scheduled job: that job would hold a slot while
     waiting for another.
     """
-    return EmbeddingPool(embed, owner, batch_size, lambda: chunk_scheduler(width), width).as_embedding_func()
+    return EmbeddingPool(embed, owner, batch_size, lambda: scheduler, width).as_embedding_func()
 
 
 @dataclass
@@ -177,6 +160,9 @@ class Pipeline:
     embed: EmbeddingFunc
     writer: GraphWriter
     locks: DocumentLocks
+    scheduler: FairScheduler
+    """Whose slots every job of the pipeline (a chunk's extraction, a batch of vectors) takes
+    its turn in, shared with the other workspaces of the pool (:attr:`SharedPool.scheduler`)."""
     meter: UsageMeter | None = None
     """Records the LLM and embedding calls; a document's are written with it (its
     ``doc_status`` metadata has their totals under ``usage``)."""
@@ -194,13 +180,20 @@ class Pipeline:
         return self.extractor.name == "nlp"
 
     def _scheduler(self) -> FairScheduler:
-        return chunk_scheduler(scheduler_width(self.settings, offline=self.offline))
+        self.scheduler.widen(scheduler_width(self.settings, offline=self.offline))
+        return self.scheduler
 
     async def enqueue(self, docs: Sequence[DocumentRow]) -> list[str]:
         """Store new documents as pending; return their ids (already known ids are skipped)."""
         async with unit_of_work(self.pool) as uow:
             inserted = await uow.docs.insert(docs)
         return [d.id for d in docs if d.id in inserted]
+
+    async def process_failed(self, progress: ProgressCallback = ignore_progress) -> Progress:
+        """:meth:`process`, waiting for the failed documents that another process holds."""
+        async with session(self.pool) as s:
+            failed = await s.docs.ids_with_status(DocStatus.FAILED)
+        return await self.process(progress, wait_for=failed)
 
     async def process(
         self, progress: ProgressCallback = ignore_progress, wait_for: Collection[str] = ()

@@ -40,12 +40,12 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 
-import asyncpg
 import numpy as np
 
 from ..db.advisory import lock_key, session_lock
 from ..db.dimensions import HALFVEC_HNSW_MAX_DIM
-from ..db.pool import without_statement_timeout
+from ..db.identifiers import WorkspaceName
+from ..db.pool import WorkspacePool, without_statement_timeout
 from ..db.workspace import read_info, record_embedding
 from ..errors import ConcurrentUpdate, ConfigurationError, InvalidInput, ReembedConflict
 from ..llm.embedding_func import EmbeddingFunc
@@ -90,7 +90,7 @@ class ReembedResult:
     swap transaction took. ``vectors`` is the number of vectors swapped in.
     """
 
-    workspace: str
+    workspace: WorkspaceName
     previous_model: str | None
     previous_dim: int
     embedding_model: str
@@ -113,9 +113,9 @@ class Reembedder:
 
     def __init__(
         self,
-        pool: asyncpg.Pool,
+        pool: WorkspacePool,
         dsn: str,
-        workspace: str,
+        workspace: WorkspaceName,
         embed: EmbeddingFunc,
         *,
         batch_size: int = DEFAULT_BATCH_SIZE,
@@ -263,7 +263,7 @@ class Reembedder:
 
 
 async def discard_reembed(
-    pool: asyncpg.Pool, dsn: str, workspace: str, connect_timeout: float = 10.0
+    pool: WorkspacePool, dsn: str, workspace: WorkspaceName, connect_timeout: float = 10.0
 ) -> ReembedState | None:
     """Drop what an interrupted re-embed staged; return its state (None: there was none).
 
@@ -278,7 +278,9 @@ async def discard_reembed(
         return state
 
 
-def _reembed_lock(dsn: str, workspace: str, connect_timeout: float) -> AbstractAsyncContextManager[None]:
+def _reembed_lock(
+    dsn: str, workspace: WorkspaceName, connect_timeout: float
+) -> AbstractAsyncContextManager[None]:
     """The session advisory lock of a workspace's re-embed."""
     refusal = ReembedConflict(
         f"another process is re-embedding workspace {workspace!r}; wait for it to finish"

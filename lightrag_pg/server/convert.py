@@ -26,8 +26,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import InvalidInput
+from ..tasks import FairScheduler
 from . import convert_worker
-from .fair import FairSlots
 from .settings import CONVERSION_ENV, ConversionLimits
 
 WORKER = Path(convert_worker.__file__)
@@ -108,7 +108,8 @@ class Converter:
 
     def __init__(self, limits: ConversionLimits) -> None:
         self.limits = limits
-        self.slots = FairSlots(limits.concurrent)
+        self.slots = FairScheduler(limits.concurrent, linger=0.0)
+        """Conversions of the workspaces take turns in ``limits.concurrent`` slots."""
 
     async def convert(self, workspace: str, name: str, data: bytes) -> str:
         """The text of file ``name`` with content ``data``, converted on behalf of
@@ -117,8 +118,7 @@ class Converter:
         if suffix in TEXT_CONVERTERS:
             text = await asyncio.to_thread(TEXT_CONVERTERS[suffix], data)
         elif suffix in convert_worker.CONVERTERS:
-            async with self.slots.hold(workspace):
-                text = await self._in_worker(suffix, data)
+            text = await self.slots.run(workspace, lambda: self._in_worker(suffix, data))
         else:
             raise UnreadableFile(f"unsupported file type {suffix or '(none)'!r}")
         if len(text) > self.limits.max_text_chars:

@@ -11,6 +11,7 @@ from fastapi import Depends, Header, Request, Security
 from fastapi.responses import JSONResponse
 from fastapi.security import APIKeyHeader, OAuth2PasswordBearer
 
+from ..db.identifiers import WorkspaceName
 from .auth import AuthFailure, Guard
 from .convert import Converter
 from .registry import WorkspaceRegistry
@@ -80,9 +81,10 @@ def authenticated(
     return state.guard.authenticated(token, api_key)
 
 
-def workspace_name(state: ServerState, header: str | None) -> str:
-    """The header's workspace, or the server's default when it is absent or blank."""
-    return header.strip() if header and header.strip() else state.settings.default_workspace
+def workspace_name(state: ServerState, header: str | None) -> WorkspaceName:
+    """The header's workspace, or the server's default when it is absent or blank: where the
+    server checks the workspace names of requests (:class:`InvalidWorkspaceName`: 400)."""
+    return WorkspaceName(header.strip()) if header and header.strip() else state.settings.default_workspace
 
 
 async def current_workspace(

@@ -191,7 +191,7 @@ class Tools:
         headers = ctx.headers if ctx is not None else None
         header = headers.get("lightrag-workspace") if headers else None
         return state.registry.use(
-            workspace.strip() if workspace and workspace.strip() else workspace_name(state, header)
+            workspace_name(state, workspace if workspace and workspace.strip() else header)
         )
 
     async def query(

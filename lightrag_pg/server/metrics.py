@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import sys
 import time
 from typing import Any
 
@@ -85,11 +84,11 @@ async def read_gauges(state: ServerState) -> None:
                 log.warning("metrics: no document counts for workspace %s: %s", runtime.name, counts)
             else:
                 documents[runtime.name] = counts
-    pipeline = sys.modules.get("lightrag_pg.index.pipeline")  # not loaded: nothing was indexed
-    waiting: dict[str, int] = pipeline.scheduler_waiting() if pipeline is not None else {}
+    waiting: dict[str, int] = {}
     pools: dict[str, dict[str, int]] = {}
     with contextlib.suppress(LightRAGError):  # not started yet
         pools["shared"] = state.registry.pool.connections()
+        waiting = state.registry.pool.scheduler.waiting_by_owner()
     metrics.set_gauges(
         documents,
         {r.name: waiting.get(r.name, 0) for r in runtimes},

@@ -29,7 +29,7 @@ import asyncpg
 
 from ..config import Settings
 from ..db.connect import split_connect_timeout
-from ..db.identifiers import validate_workspace
+from ..db.identifiers import WorkspaceName
 from ..db.pool import SQL as POOL_SQL
 from ..db.pool import SharedPool, open_shared_pool
 from ..db.translate import translated
@@ -103,7 +103,7 @@ class WorkspaceRegistry:
     def opened(self) -> list[WorkspaceRuntime]:
         return list(self._open.values())
 
-    async def names(self) -> list[str]:
+    async def names(self) -> list[WorkspaceName]:
         """Every workspace in the database."""
         async with translated(), self.admin.acquire() as conn:
             return await list_workspaces(conn)
@@ -117,7 +117,7 @@ class WorkspaceRegistry:
         return True
 
     @asynccontextmanager
-    async def use(self, name: str) -> AsyncIterator[WorkspaceRuntime]:
+    async def use(self, name: WorkspaceName) -> AsyncIterator[WorkspaceRuntime]:
         """``async with registry.use(name) as runtime:`` the workspace, not closed while in use.
 
         A storage error in a workspace that no longer exists (dropped while
@@ -147,13 +147,12 @@ class WorkspaceRegistry:
             task.add_done_callback(self._closing.discard)
         return True
 
-    async def get(self, name: str) -> WorkspaceRuntime:
+    async def get(self, name: WorkspaceName) -> WorkspaceRuntime:
         """The open workspace ``name``, opening it if needed.
 
         :class:`WorkspaceNotFound` if it does not exist and creation is not
         allowed (the default workspace is always created).
         """
-        name = validate_workspace(name)
         runtime = self._open.get(name)
         if runtime is not None:
             self._open.move_to_end(name)
@@ -165,7 +164,7 @@ class WorkspaceRegistry:
             task.add_done_callback(lambda _: self._opening.pop(name, None))
         return await asyncio.shield(task)
 
-    async def _open_workspace(self, name: str) -> WorkspaceRuntime:
+    async def _open_workspace(self, name: WorkspaceName) -> WorkspaceRuntime:
         if name != self.settings.default_workspace and not self.settings.allow_create:
             async with translated(), self.admin.acquire() as conn:
                 if await read_info(conn, name) is None:

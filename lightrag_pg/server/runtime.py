@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from ..db.identifiers import WorkspaceName
 from ..index.progress import Progress
 from ..rag import LightRAG
 from .files import InputFolder
@@ -120,7 +121,7 @@ class WorkspaceRuntime:
         self._tasks: set[asyncio.Task[Any]] = set()
 
     @property
-    def name(self) -> str:
+    def name(self) -> WorkspaceName:
         return self.rag.workspace
 
     @property

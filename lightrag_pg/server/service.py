@@ -12,7 +12,7 @@ from ..db.embedded import redact_dsn
 from ..llm.openai_client import llm_configured
 from ..query.param import QueryParam
 from .auth import GUEST, USER, AuthFailure
-from .deps import WORKSPACE_HEADER, Authenticated, ServerState, State, require_auth, workspace_name
+from .deps import WORKSPACE_HEADER, Authenticated, ServerState, State, require_auth
 from .runtime import WorkspaceRuntime
 from .settings import ServerSettings
 from .status import configuration, workspace_busy
@@ -120,8 +120,9 @@ async def health(
     """
     registry = state.registry
     reachable = await registry.database_reachable()
-    name = workspace_name(state, lightrag_workspace)
-    opened = {r.name: r for r in registry.opened()}
+    # only reported, never opened: a name that is no workspace is just not among the open ones
+    name = (lightrag_workspace or "").strip() or state.settings.default_workspace
+    opened: dict[str, WorkspaceRuntime] = {r.name: r for r in registry.opened()}
     runtime = opened.get(name)
     busy = workspace_busy(runtime) if runtime else False
     body: dict[str, Any] = {

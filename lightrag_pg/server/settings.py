@@ -5,14 +5,34 @@ from __future__ import annotations
 import ipaddress
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Annotated, Any
 
-from ..config import DEFAULT_STATEMENT_TIMEOUT_MS, check_timeout_ms
-from ..db.identifiers import validate_workspace
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    InstanceOf,
+    PlainValidator,
+    ValidationError,
+    ValidationInfo,
+)
+from pydantic.dataclasses import dataclass as checked
+
+from ..config import (
+    CHECKED,
+    DEFAULT_STATEMENT_TIMEOUT_MS,
+    Positive,
+    Seconds,
+    TimeoutMs,
+    as_path,
+    configuration_problem,
+)
+from ..db.identifiers import WorkspaceName
 from ..errors import ConfigurationError
 
 DEFAULT_PORT = 9621
+DEFAULT_WORKSPACE = WorkspaceName("default")
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
 POOL_SIZES = ("pool_size", "workspace_pool_size")
@@ -81,8 +101,31 @@ class Accounts:
         return bool(self.passwords)
 
 
-@dataclass(frozen=True, slots=True)
-class ConversionLimits:
+def _positive_number(value: object, info: ValidationInfo) -> object:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise ConfigurationError(f"{info.field_name} must be a positive number, got {value!r}")
+    return value
+
+
+PositiveNumber = Annotated[float, BeforeValidator(_positive_number)]
+PositiveCount = Annotated[int, BeforeValidator(_positive_number)]
+
+
+@checked(frozen=True, slots=True, config=CHECKED)
+class _ConversionFields:
+    """The fields of :class:`ConversionLimits`, with their bounds (pydantic checks them)."""
+
+    timeout_seconds: PositiveNumber = 30.0
+    cpu_seconds: PositiveCount = 20
+    memory_bytes: PositiveCount = 1024 * MIB
+    max_unzipped_bytes: PositiveCount = 256 * MIB
+    max_zip_ratio: PositiveNumber = 100.0
+    max_zip_members: PositiveCount = 10_000
+    max_text_chars: PositiveCount = 10_000_000
+    concurrent: PositiveCount = 2
+
+
+class ConversionLimits(_ConversionFields):
     """Bounds on turning one uploaded file into text (``server/convert.py``).
 
     Documents (PDF, Office, HTML) are converted in a separate process that is
@@ -92,23 +135,16 @@ class ConversionLimits:
     a member expands more than ``max_zip_ratio`` times, or they hold more than
     ``max_zip_members`` members. No converted text is longer than
     ``max_text_chars``. At most ``concurrent`` conversions run at once, shared
-    fairly between workspaces.
+    fairly between workspaces. Declared once: each field's type is its check.
     """
 
-    timeout_seconds: float = 30.0
-    cpu_seconds: int = 20
-    memory_bytes: int = 1024 * MIB
-    max_unzipped_bytes: int = 256 * MIB
-    max_zip_ratio: float = 100.0
-    max_zip_members: int = 10_000
-    max_text_chars: int = 10_000_000
-    concurrent: int = 2
+    __slots__ = ()
 
-    def __post_init__(self) -> None:
-        for item in fields(self):
-            value = getattr(self, item.name)
-            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-                raise ConfigurationError(f"{item.name} must be a positive number, got {value!r}")
+    def __init__(self, *args: Any, **fields: Any) -> None:
+        try:
+            super().__init__(*args, **fields)
+        except ValidationError as exc:
+            raise configuration_problem(exc) from None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> ConversionLimits:
@@ -137,61 +173,65 @@ CONVERSION_ENV: dict[str, tuple[str, type]] = {
 """The environment variable of each conversion limit."""
 
 
-@dataclass(frozen=True, slots=True)
-class ServerSettings:
-    """Everything ``lightrag-pg serve`` is configured with (flags, else the environment)."""
+def _tuple(value: object) -> object:
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _port(value: object) -> object:
+    if isinstance(value, int) and not isinstance(value, bool) and not 0 < value < 65536:
+        raise ConfigurationError(f"port must be in 1..65535, got {value}")
+    return value
+
+
+def _proxies(entries: tuple[str, ...]) -> tuple[str, ...]:
+    for entry in entries:
+        _check_proxy(entry)
+    return entries
+
+
+Texts = Annotated[tuple[str, ...], BeforeValidator(_tuple)]
+
+
+@checked(frozen=True, slots=True, config=CHECKED)
+class _ServerFields:
+    """The fields of :class:`ServerSettings`, with their types and bounds (pydantic checks them)."""
 
     host: str = "127.0.0.1"
-    port: int = DEFAULT_PORT
+    port: Annotated[int, BeforeValidator(_port)] = DEFAULT_PORT
     dsn: str | None = None
-    default_workspace: str = "default"
+    default_workspace: Annotated[WorkspaceName, PlainValidator(WorkspaceName)] = DEFAULT_WORKSPACE
     allow_create: bool = False
     api_key: str | None = None
-    cors_origins: tuple[str, ...] = ()
-    input_dir: Path = Path("inputs")
-    max_upload_bytes: int = 100 * MIB
-    max_pending_uploads: int = 64
-    max_workspaces: int = 16
-    pool_size: int = 16
-    workspace_pool_size: int = 8
-    accounts: Accounts = field(default_factory=Accounts)
+    cors_origins: Texts = ()
+    input_dir: Annotated[Path, BeforeValidator(as_path)] = Path("inputs")
+    max_upload_bytes: Positive = 100 * MIB
+    max_pending_uploads: Positive = 64
+    max_workspaces: Positive = 16
+    pool_size: Positive = 16
+    workspace_pool_size: Positive = 8
+    accounts: InstanceOf[Accounts] = field(default_factory=Accounts)
     token_secret: str | None = None
     token_expire_hours: float = 48.0
     guest_token_expire_hours: float = 24.0
     login_max_failures: int = 5
     login_client_max_failures: int = 20
     login_window_seconds: float = 300.0
-    forwarded_allow_ips: tuple[str, ...] = ()
-    whitelist_paths: tuple[str, ...] = DEFAULT_WHITELIST
+    forwarded_allow_ips: Annotated[Texts, AfterValidator(_proxies)] = ()
+    whitelist_paths: Texts = DEFAULT_WHITELIST
     """Paths that need no credentials when a key or accounts are set (``WHITELIST_PATHS``;
     an entry ending in ``/*`` covers everything below it)."""
     webui_title: str = "lightrag_pg"
     webui_description: str = "LightRAG over one PostgreSQL database"
     ollama_model: str = "lightrag:latest"
-    conversion: ConversionLimits = field(default_factory=ConversionLimits)
-    statement_timeout_ms: int = DEFAULT_STATEMENT_TIMEOUT_MS
+    conversion: InstanceOf[ConversionLimits] = field(default_factory=ConversionLimits)
+    statement_timeout_ms: TimeoutMs = DEFAULT_STATEMENT_TIMEOUT_MS
     mcp_read_only: bool = False
     """The MCP server (``/mcp``, ``lightrag-pg mcp``) offers only the tools that change nothing."""
-    shutdown_timeout: float = 10.0
+    shutdown_timeout: Seconds = 10.0
     """Seconds a stop (SIGTERM, Ctrl-C) may take: requests in flight get half, then
     background work is cancelled; past it the process exits regardless."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "default_workspace", validate_workspace(self.default_workspace))
-        object.__setattr__(self, "input_dir", Path(self.input_dir))
-        if not 0 < self.port < 65536:
-            raise ConfigurationError(f"port must be in 1..65535, got {self.port}")
-        for name in (*("max_upload_bytes", "max_pending_uploads", "max_workspaces"), *POOL_SIZES):
-            value = getattr(self, name)
-            if not isinstance(value, int) or value <= 0:
-                raise ConfigurationError(f"{name} must be a positive integer, got {value!r}")
-        check_timeout_ms(self.statement_timeout_ms)
-        if isinstance(self.shutdown_timeout, bool) or not (
-            isinstance(self.shutdown_timeout, (int, float)) and self.shutdown_timeout > 0
-        ):
-            raise ConfigurationError(
-                f"shutdown_timeout must be positive seconds, got {self.shutdown_timeout!r}"
-            )
         if self.workspace_pool_size >= self.pool_size:
             raise ConfigurationError(
                 f"workspace_pool_size ({self.workspace_pool_size}) must be below pool_size "
@@ -199,8 +239,19 @@ class ServerSettings:
             )
         if self.accounts and not self.token_secret:
             raise ConfigurationError("TOKEN_SECRET must be set when AUTH_ACCOUNTS is configured")
-        for entry in self.forwarded_allow_ips:
-            _check_proxy(entry)
+
+
+class ServerSettings(_ServerFields):
+    """Everything ``lightrag-pg serve`` is configured with (flags, else the environment),
+    declared once as a pydantic dataclass: each field's type is its check."""
+
+    __slots__ = ()
+
+    def __init__(self, *args: Any, **fields: Any) -> None:
+        try:
+            super().__init__(*args, **fields)
+        except ValidationError as exc:
+            raise configuration_problem(exc) from None
 
     @property
     def exposed(self) -> bool:
@@ -286,7 +337,7 @@ class ServerSettings:
         values["accounts"] = Accounts.parse(accounts) if accounts else None
         values["conversion"] = ConversionLimits.from_env(env)
         values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**{k: v for k, v in values.items() if v is not None})  # type: ignore[arg-type]
+        return cls(**{k: v for k, v in values.items() if v is not None})
 
 
 def whitelisted(path: str, patterns: Iterable[str]) -> bool:

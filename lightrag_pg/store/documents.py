@@ -118,6 +118,10 @@ class DocumentStore:
         rows = await self.conn.fetch(SQL["docs_by_ids_or_paths"], list(ids), list(file_paths))
         return [(r["id"], r["file_path"]) for r in rows]
 
+    async def known_file_paths(self, file_paths: Sequence[str]) -> set[str]:
+        """Which of ``file_paths`` a stored document has (any status)."""
+        return {path for _, path in await self.find(file_paths=file_paths)}
+
     async def delete(self, ids: Sequence[str], *, keep_cache: bool) -> set[str]:
         """Delete documents with their status, chunks, vectors, links and fragments, and
         (unless ``keep_cache``) their chunks' cached LLM answers; return the ids deleted."""

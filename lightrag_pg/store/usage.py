@@ -11,6 +11,7 @@ import asyncpg
 
 from ..db.pool import WorkspacePool
 from ..db.sqlfile import load_queries
+from ..errors import InvalidInput
 
 SQL = load_queries(__package__, "usage.sql")
 
@@ -96,7 +97,7 @@ class UsageStore:
     async def sums(self, by: Grouping, since: datetime) -> list[UsageSum]:
         """Calls and tokens since ``since``, grouped ``by`` kind, day or document."""
         if by not in GROUPINGS:
-            raise ValueError(f"usage is grouped by one of {', '.join(GROUPINGS)}, not {by!r}")
+            raise InvalidInput(f"usage is summed by one of {', '.join(GROUPINGS)}, not {by!r}")
         rows = await self.conn.fetch(SQL[f"usage_by_{by}"], since)
         return [UsageSum(**dict(r)) for r in rows]
 

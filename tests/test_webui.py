@@ -208,6 +208,40 @@ def test_searching_a_label_draws_the_graph_and_the_panel_renames_the_entity(
     assert server.client.get("/graph/entity/exists", params={"name": "Alice Smith"}).json()["exists"]
 
 
+def test_a_hub_shows_its_heaviest_neighbours_and_more_on_request(page: Page, server: Server) -> None:
+    leaves = [f"Spoke {i:02d}" for i in range(26)]
+    for name in ["Hub Corp", *leaves]:
+        response = server.client.post(
+            "/graph/entity/create", json={"entity_name": name, "entity_data": {"description": name}}
+        )
+        assert response.status_code == 200, response.text
+    for i, leaf in enumerate(leaves):
+        response = server.client.post(
+            "/graph/relation/create",
+            json={
+                "source_entity": "Hub Corp",
+                "target_entity": leaf,
+                "relation_data": {"description": "linked", "keywords": "k", "weight": float(i)},
+            },
+        )
+        assert response.status_code == 200, response.text
+    sign_in(page, server, "#/graph")
+    search = page.get_by_role("combobox", name="Search an entity")
+    search.fill("hub")
+    page.get_by_role("option", name="Hub Corp").click()
+    canvas = page.locator(".graph-canvas")
+    expect(canvas).to_have_attribute("data-nodes", "21")
+    drawn = set(page.evaluate("() => window.lightragGraph.cy.nodes().map(n => n.id())"))
+    assert "Spoke 25" in drawn and "Spoke 00" not in drawn, "the heaviest relations first"
+    page.wait_for_function("() => !window.lightragGraph.cy.nodes().some(n => n.animated())")
+    where = node_position(page, "Hub Corp")
+    page.mouse.click(where["x"], where["y"])
+    panel = page.get_by_role("complementary")
+    expect(panel).to_contain_text("20 shown of 26")
+    panel.get_by_role("button", name="Show more neighbours (6 hidden)").click()
+    expect(canvas).to_have_attribute("data-nodes", "27")
+
+
 def test_a_question_streams_an_answer_with_references_and_keeps_the_conversation(
     page: Page, server: Server, llm_server: FakeOpenAI, shots: Path
 ) -> None:

@@ -7,6 +7,8 @@ import type { KnowledgeGraph } from "./types";
 import { Confirm, Empty, ErrorBox } from "./ui";
 
 const SEP = "<SEP>";
+/** New neighbours each node adds to a drawing, heaviest relations first; "Show more" adds as many again. */
+const NEIGHBOURS = 20;
 
 declare global {
   interface Window {
@@ -26,6 +28,7 @@ export function GraphPage() {
   const [error, setError] = useState<string | null>(null);
   const [loading, setLoading] = useState(false);
   const [version, setVersion] = useState(0);
+  const caps = useRef(new Map<string, number>());
 
   useEffect(() => {
     if (!container.current) return;
@@ -47,8 +50,11 @@ export function GraphPage() {
     void loadPopular();
   }, []);
 
-  const fetchGraph = async (name: string, hops: number) =>
-    api<KnowledgeGraph>("GET", `/graphs?label=${encodeURIComponent(name)}&max_depth=${hops}&max_nodes=${maxNodes}`);
+  const fetchGraph = async (name: string, hops: number, neighbours: number) =>
+    api<KnowledgeGraph>(
+      "GET",
+      `/graphs?label=${encodeURIComponent(name)}&max_depth=${hops}&max_nodes=${maxNodes}&max_neighbours=${neighbours}`,
+    );
 
   const show = async (name: string) => {
     if (!name) return;
@@ -57,7 +63,8 @@ export function GraphPage() {
     setError(null);
     setSelection(null);
     try {
-      const found = await fetchGraph(name, depth);
+      const found = await fetchGraph(name, depth, NEIGHBOURS);
+      caps.current.clear();
       setGraph(found);
       view.current?.show(found);
       setVersion((n) => n + 1);
@@ -69,8 +76,10 @@ export function GraphPage() {
   };
 
   const expand = async (name: string) => {
+    const cap = (caps.current.get(name) ?? NEIGHBOURS) + NEIGHBOURS;
+    caps.current.set(name, cap);
     try {
-      const more = await fetchGraph(name, 1);
+      const more = await fetchGraph(name, 1, cap);
       view.current?.show(more, true);
       setVersion((n) => n + 1);
     } catch (e) {
@@ -251,6 +260,8 @@ function Panel({
 }) {
   const element = view.cy.getElementById(selection.id);
   const props = (element.data("props") ?? {}) as Record<string, unknown>;
+  const shown = element.degree(false);
+  const stored = Math.max(shown, Number(props.degree ?? shown));
   const [mode, setMode] = useState<Mode>("view");
   const [error, setError] = useState<string | null>(null);
   const [description, setDescription] = useState(String(props.description ?? ""));
@@ -308,14 +319,16 @@ function Panel({
         <>
           <dl>
             <Field name="Type" value={props.entity_type} />
-            <Field name="Degree" value={element.degree(false)} />
+            <Field name="Relations" value={shown < stored ? `${shown} shown of ${stored}` : stored} />
             <Field name="Description" value={props.description} />
             <Sources files={props.file_path} chunks={props.source_id} />
           </dl>
           <div class="row wrap">
-            <button type="button" onClick={() => onExpand(name)}>
-              Expand neighbours
-            </button>
+            {shown < stored && (
+              <button type="button" onClick={() => onExpand(name)}>
+                Show more neighbours ({stored - shown} hidden)
+              </button>
+            )}
             <button type="button" onClick={() => setMode("edit")}>
               Edit
             </button>

@@ -213,6 +213,22 @@ async def test_migrate_all_upgrades_every_workspace(
     assert await conn.fetchval(f"SELECT count(*) FROM {workspace_name}.entity_overview") == 0
 
 
+async def test_the_overview_views_split_a_joined_description(rag: LightRAG, conn: asyncpg.Connection) -> None:
+    ws = rag.workspace
+    await conn.execute(
+        f"INSERT INTO {ws}.entities (name, description) VALUES ('a', 'one<SEP>two'), ('b', 'a summary')"
+    )
+    await conn.execute(
+        f"INSERT INTO {ws}.relations (src, tgt, description) VALUES ('a', 'b', 'x<SEP>y<SEP>z')"
+    )
+    parts = await conn.fetch(f"SELECT name, description_parts FROM {ws}.entity_overview ORDER BY name")
+    assert [(r["name"], r["description_parts"]) for r in parts] == [
+        ("a", ["one", "two"]),
+        ("b", ["a summary"]),
+    ]
+    assert await conn.fetchval(f"SELECT description_parts FROM {ws}.relation_overview") == ["x", "y", "z"]
+
+
 async def test_table_stats_counts_every_table_in_two_statements(
     rag: LightRAG, conn: asyncpg.Connection
 ) -> None:

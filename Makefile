@@ -13,7 +13,7 @@ demo: install
 
 test: install
 	$(PYTHON) -m mypy
-	$(PYTHON) -m pytest -q
+	$(PYTHON) -m pytest -q -n auto --maxprocesses=4 --dist loadfile
 
 bench: install
 	$(PYTHON) bench/ingest.py --docs 20

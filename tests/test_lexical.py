@@ -482,8 +482,8 @@ async def test_a_workspace_from_before_term_counts_upgrades_and_counts_terms(
         assert await ranked() == (counted if backend == "bm25" else ["chunk-a", "chunk-b"])
         rag = LightRAG(dsn=dsn, workspace=ws, embedding_func=hashed_embedding_func(DIM))
         await rag.initialize()
-        await rag.finalize()
         assert rag.info is not None and rag.info.revision == head_revision()
+        await rag.finalize()
         assert await ranked() == counted
         assert await has_lexemes() == (backend == "tsvector")
         if backend == "tsvector":

@@ -37,20 +37,23 @@ import sys
 import time
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.modes import VARIANTS, query_param
+from bench.sets import ALL, EvalSet
+from bench.sets import load as sets_load
 from lightrag_pg import LightRAG
 from lightrag_pg.db.connect import connect
 from lightrag_pg.db.embedded import DSN_ENV, embedded_dsn
 from lightrag_pg.db.workspace import create_workspace
 from lightrag_pg.defaults import local_embedding_func
+from lightrag_pg.llm.embedding_func import EmbeddingFunc
 
-MODES: tuple[str, ...] = ("naive", "local", "global", "hybrid", "mix", "mix+pagerank")
+MODES: tuple[str, ...] = ("naive", "mix", "mix+bridge", "mix+pagerank")
 SETS: tuple[str, ...] = ("hotpotqa", "musique")
 DEPTHS: tuple[int, ...] = (2, 5, 10)
 DEFAULT_DATA = Path("/work/shared/data/multihop")
@@ -105,56 +108,6 @@ def recall(found: Sequence[str], gold: set[str], depth: int) -> float:
     return len(gold & set(found[:depth])) / len(gold)
 
 
-async def build(rag: LightRAG, name: str, passages: Sequence[Passage]) -> float:
-    """Index the passages (those already in the workspace are skipped); seconds taken."""
-    started = time.perf_counter()
-    result = await rag.ainsert(
-        [p.document for p in passages],
-        ids=[f"{name}-{i}" for i in range(len(passages))],
-        file_paths=[passage_path(name, i) for i in range(len(passages))],
-    )
-    if result.progress.docs_failed:
-        print(f"failed documents: {result.progress.failures}", file=sys.stderr)
-    return time.perf_counter() - started
-
-
-@dataclass(frozen=True, slots=True)
-class Score:
-    """Mean recall at each depth, the median latency (s) of the query and of its retrieval
-    statement (the search stage: keywords and embedding excluded), and each question's
-    passages."""
-
-    recall: dict[int, float]
-    latency: float
-    search: float
-    found: tuple[tuple[str, ...], ...]
-
-
-async def score(rag: LightRAG, name: str, questions: Sequence[Question], mode: str, lexical: bool) -> Score:
-    """Ask every question in ``mode`` (a :data:`bench.modes.VARIANTS` name)."""
-    sums = dict.fromkeys(DEPTHS, 0.0)
-    latencies: list[float] = []
-    searches: list[float] = []
-    found_all: list[tuple[str, ...]] = []
-    for q in questions:
-        started = time.perf_counter()
-        data = await rag.aquery_data(q.text, query_param(mode, lexical=lexical))
-        latencies.append(time.perf_counter() - started)
-        timings = data.get("metadata", {}).get("timings_ms", {})
-        searches.append((timings.get("search", 0.0) - timings.get("embed", 0.0)) / 1000)
-        found = distinct_passages(data.get("data", {}).get("chunks", []))
-        found_all.append(tuple(found))
-        gold = {passage_path(name, i) for i in q.gold}
-        for depth in DEPTHS:
-            sums[depth] += recall(found, gold, depth)
-    return Score(
-        {d: s / len(questions) for d, s in sums.items()},
-        statistics.median(latencies),
-        statistics.median(searches),
-        tuple(found_all),
-    )
-
-
 async def indexed(rag: LightRAG) -> set[str]:
     """The file paths of the processed documents."""
     async with rag.pool.acquire() as c:
@@ -162,79 +115,167 @@ async def indexed(rag: LightRAG) -> set[str]:
     return {r["file_path"] for r in rows}
 
 
-async def linked_share(rag: LightRAG, name: str, questions: Sequence[Question]) -> tuple[float, float]:
-    """Shares of ``questions`` whose gold passages share an entity row: some two of them,
-    and all of them chained (each gold passage reaches the others through shared entities)."""
-    async with rag.pool.acquire() as c:
-        rows = await c.fetch(
-            "SELECT d.file_path, array_agg(e.entity_name) AS names FROM doc_entities e"
-            " JOIN full_docs d ON d.id = e.doc_id GROUP BY d.file_path"
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One line of the harness's table: a set at one size, a mode and a lexical switch."""
+
+    set: str
+    passages: int
+    questions: int
+    mode: str
+    lexical: bool
+    recall: dict[int, float]
+    mrr: float
+    latency: float
+    search: float
+
+    @property
+    def label(self) -> str:
+        """The set and its size."""
+        return f"{self.set} ({self.passages:,} p.)"
+
+
+async def ask(rag: LightRAG, s: EvalSet, mode: str, lexical: bool) -> Row:
+    """Ask every question of ``s`` in ``mode``: recall at :data:`DEPTHS`, MRR of the first
+    gold passage, median latencies."""
+    sums = dict.fromkeys(DEPTHS, 0.0)
+    mrr = 0.0
+    latencies: list[float] = []
+    searches: list[float] = []
+    for q in s.asks:
+        started = time.perf_counter()
+        data = await rag.aquery_data(q.text, query_param(mode, lexical=lexical))
+        latencies.append(time.perf_counter() - started)
+        timings = data.get("metadata", {}).get("timings_ms", {})
+        searches.append((timings.get("search", 0.0) - timings.get("embed", 0.0)) / 1000)
+        found = distinct_passages(data.get("data", {}).get("chunks", []))
+        gold = set(q.gold)
+        for depth in DEPTHS:
+            sums[depth] += recall(found, gold, depth)
+        mrr += next((1 / (r + 1) for r, path in enumerate(found) if path in gold), 0.0)
+    n = len(s.asks)
+    return Row(
+        s.name,
+        len(s.docs),
+        n,
+        mode,
+        lexical,
+        {d: v / n for d, v in sums.items()},
+        mrr / n,
+        statistics.median(latencies),
+        statistics.median(searches),
+    )
+
+
+async def open_workspace(dsn: str, embedding: EmbeddingFunc, name: str) -> LightRAG:
+    """A started :class:`LightRAG` over workspace ``name`` (created if new)."""
+    conn = await connect(dsn, timeout=30)
+    try:
+        await create_workspace(conn, dsn, name, embedding.embedding_dim, embedding.model_name)
+    finally:
+        await conn.close()
+    rag = LightRAG(dsn=dsn, workspace=name, embedding_func=embedding, extractor="nlp")
+    await rag.initialize()
+    return rag
+
+
+async def run_set(args: argparse.Namespace, dsn: str, embedding: EmbeddingFunc, s: EvalSet) -> list[Row]:
+    """Index ``s`` (unless ``--reuse``) and ask its questions in every mode and switch."""
+    workspace = f"mh_{s.corpus.replace('-', '_')}_{s.limit or 'all'}"
+    rag = await open_workspace(dsn, embedding, workspace)
+    try:
+        started = time.perf_counter()
+        if not args.reuse:
+            result = await rag.ainsert(
+                [d.text for d in s.docs], ids=[d.id for d in s.docs], file_paths=[d.path for d in s.docs]
+            )
+            if result.progress.docs_failed:
+                print(f"failed documents: {result.progress.failures}", file=sys.stderr)
+        seconds = time.perf_counter() - started
+        done = await indexed(rag)
+        s = replace(s, asks=tuple(q for q in s.asks if set(q.gold) <= done))
+        print(
+            f"{s.name}: {len(s.docs)} passages ({len(done)} indexed, {seconds:.0f} s), "
+            f"{len(s.asks)} questions",
+            file=sys.stderr,
+            flush=True,
         )
-    names = {r["file_path"]: set(r["names"]) for r in rows}
-    some = chained = 0
-    for q in questions:
-        gold = [names.get(passage_path(name, i), set()) for i in q.gold]
-        pairs = [(a, b) for a in range(len(gold)) for b in range(a + 1, len(gold))]
-        some += any(gold[a] & gold[b] for a, b in pairs)
-        reached = {0}
-        while grown := {
-            b for b in range(len(gold)) if b not in reached and any(gold[a] & gold[b] for a in reached)
-        }:
-            reached |= grown
-        chained += len(reached) == len(gold)
-    return some / len(questions), chained / len(questions)
+        if not s.asks:
+            return []
+        rows = []
+        for mode in args.modes:
+            for lexical in args.lexical:
+                rows.append(await ask(rag, s, mode, lexical))
+                print(line(rows[-1]), file=sys.stderr, flush=True)
+        return rows
+    finally:
+        await rag.finalize()
+
+
+HEADER = "| set | questions | mode | lexical | R@2 | R@5 | R@10 | MRR | latency | statement |"
+
+
+def line(r: Row) -> str:
+    """One table line."""
+    cells = " | ".join(f"{r.recall[d]:.3f}" for d in DEPTHS)
+    return (
+        f"| {r.label} | {r.questions} | {r.mode} | {'on' if r.lexical else 'off'} | {cells} | {r.mrr:.3f} | "
+        f"{r.latency * 1000:.0f} ms | {r.search * 1000:.0f} ms |"
+    )
+
+
+def verdict(rows: Sequence[Row], old: tuple[str, bool] = ("mix", True)) -> list[str]:
+    """Each mode and switch against ``old`` (the old default), by the defaults rule: it may
+    replace it if on every set it wins or ties within 1 point on every figure (R@2, R@5,
+    R@10, MRR) and loses on none by more. Returns one line per candidate."""
+    by: dict[tuple[str, bool], dict[str, Row]] = {}
+    for r in rows:
+        by.setdefault((r.mode, r.lexical), {})[r.label] = r
+    base = by.get(old, {})
+    lines = []
+    for key, sets in by.items():
+        deltas = [
+            (100 * (fig(sets[s]) - fig(base[s])), f"{s} {name}")
+            for s in base
+            if s in sets
+            for name, fig in (
+                *((f"R@{d}", lambda r, d=d: r.recall[d]) for d in DEPTHS),
+                ("MRR", lambda r: r.mrr),
+            )
+        ]
+        if not deltas:
+            continue
+        worst = min(deltas)
+        wins = sum(d > 1 for d, _ in deltas)
+        ok = worst[0] >= -1
+        lines.append(
+            f"{key[0]} lexical {'on' if key[1] else 'off'}: worst {worst[0]:+.1f} ({worst[1]}), "
+            f"{wins} figures up by more than 1 point; "
+            f"{'may replace' if ok else 'may not replace'} the old default"
+        )
+    return lines
 
 
 async def main(args: argparse.Namespace) -> None:
-    passages, questions = load_set(args.data, args.set)
-    if args.limit:
-        passages = passages[: args.limit]
-        questions = [q for q in questions if max(q.gold) < args.limit]
     dsn = args.dsn or os.environ.get(DSN_ENV) or embedded_dsn(args.cache / "pgdata")
     embedding = local_embedding_func()
-    workspace = args.workspace or f"mh_{args.set}_{args.limit or 'all'}"
-    conn = await connect(dsn, timeout=30)
-    try:
-        await create_workspace(conn, dsn, workspace, embedding.embedding_dim, embedding.model_name)
-    finally:
-        await conn.close()
-    rag = LightRAG(dsn=dsn, workspace=workspace, embedding_func=embedding, extractor="nlp")
-    try:
-        await rag.initialize()
-        seconds = 0.0 if args.reuse else await build(rag, args.set, passages)
-        done = await indexed(rag)
-        questions = [q for q in questions if all(passage_path(args.set, i) in done for i in q.gold)]
-        async with rag.pool.acquire() as c:
-            entities = await c.fetchval("SELECT count(*) FROM entities")
-            relations = await c.fetchval("SELECT count(*) FROM relations")
-        print(
-            f"{args.set}: {len(done)} passages indexed, {len(questions)} questions; indexing took "
-            f"{seconds:.1f} s; {entities} entities, {relations} relations"
-        )
-        some, chained = await linked_share(rag, args.set, questions)
-        print(f"gold passages sharing an entity row: some two {some:.0%}, all chained {chained:.0%}")
-        lexical = args.lexical == "on"
-        print(
-            f"| mode (lexical {args.lexical}) | "
-            + " | ".join(f"R@{d}" for d in DEPTHS)
-            + " | median latency | retrieval statement |"
-        )
-        print("|---|" + "---|" * len(DEPTHS) + "---|---|")
-        dump: dict[str, list[list[str]]] = {}
-        for mode in args.modes:
-            got = await score(rag, args.set, questions, mode, lexical)
-            dump[mode] = [list(f) for f in got.found]
-            cells = " | ".join(f"{got.recall[d]:.3f}" for d in DEPTHS)
-            print(
-                f"| {mode} | {cells} | {got.latency * 1000:.0f} ms | {got.search * 1000:.0f} ms |", flush=True
-            )
-        load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-        print(f"load average {load}")
-        if args.dump:
-            gold = [[passage_path(args.set, i) for i in q.gold] for q in questions]
-            args.dump.write_text(json.dumps({"questions": [q.text for q in questions], "gold": gold, **dump}))
-    finally:
-        await rag.finalize()
+    sets: list[EvalSet] = []
+    for name in args.sets:
+        whole = sets_load(name, args.data, args.cache / "docs")
+        for size in args.sizes:
+            cut = whole.cut(0 if size == "full" else int(size))
+            if all((cut.name, len(cut.docs)) != (s.name, len(s.docs)) for s in sets):
+                sets.append(cut)
+    started = time.perf_counter()
+    rows: list[Row] = []
+    for s in sets:
+        rows += await run_set(args, dsn, embedding, s)
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"{len(rows)} rows in {time.perf_counter() - started:.0f} s; load average {load}")
+    print(HEADER)
+    print("|---|---|---|---|" + "---|" * (len(DEPTHS) + 3))
+    print("\n".join(line(r) for r in rows))
+    print("\n".join(verdict(rows)))
 
 
 def add_workspace_args(parser: argparse.ArgumentParser) -> None:
@@ -248,12 +289,16 @@ def add_workspace_args(parser: argparse.ArgumentParser) -> None:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    add_workspace_args(parser)
+    parser.add_argument("--sets", nargs="+", default=list(ALL), choices=ALL)
+    parser.add_argument("--sizes", nargs="+", default=["full", "1000"], help="full and/or a passage count")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="where the HippoRAG sets are")
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="server data and Debian packages")
+    parser.add_argument("--dsn", default=None, help=f"PostgreSQL DSN (default ${DSN_ENV}, else embedded)")
     parser.add_argument("--modes", nargs="+", default=list(MODES), choices=VARIANTS)
-    parser.add_argument("--lexical", default="on", choices=["on", "off"], help="lexical fusion")
-    parser.add_argument("--limit", type=int, default=0, help="index only the first N passages")
+    parser.add_argument(
+        "--lexical", nargs="+", default=[True, False], type=lambda v: v == "on", help="on and/or off"
+    )
     parser.add_argument("--reuse", action="store_true", help="index nothing; ask what is indexed")
-    parser.add_argument("--dump", type=Path, default=None, help="write each question's passages (JSON)")
     return parser.parse_args(argv)
 
 

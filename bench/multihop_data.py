@@ -41,7 +41,8 @@ def git_json(clone: Path, commit: str, path: str) -> Any | None:
     """The JSON file ``path`` at ``commit`` of the clone (a git directory), or None if the
     clone does not hold its content."""
     spec = f"{commit}:{path}"
-    if subprocess.run(["git", "--git-dir", str(clone), "cat-file", "-e", spec], capture_output=True).returncode:
+    check = subprocess.run(["git", "--git-dir", str(clone), "cat-file", "-e", spec], capture_output=True)
+    if check.returncode:
         return None
     out = subprocess.run(["git", "--git-dir", str(clone), "show", spec], check=True, capture_output=True)
     return json.loads(out.stdout)
@@ -73,9 +74,8 @@ def build(name: str, records: Sequence[Record]) -> tuple[list[Record], list[Reco
             by_title = {t: (t, x) for t, x, _ in own}
             gold = [by_title[t] for t in titles if t in by_title]
             head = {"id": record["_id"], **{k: record[k] for k in ("question", "answer", "type", "level")}}
-        questions.append(
-            {**head, "supporting_titles": [t for t, _ in gold], "supporting_passage_ids": [index[g] for g in gold]}
-        )
+        ids = [index[g] for g in gold]
+        questions.append({**head, "supporting_titles": [t for t, _ in gold], "supporting_passage_ids": ids})
     return questions, corpus
 
 
@@ -114,7 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         write(args.out, f"{name}_train100", questions, corpus)
         dev = git_json(args.clone, args.commit, f"data/{name}.json")
         if dev is None:
-            print(f"{name}: data/{name}.json (1,000 questions) is not in the clone; only the 100 train questions")
+            print(f"{name}: data/{name}.json (1,000 questions) is not in the clone; only 100 questions")
         seen = {r.get("id", r.get("_id")) for r in train}
         records = list(train) + [r for r in dev or [] if r.get("id", r.get("_id")) not in seen]
         wanted = args.questions or len(records)

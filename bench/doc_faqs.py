@@ -20,8 +20,8 @@ from bench.debian_docs import Block, html_blocks, join_blocks, package_files
 from bench.debian_faq import MIN_ANSWER_WORDS, FaqItem
 
 _SPACES = re.compile(r"\s+")
-_ZSH_HEADING = re.compile(r"^(\d+\.\d+):\s*(.+)$")
-_FETCHMAIL_HEADING = re.compile(r"^([A-Z]\d+)\.\s*(.+)$")
+ZSH_HEADING = re.compile(r"^(\d+\.\d+):\s*(.+)$")
+FETCHMAIL_HEADING = re.compile(r"^([A-Z]\d+)\.\s*(.+)$")
 ZSH_DOC = "usr/share/doc/zsh-common/html"
 FETCHMAIL_DOC = "usr/share/doc/fetchmail/fetchmail-FAQ.html"
 GIT_DOC = "usr/share/doc/git-doc"
@@ -34,7 +34,7 @@ def _item(number: str, question: str, answer: str) -> FaqItem | None:
     return FaqItem(number, question, answer)
 
 
-def _headed_items(blocks: Sequence[Block], heading: re.Pattern[str], level: str) -> list[FaqItem]:
+def headed_items(blocks: Sequence[Block], heading: re.Pattern[str], level: str) -> list[FaqItem]:
     """Items of an HTML FAQ whose question headings (``level``) match ``heading``
     (group 1 the number, group 2 the question); a section runs to the next heading."""
     items: list[FaqItem] = []
@@ -64,7 +64,7 @@ def zsh_faq(cache: Path) -> list[FaqItem]:
     items: list[FaqItem] = []
     for member in members:
         blocks = html_blocks(paths[member].read_text(encoding="latin-1"))
-        items += _headed_items(blocks, _ZSH_HEADING, "h2")
+        items += headed_items(blocks, ZSH_HEADING, "h2")
     return items
 
 
@@ -72,7 +72,7 @@ def fetchmail_faq(cache: Path) -> list[FaqItem]:
     """The fetchmail FAQ's question sections."""
     path = package_files(cache, "fetchmail", [FETCHMAIL_DOC])[FETCHMAIL_DOC]
     blocks = html_blocks(path.read_text(encoding="utf-8", errors="replace"))
-    return _headed_items(blocks, _FETCHMAIL_HEADING, "h2")
+    return headed_items(blocks, FETCHMAIL_HEADING, "h2")
 
 
 _ASCIIDOC_ANCHOR = re.compile(r"^\[\[([\w-]+)\]\]$")
@@ -98,9 +98,15 @@ def _asciidoc_text(lines: Sequence[str]) -> str:
 
 
 def gitfaq(cache: Path) -> list[FaqItem]:
-    """gitfaq(7)'s questions: each ``[[anchor]]`` followed by ``Question?::`` and its body."""
+    """gitfaq(7)'s question sections."""
     member = f"{GIT_DOC}/gitfaq.txt"
-    lines = package_files(cache, "git-doc", [member])[member].read_text(encoding="utf-8").splitlines()
+    return parse_gitfaq(package_files(cache, "git-doc", [member])[member].read_text(encoding="utf-8"))
+
+
+def parse_gitfaq(text: str) -> list[FaqItem]:
+    """The questions of gitfaq(7)'s AsciiDoc source: each ``[[anchor]]`` followed by
+    ``Question?::`` and its body, up to the next anchor or section title."""
+    lines = text.splitlines()
     items: list[FaqItem] = []
     anchor: str | None = None
     question = ""

@@ -59,7 +59,10 @@ class Section:
 
 def _split(page: str, heading: str, blocks: list[Block]) -> list[Section]:
     """One section, or one per top-level term when its body is a term list."""
-    terms = [i for i, b in enumerate(blocks) if b.kind == "dt" and b.depth == 1]
+    def term(i: int) -> bool:
+        return blocks[i].kind == "dt" and blocks[i].depth == 1
+
+    terms = [i for i in range(len(blocks)) if term(i) and not (i and term(i - 1))]
     if not terms:
         return [Section(page, heading, join_blocks(blocks))]
     sections = [Section(page, heading, join_blocks(blocks[: terms[0]]))] if terms[0] else []
@@ -67,7 +70,7 @@ def _split(page: str, heading: str, blocks: list[Block]) -> list[Section]:
         end = terms[n + 1] if n + 1 < len(terms) else len(blocks)
         names = [blocks[start].text]
         body_start = start + 1
-        while body_start < end and blocks[body_start].kind == "dt" and blocks[body_start].depth == 1:
+        while body_start < end and term(body_start):
             names.append(blocks[body_start].text)
             body_start += 1
         sections.append(Section(page, ", ".join(names), join_blocks(blocks[body_start:end])))

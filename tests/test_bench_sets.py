@@ -6,7 +6,7 @@ from __future__ import annotations
 from bench.debian_docs import html_blocks
 from bench.doc_faqs import ZSH_HEADING, headed_items, parse_gitfaq
 from bench.git_docs import page_sections
-from bench.multihop import DEPTHS, Row, verdict
+from bench.multihop import DEPTHS, Row, targets, verdict
 from bench.multihop_data import build
 from bench.sets import Ask, Doc, EvalSet
 
@@ -144,7 +144,7 @@ def test_a_cut_keeps_the_first_passages_or_every_gold_one() -> None:
 
 
 def _row(name: str, mode: str, lexical: bool, r5: float, mrr: float) -> Row:
-    return Row(name, 10, 5, mode, lexical, dict.fromkeys(DEPTHS, r5), mrr, 0.1, 0.01)
+    return Row(name, "multihop", 10, 5, mode, lexical, dict.fromkeys(DEPTHS, r5), mrr, 0.1, 0.01)
 
 
 def test_the_defaults_rule_allows_losses_of_one_point_at_most() -> None:
@@ -160,3 +160,19 @@ def test_the_defaults_rule_allows_losses_of_one_point_at_most() -> None:
     assert "may replace" in lines["mix+bridge lexical on"]
     assert "may not replace" in lines["naive lexical on"]
     assert "worst -5.0 (b (10 p.)" in lines["naive lexical on"]
+
+
+def test_targets_ask_ten_points_over_naive_and_faqs_near_their_best() -> None:
+    hop = [
+        _row("a", "naive", True, 0.60, 0.7),
+        _row("a", "mix+bridge", True, 0.71, 0.7),
+        _row("a", "mix", True, 0.65, 0.7),
+    ]
+    faq = [
+        Row("f", "faq", 10, 5, mode, True, dict.fromkeys(DEPTHS, r5), r5, 0.1, 0.01)
+        for mode, r5 in (("naive", 0.90), ("mix+bridge", 0.895), ("mix", 0.85))
+    ]
+    lines = {line.split(":")[0]: line for line in targets(hop + faq)}
+    assert lines["mix+bridge lexical on"].endswith("targets met")
+    assert lines["mix lexical on"].endswith("targets not met")
+    assert "R@5 over naive at least +11.0 (a (10 p.))" in lines["mix+bridge lexical on"]

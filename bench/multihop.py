@@ -130,6 +130,7 @@ class Row:
     mrr: float
     latency: float
     search: float
+    found: tuple[tuple[str, ...], ...] = ()
 
     @property
     def label(self) -> str:
@@ -144,6 +145,7 @@ async def ask(rag: LightRAG, s: EvalSet, mode: str, lexical: bool) -> Row:
     mrr = 0.0
     latencies: list[float] = []
     searches: list[float] = []
+    found_all: list[tuple[str, ...]] = []
     for q in s.asks:
         started = time.perf_counter()
         data = await rag.aquery_data(q.text, query_param(mode, lexical=lexical))
@@ -151,6 +153,7 @@ async def ask(rag: LightRAG, s: EvalSet, mode: str, lexical: bool) -> Row:
         timings = data.get("metadata", {}).get("timings_ms", {})
         searches.append((timings.get("search", 0.0) - timings.get("embed", 0.0)) / 1000)
         found = distinct_passages(data.get("data", {}).get("chunks", []))
+        found_all.append(tuple(found))
         gold = set(q.gold)
         for depth in DEPTHS:
             sums[depth] += recall(found, gold, depth)
@@ -167,6 +170,7 @@ async def ask(rag: LightRAG, s: EvalSet, mode: str, lexical: bool) -> Row:
         mrr / n,
         statistics.median(latencies),
         statistics.median(searches),
+        tuple(found_all),
     )
 
 
@@ -182,8 +186,11 @@ async def open_workspace(dsn: str, embedding: EmbeddingFunc, name: str) -> Light
     return rag
 
 
-async def run_set(args: argparse.Namespace, dsn: str, embedding: EmbeddingFunc, s: EvalSet) -> list[Row]:
-    """Index ``s`` (unless ``--reuse``) and ask its questions in every mode and switch."""
+async def run_set(
+    args: argparse.Namespace, dsn: str, embedding: EmbeddingFunc, s: EvalSet, dump: dict[str, object]
+) -> list[Row]:
+    """Index ``s`` (unless ``--reuse``) and ask its questions in every mode and switch; each
+    question's passages go to ``dump`` under the set's label."""
     workspace = f"mh_{s.corpus.replace('-', '_')}_{s.limit or 'all'}"
     rag = await open_workspace(dsn, embedding, workspace)
     try:
@@ -210,6 +217,12 @@ async def run_set(args: argparse.Namespace, dsn: str, embedding: EmbeddingFunc, 
             for lexical in args.lexical:
                 rows.append(await ask(rag, s, mode, lexical))
                 print(line(rows[-1]), file=sys.stderr, flush=True)
+        found = {f"{r.mode} lexical {'on' if r.lexical else 'off'}": [list(f) for f in r.found] for r in rows}
+        dump[rows[0].label] = {
+            "questions": [q.text for q in s.asks],
+            "gold": [q.gold for q in s.asks],
+            **found,
+        }
         return rows
     finally:
         await rag.finalize()
@@ -237,6 +250,8 @@ def verdict(rows: Sequence[Row], old: tuple[str, bool] = ("mix", True)) -> list[
     base = by.get(old, {})
     lines = []
     for key, sets in by.items():
+        if key == old:
+            continue
         deltas = [
             (100 * (fig(sets[s]) - fig(base[s])), f"{s} {name}")
             for s in base
@@ -304,8 +319,11 @@ async def main(args: argparse.Namespace) -> None:
                 sets.append(cut)
     started = time.perf_counter()
     rows: list[Row] = []
+    dump: dict[str, object] = {}
     for s in sets:
-        rows += await run_set(args, dsn, embedding, s)
+        rows += await run_set(args, dsn, embedding, s, dump)
+    if args.dump:
+        args.dump.write_text(json.dumps(dump))
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"{len(rows)} rows in {time.perf_counter() - started:.0f} s; load average {load}")
     print(HEADER)
@@ -336,6 +354,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--lexical", nargs="+", default=[True, False], type=lambda v: v == "on", help="on and/or off"
     )
     parser.add_argument("--reuse", action="store_true", help="index nothing; ask what is indexed")
+    parser.add_argument("--dump", type=Path, default=None, help="write each question's passages (JSON)")
     return parser.parse_args(argv)
 
 

@@ -1,29 +1,30 @@
-"""Multi-hop passage recall: HotpotQA and MuSiQue development sets, indexed offline.
+"""Retrieval on every development set, offline: passage recall, MRR and latency per mode.
 
-The sets are the 100-question train subsets with their passage corpora described in
-``SOURCE.md`` beside them (``--data``, default ``/work/shared/data/multihop``). Each
-passage (``title``, a blank line, ``text``) is indexed as one document under the file path
-``<set>/<index>``, with the local MiniLM embeddings and the NLP extractor. Every question
-is asked in each mode through ``aquery_data`` (default ``QueryParam`` otherwise), and
-passage recall@k is the share of its gold passages among the first k distinct passages
-of the returned chunks, averaged over the questions (k = 2, 5, 10), as the HippoRAG 2
-paper measures it.
+The sets are those of :mod:`bench.sets`: the multi-hop HotpotQA and MuSiQue subsets
+(``SOURCE.md`` in ``--data``, default ``/work/shared/data/multihop``) and git's manual,
+and four FAQs from Debian packages (``bench/data/multihop/SOURCE.md``). Each is indexed
+at its full size and cut to 1,000 passages (``--sizes``), one workspace per set and
+size, with the local MiniLM embeddings and the NLP extractor; every question is then asked
+through ``aquery_data`` in each mode (``--modes``, default naive, mix, mix+bridge and
+mix+pagerank, :mod:`bench.modes`) with lexical fusion on and off. Passage recall@k is the
+share of a question's gold passages among the first k distinct passages of the returned
+chunks (k = 2, 5, 10), as the HippoRAG 2 paper measures it; MRR is the mean reciprocal
+rank of the first gold passage (for an FAQ, its one answer passage). Latency is the median
+of the whole query and of its retrieval statement (the search stage, keywords and
+embedding excluded). The table ends with the defaults rule: each mode and switch
+against the old default (mix, lexical on), which it may replace only if it loses no
+figure on any set by more than 1 point.
 
-Modes are upstream's and their ``+pagerank`` variants (:mod:`bench.modes`); ``--lexical
-off`` asks them without lexical fusion (upstream's retrieval). Besides recall, it prints
-how many questions' gold passages share an entity row (a link a graph signal can follow)
-and, for ``--dump``, each question's passages per mode as JSON.
+The embedded server's data and the Debian packages live in a cache directory (default
+``~/.cache/lightrag-pg-bench/multihop``); a second run skips what is indexed, so only the
+questions are asked again. ``--reuse`` indexes nothing and asks the questions whose gold
+passages are indexed. Indexing is MiniLM-bound: on the shared 2-core machine at load
+average about 10, HotpotQA's 994 passages took 8 minutes. Usage:
+``python bench/multihop.py [--sets musique gitfaq] [--sizes full] [--modes naive mix+bridge]
+[--lexical on]``.
 
-The embedded server's data lives in a cache directory (default
-``~/.cache/lightrag-pg-bench/multihop``) and a second run reuses the indexed workspace
-(one per set and ``--limit``). ``--limit N`` indexes only the first N passages and asks
-only the questions whose gold passages are all among them (the passages are grouped by
-question, so these are the first questions with their distractors). ``--reuse`` indexes
-nothing and asks the questions whose gold passages are already indexed, so retrieval can
-be measured while another run is still indexing the set. Indexing is slow (MiniLM on the
-CPU: 994 passages took 45-70 minutes on a busy 2-core machine); index once, then iterate
-with ``--reuse``. Usage:
-``python bench/multihop.py --set hotpotqa [--limit 200] [--reuse] [--modes naive mix+pagerank]``.
+The helpers at the top (:func:`load_set`, :func:`passage_path`, ...) serve the bound
+script (``bench/multihop_bound.py``) and ``bench/ingest.py``.
 """
 
 from __future__ import annotations
@@ -37,20 +38,23 @@ import sys
 import time
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.modes import VARIANTS, query_param
+from bench.sets import ALL, EvalSet
+from bench.sets import load as sets_load
 from lightrag_pg import LightRAG
 from lightrag_pg.db.connect import connect
 from lightrag_pg.db.embedded import DSN_ENV, embedded_dsn
 from lightrag_pg.db.workspace import create_workspace
 from lightrag_pg.defaults import local_embedding_func
+from lightrag_pg.llm.embedding_func import EmbeddingFunc
 
-MODES: tuple[str, ...] = ("naive", "local", "global", "hybrid", "mix", "mix+pagerank")
+MODES: tuple[str, ...] = ("naive", "mix", "mix+bridge", "mix+pagerank")
 SETS: tuple[str, ...] = ("hotpotqa", "musique")
 DEPTHS: tuple[int, ...] = (2, 5, 10)
 DEFAULT_DATA = Path("/work/shared/data/multihop")
@@ -105,56 +109,6 @@ def recall(found: Sequence[str], gold: set[str], depth: int) -> float:
     return len(gold & set(found[:depth])) / len(gold)
 
 
-async def build(rag: LightRAG, name: str, passages: Sequence[Passage]) -> float:
-    """Index the passages (those already in the workspace are skipped); seconds taken."""
-    started = time.perf_counter()
-    result = await rag.ainsert(
-        [p.document for p in passages],
-        ids=[f"{name}-{i}" for i in range(len(passages))],
-        file_paths=[passage_path(name, i) for i in range(len(passages))],
-    )
-    if result.progress.docs_failed:
-        print(f"failed documents: {result.progress.failures}", file=sys.stderr)
-    return time.perf_counter() - started
-
-
-@dataclass(frozen=True, slots=True)
-class Score:
-    """Mean recall at each depth, the median latency (s) of the query and of its retrieval
-    statement (the search stage: keywords and embedding excluded), and each question's
-    passages."""
-
-    recall: dict[int, float]
-    latency: float
-    search: float
-    found: tuple[tuple[str, ...], ...]
-
-
-async def score(rag: LightRAG, name: str, questions: Sequence[Question], mode: str, lexical: bool) -> Score:
-    """Ask every question in ``mode`` (a :data:`bench.modes.VARIANTS` name)."""
-    sums = dict.fromkeys(DEPTHS, 0.0)
-    latencies: list[float] = []
-    searches: list[float] = []
-    found_all: list[tuple[str, ...]] = []
-    for q in questions:
-        started = time.perf_counter()
-        data = await rag.aquery_data(q.text, query_param(mode, lexical=lexical))
-        latencies.append(time.perf_counter() - started)
-        timings = data.get("metadata", {}).get("timings_ms", {})
-        searches.append((timings.get("search", 0.0) - timings.get("embed", 0.0)) / 1000)
-        found = distinct_passages(data.get("data", {}).get("chunks", []))
-        found_all.append(tuple(found))
-        gold = {passage_path(name, i) for i in q.gold}
-        for depth in DEPTHS:
-            sums[depth] += recall(found, gold, depth)
-    return Score(
-        {d: s / len(questions) for d, s in sums.items()},
-        statistics.median(latencies),
-        statistics.median(searches),
-        tuple(found_all),
-    )
-
-
 async def indexed(rag: LightRAG) -> set[str]:
     """The file paths of the processed documents."""
     async with rag.pool.acquire() as c:
@@ -162,79 +116,221 @@ async def indexed(rag: LightRAG) -> set[str]:
     return {r["file_path"] for r in rows}
 
 
-async def linked_share(rag: LightRAG, name: str, questions: Sequence[Question]) -> tuple[float, float]:
-    """Shares of ``questions`` whose gold passages share an entity row: some two of them,
-    and all of them chained (each gold passage reaches the others through shared entities)."""
-    async with rag.pool.acquire() as c:
-        rows = await c.fetch(
-            "SELECT d.file_path, array_agg(e.entity_name) AS names FROM doc_entities e"
-            " JOIN full_docs d ON d.id = e.doc_id GROUP BY d.file_path"
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One line of the harness's table: a set at one size, a mode and a lexical switch."""
+
+    set: str
+    kind: str
+    passages: int
+    questions: int
+    mode: str
+    lexical: bool
+    recall: dict[int, float]
+    mrr: float
+    latency: float
+    search: float
+    found: tuple[tuple[str, ...], ...] = ()
+
+    @property
+    def label(self) -> str:
+        """The set and its size."""
+        return f"{self.set} ({self.passages:,} p.)"
+
+
+async def ask(rag: LightRAG, s: EvalSet, mode: str, lexical: bool) -> Row:
+    """Ask every question of ``s`` in ``mode``: recall at :data:`DEPTHS`, MRR of the first
+    gold passage, median latencies."""
+    sums = dict.fromkeys(DEPTHS, 0.0)
+    mrr = 0.0
+    latencies: list[float] = []
+    searches: list[float] = []
+    found_all: list[tuple[str, ...]] = []
+    for q in s.asks:
+        started = time.perf_counter()
+        data = await rag.aquery_data(q.text, query_param(mode, lexical=lexical))
+        latencies.append(time.perf_counter() - started)
+        timings = data.get("metadata", {}).get("timings_ms", {})
+        searches.append((timings.get("search", 0.0) - timings.get("embed", 0.0)) / 1000)
+        found = distinct_passages(data.get("data", {}).get("chunks", []))
+        found_all.append(tuple(found))
+        gold = set(q.gold)
+        for depth in DEPTHS:
+            sums[depth] += recall(found, gold, depth)
+        mrr += next((1 / (r + 1) for r, path in enumerate(found) if path in gold), 0.0)
+    n = len(s.asks)
+    return Row(
+        s.name,
+        s.kind,
+        len(s.docs),
+        n,
+        mode,
+        lexical,
+        {d: v / n for d, v in sums.items()},
+        mrr / n,
+        statistics.median(latencies),
+        statistics.median(searches),
+        tuple(found_all),
+    )
+
+
+async def open_workspace(dsn: str, embedding: EmbeddingFunc, name: str) -> LightRAG:
+    """A started :class:`LightRAG` over workspace ``name`` (created if new)."""
+    conn = await connect(dsn, timeout=30)
+    try:
+        await create_workspace(conn, dsn, name, embedding.embedding_dim, embedding.model_name)
+    finally:
+        await conn.close()
+    rag = LightRAG(dsn=dsn, workspace=name, embedding_func=embedding, extractor="nlp")
+    await rag.initialize()
+    return rag
+
+
+async def run_set(
+    args: argparse.Namespace, dsn: str, embedding: EmbeddingFunc, s: EvalSet, dump: dict[str, object]
+) -> list[Row]:
+    """Index ``s`` (unless ``--reuse``) and ask its questions in every mode and switch; each
+    question's passages go to ``dump`` under the set's label."""
+    workspace = f"mh_{s.corpus.replace('-', '_')}_{s.limit or 'all'}"
+    rag = await open_workspace(dsn, embedding, workspace)
+    try:
+        started = time.perf_counter()
+        if not args.reuse:
+            result = await rag.ainsert(
+                [d.text for d in s.docs], ids=[d.id for d in s.docs], file_paths=[d.path for d in s.docs]
+            )
+            if result.progress.docs_failed:
+                print(f"failed documents: {result.progress.failures}", file=sys.stderr)
+        seconds = time.perf_counter() - started
+        done = await indexed(rag)
+        s = replace(s, asks=tuple(q for q in s.asks if set(q.gold) <= done))
+        print(
+            f"{s.name}: {len(s.docs)} passages ({len(done)} indexed, {seconds:.0f} s), "
+            f"{len(s.asks)} questions",
+            file=sys.stderr,
+            flush=True,
         )
-    names = {r["file_path"]: set(r["names"]) for r in rows}
-    some = chained = 0
-    for q in questions:
-        gold = [names.get(passage_path(name, i), set()) for i in q.gold]
-        pairs = [(a, b) for a in range(len(gold)) for b in range(a + 1, len(gold))]
-        some += any(gold[a] & gold[b] for a, b in pairs)
-        reached = {0}
-        while grown := {
-            b for b in range(len(gold)) if b not in reached and any(gold[a] & gold[b] for a in reached)
-        }:
-            reached |= grown
-        chained += len(reached) == len(gold)
-    return some / len(questions), chained / len(questions)
+        if not s.asks:
+            return []
+        rows = []
+        for mode in args.modes:
+            for lexical in args.lexical:
+                rows.append(await ask(rag, s, mode, lexical))
+                print(line(rows[-1]), file=sys.stderr, flush=True)
+        found = {f"{r.mode} lexical {'on' if r.lexical else 'off'}": [list(f) for f in r.found] for r in rows}
+        dump[rows[0].label] = {
+            "questions": [q.text for q in s.asks],
+            "gold": [q.gold for q in s.asks],
+            **found,
+        }
+        return rows
+    finally:
+        await rag.finalize()
+
+
+HEADER = "| set | questions | mode | lexical | R@2 | R@5 | R@10 | MRR | latency | statement |"
+
+
+def line(r: Row) -> str:
+    """One table line."""
+    cells = " | ".join(f"{r.recall[d]:.3f}" for d in DEPTHS)
+    return (
+        f"| {r.label} | {r.questions} | {r.mode} | {'on' if r.lexical else 'off'} | {cells} | {r.mrr:.3f} | "
+        f"{r.latency * 1000:.0f} ms | {r.search * 1000:.0f} ms |"
+    )
+
+
+def verdict(rows: Sequence[Row], old: tuple[str, bool] = ("mix", True)) -> list[str]:
+    """Each mode and switch against ``old`` (the old default), by the defaults rule: it may
+    replace it if on every set it wins or ties within 1 point on every figure (R@2, R@5,
+    R@10, MRR) and loses on none by more. Returns one line per candidate."""
+    by: dict[tuple[str, bool], dict[str, Row]] = {}
+    for r in rows:
+        by.setdefault((r.mode, r.lexical), {})[r.label] = r
+    base = by.get(old, {})
+    lines = []
+    for key, sets in by.items():
+        if key == old:
+            continue
+        deltas = [
+            (100 * (fig(sets[s]) - fig(base[s])), f"{s} {name}")
+            for s in base
+            if s in sets
+            for name, fig in (
+                *((f"R@{d}", lambda r, d=d: r.recall[d]) for d in DEPTHS),
+                ("MRR", lambda r: r.mrr),
+            )
+        ]
+        if not deltas:
+            continue
+        worst = min(deltas)
+        wins = sum(d > 1 for d, _ in deltas)
+        ok = worst[0] >= -1
+        lines.append(
+            f"{key[0]} lexical {'on' if key[1] else 'off'}: worst {worst[0]:+.1f} ({worst[1]}), "
+            f"{wins} figures up by more than 1 point; "
+            f"{'may replace' if ok else 'may not replace'} the old default"
+        )
+    return lines
+
+
+def targets(rows: Sequence[Row], naive: tuple[str, bool] = ("naive", True)) -> list[str]:
+    """Each mode and switch against the issue's targets: on every multi-hop set, R@5 at
+    least 10 points above ``naive``'s without a lower R@2; on every FAQ, R@5 within 1 point
+    of the set's best mode. Returns one line per candidate."""
+    by: dict[tuple[str, bool], dict[str, Row]] = {}
+    for r in rows:
+        by.setdefault((r.mode, r.lexical), {})[r.label] = r
+    best = {r.label: max(x.recall[5] for x in rows if x.label == r.label) for r in rows}
+    lines = []
+    for key, sets in by.items():
+        hops = [
+            (r.recall[5] - by[naive][s].recall[5], r.recall[2] - by[naive][s].recall[2], s)
+            for s, r in sets.items()
+            if r.kind == "multihop" and s in by.get(naive, {})
+        ]
+        faqs = [(best[s] - r.recall[5], s) for s, r in sets.items() if r.kind == "faq"]
+        parts = []
+        if hops:
+            gain = min(hops)
+            r2 = min(hops, key=lambda h: h[1])
+            parts.append(
+                f"R@5 over naive at least {100 * gain[0]:+.1f} ({gain[2]}), R@2 {100 * r2[1]:+.1f} ({r2[2]})"
+            )
+        if faqs:
+            gap = max(faqs)
+            parts.append(f"FAQ R@5 at most {100 * gap[0]:.1f} below the best ({gap[1]})")
+        met = all(round(g, 4) >= 0.1 and round(d2, 4) >= 0 for g, d2, _ in hops)
+        met = met and all(round(g, 4) <= 0.01 for g, _ in faqs)
+        parts.append(f"targets {'met' if met else 'not met'}")
+        lines.append(f"{key[0]} lexical {'on' if key[1] else 'off'}: {'; '.join(parts)}")
+    return lines
 
 
 async def main(args: argparse.Namespace) -> None:
-    passages, questions = load_set(args.data, args.set)
-    if args.limit:
-        passages = passages[: args.limit]
-        questions = [q for q in questions if max(q.gold) < args.limit]
     dsn = args.dsn or os.environ.get(DSN_ENV) or embedded_dsn(args.cache / "pgdata")
     embedding = local_embedding_func()
-    workspace = args.workspace or f"mh_{args.set}_{args.limit or 'all'}"
-    conn = await connect(dsn, timeout=30)
-    try:
-        await create_workspace(conn, dsn, workspace, embedding.embedding_dim, embedding.model_name)
-    finally:
-        await conn.close()
-    rag = LightRAG(dsn=dsn, workspace=workspace, embedding_func=embedding, extractor="nlp")
-    try:
-        await rag.initialize()
-        seconds = 0.0 if args.reuse else await build(rag, args.set, passages)
-        done = await indexed(rag)
-        questions = [q for q in questions if all(passage_path(args.set, i) in done for i in q.gold)]
-        async with rag.pool.acquire() as c:
-            entities = await c.fetchval("SELECT count(*) FROM entities")
-            relations = await c.fetchval("SELECT count(*) FROM relations")
-        print(
-            f"{args.set}: {len(done)} passages indexed, {len(questions)} questions; indexing took "
-            f"{seconds:.1f} s; {entities} entities, {relations} relations"
-        )
-        some, chained = await linked_share(rag, args.set, questions)
-        print(f"gold passages sharing an entity row: some two {some:.0%}, all chained {chained:.0%}")
-        lexical = args.lexical == "on"
-        print(
-            f"| mode (lexical {args.lexical}) | "
-            + " | ".join(f"R@{d}" for d in DEPTHS)
-            + " | median latency | retrieval statement |"
-        )
-        print("|---|" + "---|" * len(DEPTHS) + "---|---|")
-        dump: dict[str, list[list[str]]] = {}
-        for mode in args.modes:
-            got = await score(rag, args.set, questions, mode, lexical)
-            dump[mode] = [list(f) for f in got.found]
-            cells = " | ".join(f"{got.recall[d]:.3f}" for d in DEPTHS)
-            print(
-                f"| {mode} | {cells} | {got.latency * 1000:.0f} ms | {got.search * 1000:.0f} ms |", flush=True
-            )
-        load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-        print(f"load average {load}")
-        if args.dump:
-            gold = [[passage_path(args.set, i) for i in q.gold] for q in questions]
-            args.dump.write_text(json.dumps({"questions": [q.text for q in questions], "gold": gold, **dump}))
-    finally:
-        await rag.finalize()
+    sets: list[EvalSet] = []
+    for name in args.sets:
+        whole = sets_load(name, args.data, args.cache / "docs")
+        for size in args.sizes:
+            cut = whole.cut(0 if size == "full" else int(size))
+            if all((cut.name, len(cut.docs)) != (s.name, len(s.docs)) for s in sets):
+                sets.append(cut)
+    started = time.perf_counter()
+    rows: list[Row] = []
+    dump: dict[str, object] = {}
+    for s in sets:
+        rows += await run_set(args, dsn, embedding, s, dump)
+    if args.dump:
+        args.dump.write_text(json.dumps(dump))
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"{len(rows)} rows in {time.perf_counter() - started:.0f} s; load average {load}")
+    print(HEADER)
+    print("|---|---|---|---|" + "---|" * (len(DEPTHS) + 3))
+    print("\n".join(line(r) for r in rows))
+    print("\n".join(verdict(rows)))
+    print("\n".join(targets(rows)))
 
 
 def add_workspace_args(parser: argparse.ArgumentParser) -> None:
@@ -248,10 +344,15 @@ def add_workspace_args(parser: argparse.ArgumentParser) -> None:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    add_workspace_args(parser)
+    parser.add_argument("--sets", nargs="+", default=list(ALL), choices=ALL)
+    parser.add_argument("--sizes", nargs="+", default=["full", "1000"], help="full and/or a passage count")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="where the HippoRAG sets are")
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="server data and Debian packages")
+    parser.add_argument("--dsn", default=None, help=f"PostgreSQL DSN (default ${DSN_ENV}, else embedded)")
     parser.add_argument("--modes", nargs="+", default=list(MODES), choices=VARIANTS)
-    parser.add_argument("--lexical", default="on", choices=["on", "off"], help="lexical fusion")
-    parser.add_argument("--limit", type=int, default=0, help="index only the first N passages")
+    parser.add_argument(
+        "--lexical", nargs="+", default=[True, False], type=lambda v: v == "on", help="on and/or off"
+    )
     parser.add_argument("--reuse", action="store_true", help="index nothing; ask what is indexed")
     parser.add_argument("--dump", type=Path, default=None, help="write each question's passages (JSON)")
     return parser.parse_args(argv)

@@ -24,8 +24,11 @@ run() {
     grep '^|\|questions\|passages\|entities' "$root/$name.log" || true
 }
 
-run hotpotqa bench/multihop.py --set hotpotqa --limit 300 --cache "$root/hotpotqa" --dump "$root/hotpotqa.json"
-run musique bench/multihop.py --set musique --limit 500 --cache "$root/musique" --dump "$root/musique.json"
+modes="naive local global hybrid mix mix+pagerank"
+run hotpotqa bench/multihop.py --sets hotpotqa --sizes 300 --modes $modes --lexical on \
+    --cache "$root/hotpotqa" --dump "$root/hotpotqa.json"
+run musique bench/multihop.py --sets musique --sizes 500 --modes $modes --lexical on \
+    --cache "$root/musique" --dump "$root/musique.json"
 run faq bench/quality.py --cache "$root/faq" --lexical on --ranks "$root/faq-ranks.json"
 if [ "${2:-}" = "--lexical-off" ]; then
     run faq-off bench/quality.py --cache "$root/faq" --lexical off --ranks "$root/faq-off-ranks.json"

@@ -53,6 +53,20 @@ lets a list's first pick stand against the many chunks both lists hold lower dow
 (``docs/quality.md``)."""
 
 
+HOME_RULES: dict[int, str] = {1: "title", 2: "heading", 3: "file name", 4: "central"}
+"""The rules that find an entity's homes (``retrieval.sql``, fragment ``entity_homes``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class EntityHome:
+    """The chunks that introduce an entity (in at most ``Bridge.fanout`` chunks) and the rule
+    that found them (a key of :data:`HOME_RULES`; ``None``: it has none)."""
+
+    name: str
+    rule: int | None
+    chunks: tuple[str, ...]
+
+
 @dataclass(frozen=True, slots=True)
 class Walk:
     """A personalized PageRank over the entity–chunk graph around a query's seeds.
@@ -77,14 +91,17 @@ class Bridge:
     """A second hop from the question's best passage, and from the articles of what it names.
 
     The starts are the first ``start`` fused (vector and lexical) chunks and, with
-    ``articles``, the article of each entity the question names: of the chunks whose first
-    line, less a trailing parenthesis, is its name ("Pterocarya", "David Morse
-    (politician)"), the one most like the question. The entities of the starts that the
-    question does not name, and that are in at most ``fanout`` chunks, lead to their other
-    chunks; those and the articles are ranked by cosine distance to the question less
-    ``heading`` for a chunk under such an entity's heading (about it, not just naming it).
-    The first ``keep`` fused chunks stay first; after them each of the first ``slots``
-    bridge chunks takes every second place."""
+    ``articles``, the article of each entity the question names: of its homes, the one most
+    like the question. An entity's homes are the chunks that introduce it: whose title (a
+    document's first line, a first line over a blank one), a Markdown or HTML heading, or
+    file name (less its extension) names it, "Pterocarya", "## Pterocarya", "David Morse
+    (politician)", ``docs/pterocarya.md``; failing any, with ``central`` > 0, the chunks
+    that mention it most, if at least ``central`` times. The entities of the starts that
+    the question does not name, and that are in at most ``fanout`` chunks, lead to their
+    other chunks; those and the articles are ranked by cosine distance to the question less
+    ``heading`` for a home of such an entity (about it, not just naming it). The first
+    ``keep`` fused chunks stay first; after them each of the first ``slots`` bridge chunks
+    takes every second place."""
 
     keep: int = 1
     start: int = 1
@@ -92,6 +109,7 @@ class Bridge:
     slots: int = 3
     heading: float = 0.3
     articles: bool = True
+    central: int = 2
 
 
 @lru_cache(maxsize=256)
@@ -106,7 +124,7 @@ def with_limits(
     """``sql`` with its LIMITs filled in (``{top_k}``, ``{chunk_top_k}``, ``{high_degree_set}``,
     the walk's bounds ``{walk_seeds}``, ``{walk_fanout}``, ``{walk_entities}``, ``{walk_steps}``
     and the bridge's ``{bridge_from}``, ``{bridge_fanout}``, ``{bridge_slots}``,
-    ``{bridge_articles}``), and
+    ``{bridge_articles}``, ``{bridge_central}``), and
     :data:`RRF_K` and :data:`PICK_RRF_K` as ``{rrf_k}`` and ``{pick_rrf_k}``.
 
     They are part of the statement's text, not parameters, so that its generic plan
@@ -127,6 +145,7 @@ def with_limits(
         bridge_fanout=int(bridge.fanout),
         bridge_slots=int(bridge.slots),
         bridge_articles=int(bridge.articles),
+        bridge_central=int(bridge.central),
         rrf_k=RRF_K,
         pick_rrf_k=PICK_RRF_K,
     )
@@ -217,3 +236,9 @@ class RetrievalStore:
             with_limits(self.sql["naive"], top_k), _vector(query), threshold, top_k, lexical
         )
         return [ChunkRow.from_record(r) for r in rows]
+
+    async def homes(self, question: str | None, bridge: Bridge = Bridge()) -> list[EntityHome]:
+        """The homes :class:`Bridge` finds for the entities ``question`` names (``None``: for
+        every entity), by name, for benches and diagnosis."""
+        rows = await self.conn.fetch(with_limits(self.sql["homes"], 0, bridge=bridge), question)
+        return [EntityHome(r["name"], r["rule"], tuple(r["homes"])) for r in rows]

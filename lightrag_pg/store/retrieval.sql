@@ -54,6 +54,101 @@
      LIMIT {limit})
 ),
 
+-- fragment: question_names
+-- The entities the question {question} names: its phrases (one to six consecutive words)
+-- whose name key (lexical_name_key) is an entity's; {on} switches it off when false.
+-- The phrases are read in one pass with lead(): slicing an array of its words per phrase
+-- would split the whole text again for each one, a cost quadratic in its length.
+question_words AS (
+    SELECT w.word AS w0, lead(w.word, 1) OVER o AS w1, lead(w.word, 2) OVER o AS w2,
+           lead(w.word, 3) OVER o AS w3, lead(w.word, 4) OVER o AS w4, lead(w.word, 5) OVER o AS w5
+    FROM regexp_split_to_table(btrim({question}::text), '\s+') WITH ORDINALITY AS w(word, i)
+    WHERE {on}
+    WINDOW o AS (ORDER BY w.i)
+),
+question_phrases AS MATERIALIZED (
+    SELECT lexical_name_key(p.phrase) AS name_key
+    FROM question_words q,
+         LATERAL (VALUES (q.w0), (q.w0 || ' ' || q.w1), (q.w0 || ' ' || q.w1 || ' ' || q.w2),
+                         (q.w0 || ' ' || q.w1 || ' ' || q.w2 || ' ' || q.w3),
+                         (q.w0 || ' ' || q.w1 || ' ' || q.w2 || ' ' || q.w3 || ' ' || q.w4),
+                         (q.w0 || ' ' || q.w1 || ' ' || q.w2 || ' ' || q.w3 || ' ' || q.w4 || ' ' || q.w5)) p(phrase)
+),
+named_entities AS MATERIALIZED (
+    SELECT e.name
+    FROM entities e
+    WHERE lexical_name_key(e.name) = ANY (ARRAY(SELECT name_key FROM question_phrases WHERE name_key <> ''))
+),
+
+-- fragment: entity_homes
+-- Where a document introduces each entity of {entities} (a CTE of names) that is in at
+-- most {fanout} chunks: its homes, the bridge's articles. {side}_pairs holds each such
+-- entity with each of its chunks (entities.source_ids); {side}_keys the name keys
+-- (lexical_name_key) each of those chunks introduces, by rule:
+--   1 title: the first line of a document's first chunk, or a first line followed by a
+--     blank line (a passage's title);
+--   2 heading: a Markdown heading (ATX "## Name" or setext, a line over === or ---) or
+--     an HTML <h1> to <h6> anywhere in the chunk;
+--   3 file name: the base name of the chunk's file path less its extension, _ - . read as
+--     spaces (one without a letter, or the unknown source, names nothing).
+-- A title or heading is read less its markup and a trailing parenthesis ("Acme (studio)"
+-- introduces Acme). {side}_homes: an entity's chunks whose keys hold its name's key,
+-- with the lowest rule; failing any, rule 4, central: its chunks that mention its name
+-- most often (case-insensitive substring count), if at least {central} times (0: never).
+-- The keys are computed at query time, for the few chunks of the bounded entities only.
+{side}_pairs AS MATERIALIZED (
+    SELECT e.name, s.id
+    FROM {entities} n
+    JOIN entities e ON e.name = n.name
+    CROSS JOIN LATERAL unnest(e.source_ids) AS s(id)
+    WHERE cardinality(e.source_ids) <= {fanout}
+),
+{side}_keys AS MATERIALIZED (
+    SELECT DISTINCT c.id, l.rule, k.key
+    FROM (SELECT DISTINCT id FROM {side}_pairs) p
+    JOIN text_chunks c ON c.id = p.id
+    CROSS JOIN LATERAL (
+        SELECT 1 AS rule, split_part(c.content, E'\n', 1) AS line
+        WHERE c.chunk_order_index = 0 OR c.content ~ '^[^\n]*\n[ \t\r]*\n'
+        UNION ALL
+        SELECT 2, coalesce(m[1], m[2])
+        FROM regexp_matches(c.content, '^ {0,3}#{1,6}[ \t]+([^\n]+)$|^([^\n]+)\n {0,3}(?:=+|-+)[ \t]*$', 'gn') AS m
+        UNION ALL
+        SELECT 2, m[1] FROM regexp_matches(c.content, '<h[1-6].*?>(.*?)</h[1-6]\s*>', 'gi') AS m
+        UNION ALL
+        SELECT 3, regexp_replace(regexp_replace(regexp_replace(c.file_path, '^.*[/\\]', ''),
+                                                '\.[[:alnum:]]{1,8}$', ''), '[-_.]+', ' ', 'g')
+        WHERE c.file_path <> 'unknown_source'
+    ) l
+    CROSS JOIN LATERAL (
+        SELECT lexical_name_key(regexp_replace(
+                   regexp_replace(l.line, '<[^>]*>|^\s*#{1,6}\s+|\s+#+\s*$', '', 'g'), '\s*\([^)]*\)\s*$', ''
+               )) AS key
+    ) k
+    WHERE k.key <> '' AND (l.rule <> 3 OR k.key ~ '[[:alpha:]]')
+),
+{side}_matched AS MATERIALIZED (
+    SELECT p.name, p.id, min(k.rule) AS rule
+    FROM {side}_pairs p
+    JOIN {side}_keys k ON k.id = p.id AND k.key = lexical_name_key(p.name)
+    GROUP BY p.name, p.id
+),
+{side}_homes AS MATERIALIZED (
+    SELECT name, id, rule FROM {side}_matched
+    UNION ALL
+    SELECT name, id, 4 FROM (
+        SELECT p.name, p.id, m.mentions, max(m.mentions) OVER (PARTITION BY p.name) AS most
+        FROM {side}_pairs p
+        JOIN text_chunks c ON c.id = p.id
+        CROSS JOIN LATERAL (
+            SELECT (length(lower(c.content)) - length(replace(lower(c.content), lower(p.name), '')))
+                   / greatest(length(p.name), 1) AS mentions
+        ) m
+        WHERE {central} > 0 AND p.name NOT IN (SELECT name FROM {side}_matched)
+    ) counted
+    WHERE mentions = most AND most >= {central}
+),
+
 -- name: context
 -- The entities, relations and chunks of a query, ranked and cut in one statement.
 -- Graph: entities nearest to $1 (the low-level keywords) and every edge touching
@@ -165,26 +260,7 @@ WITH
 local_lexical AS MATERIALIZED (
     SELECT name, score FROM lexical_entities(CASE WHEN $1::vector IS NOT NULL THEN $12::text END, $4)
 ),
-question_words AS (
-    SELECT w.word AS w0, lead(w.word, 1) OVER o AS w1, lead(w.word, 2) OVER o AS w2,
-           lead(w.word, 3) OVER o AS w3, lead(w.word, 4) OVER o AS w4, lead(w.word, 5) OVER o AS w5
-    FROM regexp_split_to_table(btrim($13::text), '\s+') WITH ORDINALITY AS w(word, i)
-    WHERE $1::vector IS NOT NULL
-    WINDOW o AS (ORDER BY w.i)
-),
-question_phrases AS MATERIALIZED (
-    SELECT lexical_name_key(p.phrase) AS name_key
-    FROM question_words q,
-         LATERAL (VALUES (q.w0), (q.w0 || ' ' || q.w1), (q.w0 || ' ' || q.w1 || ' ' || q.w2),
-                         (q.w0 || ' ' || q.w1 || ' ' || q.w2 || ' ' || q.w3),
-                         (q.w0 || ' ' || q.w1 || ' ' || q.w2 || ' ' || q.w3 || ' ' || q.w4),
-                         (q.w0 || ' ' || q.w1 || ' ' || q.w2 || ' ' || q.w3 || ' ' || q.w4 || ' ' || q.w5)) p(phrase)
-),
-named_entities AS MATERIALIZED (
-    SELECT e.name
-    FROM entities e
-    WHERE lexical_name_key(e.name) = ANY (ARRAY(SELECT name_key FROM question_phrases WHERE name_key <> ''))
-),
+-- include: question_names question=$13 on="$1::vector IS NOT NULL"
 local_fused AS (
     SELECT ranks.name, bool_or(ranks.named) AS named, sum(1.0 / ({rrf_k} + ranks.rank)) AS score,
            min(ranks.distance) AS distance
@@ -484,17 +560,16 @@ walk_picks AS (
 bridge_first AS MATERIALIZED (
     SELECT id FROM query_chunks WHERE $16::int IS NOT NULL AND idx <= {bridge_from}
 ),
+bridge_named AS MATERIALIZED (
+    SELECT name FROM named_entities WHERE $16::int IS NOT NULL AND {bridge_articles} = 1
+),
+-- include: entity_homes side=named entities=bridge_named fanout={bridge_fanout} central={bridge_central}
 bridge_articles AS MATERIALIZED (
     SELECT DISTINCT id FROM (
-        SELECT DISTINCT ON (n.name) n.name, s.id
-        FROM named_entities n
-        JOIN entities e ON e.name = n.name
-        CROSS JOIN LATERAL unnest(e.source_ids) AS s(id)
-        JOIN text_chunks t ON t.id = s.id
-        JOIN chunk_vectors v ON v.chunk_id = s.id
-        WHERE $16::int IS NOT NULL AND {bridge_articles} = 1 AND cardinality(e.source_ids) <= {bridge_fanout}
-          AND regexp_replace(lower(btrim(split_part(t.content, E'\n', 1))), '\s*\([^)]*\)$', '') = lower(n.name)
-        ORDER BY n.name, v.embedding{halfvec} <=> $7::vector{halfvec}, s.id
+        SELECT DISTINCT ON (h.name) h.name, h.id
+        FROM named_homes h
+        JOIN chunk_vectors v ON v.chunk_id = h.id
+        ORDER BY h.name, v.embedding{halfvec} <=> $7::vector{halfvec}, h.id
     ) best
 ),
 bridge_entities AS MATERIALIZED (
@@ -504,22 +579,17 @@ bridge_entities AS MATERIALIZED (
     JOIN entity_fragments f ON f.doc_id = t.doc_id AND f.chunk_id = b.id
     WHERE f.entity_name NOT IN (SELECT name FROM named_entities)
 ),
+-- include: entity_homes side=bridge entities=bridge_entities fanout={bridge_fanout} central={bridge_central}
 bridge_chunks AS MATERIALIZED (
     SELECT l.id,
            row_number() OVER (
-               ORDER BY (v.embedding{halfvec} <=> $7::vector{halfvec}) - $17::float8 * l.heading::int, l.id
+               ORDER BY (v.embedding{halfvec} <=> $7::vector{halfvec}) - $17::float8 * l.home::int, l.id
            ) AS idx
     FROM (
-        SELECT id, bool_or(heading) AS heading
+        SELECT id, bool_or(home) AS home
         FROM (
-            SELECT s.id,
-                   regexp_replace(lower(btrim(split_part(t.content, E'\n', 1))), '\s*\([^)]*\)$', '')
-                       = lower(b.name) AS heading
-            FROM bridge_entities b
-            JOIN entities e ON e.name = b.name
-            CROSS JOIN LATERAL unnest(e.source_ids) AS s(id)
-            JOIN text_chunks t ON t.id = s.id
-            WHERE cardinality(e.source_ids) <= {bridge_fanout}
+            SELECT p.id, EXISTS (SELECT 1 FROM bridge_homes h WHERE h.name = p.name AND h.id = p.id) AS home
+            FROM bridge_pairs p
             UNION ALL
             SELECT id, true FROM bridge_articles
         ) c
@@ -695,3 +765,26 @@ FROM fused f
 JOIN text_chunks c ON c.id = f.id
 LEFT JOIN chunk_vectors v ON v.chunk_id = f.id
 ORDER BY f.score DESC, f.best, f.id;
+
+-- name: homes
+-- The homes the bridge finds (fragment entity_homes, with {bridge_fanout} and
+-- {bridge_central} as in context) for the entities the question $1 names, or for every
+-- entity when $1 is NULL: one row per entity in at most {bridge_fanout} chunks, with the
+-- lowest rule that found a home (1 title, 2 heading, 3 file name, 4 central; NULL: none)
+-- and its home chunks, for benches and diagnosis.
+WITH
+-- include: question_names question=$1 on="$1::text IS NOT NULL"
+wanted AS MATERIALIZED (
+    SELECT name FROM named_entities
+    UNION ALL
+    SELECT name FROM entities WHERE $1::text IS NULL
+),
+-- include: entity_homes side=wanted entities=wanted fanout={bridge_fanout} central={bridge_central}
+counted AS (
+    SELECT p.name, min(h.rule) AS rule,
+           coalesce(array_agg(DISTINCT h.id) FILTER (WHERE h.id IS NOT NULL), '{}') AS homes
+    FROM (SELECT DISTINCT name FROM wanted_pairs) p
+    LEFT JOIN wanted_homes h ON h.name = p.name
+    GROUP BY p.name
+)
+SELECT name, rule, homes FROM counted ORDER BY name;

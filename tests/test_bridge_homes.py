@@ -21,6 +21,10 @@ CORPUS = {
 STARTS = {
     "title": ("p-globex.md", "Globex (studio)\n\nAlice started it."),
     "heading": ("p-globex.md", "Studios of Oslo\n\nMany work here.\n\n## Globex\n\nAlice started it."),
+    "heading with more words": (
+        "p-globex.md",
+        "Studios of Oslo\n\nMany work here.\n\n## How Globex began\n\nAlice started it.",
+    ),
     "HTML heading": (
         "p-globex.html",
         '<p>Studios of Oslo</p>\n<h2 class="name">Globex</h2>\n<p>Alice started it.</p>',
@@ -28,7 +32,7 @@ STARTS = {
     "file name": ("docs/globex.md", "Alice started the studio Globex in a garage."),
     "central": ("p-globex.md", "Alice started Globex in a garage. Globex grew."),
 }
-RULES = {"title": "title", "heading": "heading", "HTML heading": "heading", "file name": "file name"}
+RULES = {"heading with more words": "heading", "HTML heading": "heading"}
 
 
 async def globex_home(rag: LightRAG, bridge: Bridge | None = None) -> str | None:

@@ -88,7 +88,9 @@ named_entities AS MATERIALIZED (
 --   1 title: the first line of a document's first chunk, or a first line followed by a
 --     blank line (a passage's title);
 --   2 heading: a Markdown heading (ATX "## Name" or setext, a line over === or ---) or
---     an HTML <h1> to <h6> anywhere in the chunk;
+--     an HTML <h1> to <h6> anywhere in the chunk; a heading also introduces a name whose
+--     words it holds with at most two more ("## Installing Foo" introduces Foo; a title
+--     does not: "Morse code" is no home of Morse);
 --   3 file name: the base name of the chunk's file path less its extension, _ - . read as
 --     spaces (one without a letter, or the unknown source, names nothing).
 -- A title or heading is read less its markup and a trailing parenthesis ("Acme (studio)"
@@ -129,8 +131,11 @@ named_entities AS MATERIALIZED (
 ),
 {side}_matched AS MATERIALIZED (
     SELECT p.name, p.id, min(k.rule) AS rule
-    FROM {side}_pairs p
-    JOIN {side}_keys k ON k.id = p.id AND k.key = lexical_name_key(p.name)
+    FROM (SELECT name, id, lexical_name_key(name) AS key FROM {side}_pairs) p
+    JOIN {side}_keys k ON k.id = p.id
+    WHERE k.key = p.key
+       OR (k.rule = 2 AND string_to_array(p.key, ' ') <@ string_to_array(k.key, ' ')
+           AND cardinality(string_to_array(k.key, ' ')) <= cardinality(string_to_array(p.key, ' ')) + 2)
     GROUP BY p.name, p.id
 ),
 {side}_homes AS MATERIALIZED (

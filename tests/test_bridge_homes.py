@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from lightrag_pg import LightRAG, QueryParam
+from lightrag_pg.query import retrieve
 from lightrag_pg.store.retrieval import HOME_RULES, Bridge
 from lightrag_pg.testing import StatementCounter
 
@@ -30,8 +31,8 @@ STARTS = {
         '<p>Studios of Oslo</p>\n<h2 class="name">Globex</h2>\n<p>Alice started it.</p>',
     ),
     "file name": ("docs/globex.md", "Alice started the studio Globex in a garage."),
-    "central": ("p-globex.md", "Alice started Globex in a garage. Globex grew."),
 }
+CENTRAL = ("p-globex.md", "Alice started Globex in a garage. Globex grew.")
 RULES = {"heading with more words": "heading", "HTML heading": "heading"}
 
 
@@ -68,8 +69,44 @@ async def test_a_passage_that_only_mentions_the_entity_is_no_start(
     assert "p-alice.md" not in await passages(llm_rag, QUESTION, param)
 
 
+async def test_a_central_chunk_starts_the_hop_only_when_asked(
+    llm_rag: LightRAG, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Globex is named twice in its passage and once in the film's: its passage is its
+    central chunk, a start with ``central_starts`` only."""
+    corpus = {**CORPUS, CENTRAL[0]: CENTRAL[1]}
+    await llm_rag.ainsert(list(corpus.values()), file_paths=list(corpus))
+    assert await globex_home(llm_rag) == "central"
+    param = QueryParam(mode="mix", chunk_top_k=4, bridge=True)
+    assert "p-alice.md" not in await passages(llm_rag, QUESTION, param)
+    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(central_starts=True))
+    assert "p-alice.md" in await passages(llm_rag, QUESTION, param)
+
+
+async def test_a_bridge_entitys_central_chunk_gets_half_the_bonus(
+    llm_rag: LightRAG, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two passages name Carol, the film's director: the one more like the question only
+    mentions her, hers names her twice (her central chunk) and comes first with a bonus."""
+    corpus = {
+        "p-film.md": "Zephyr is an Acme film made in a studio. Its director was Carol.",
+        "p-carol.md": "Carol grew up in Berlin. Carol went to school there.",
+        "p-mention.md": "Carol was asked about a film.",
+        **{f"p-noise{i}.md": f"Movie {i} opened in Oslo." for i in range(4)},
+    }
+    await llm_rag.ainsert(list(corpus.values()), file_paths=list(corpus))
+    question = "Where was the director of the Acme film Zephyr born?"
+    param = QueryParam(mode="mix", chunk_top_k=2, bridge=True)
+    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(heading=0.0))
+    assert await passages(llm_rag, question, param) == ["p-film.md", "p-mention.md"]
+    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(heading=2.0, central=0))
+    assert await passages(llm_rag, question, param) == ["p-film.md", "p-mention.md"]
+    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(heading=2.0))
+    assert await passages(llm_rag, question, param) == ["p-film.md", "p-carol.md"]
+
+
 async def test_the_central_rule_can_be_switched_off(llm_rag: LightRAG) -> None:
-    path, text = STARTS["central"]
+    path, text = CENTRAL
     corpus = {**CORPUS, path: text}
     await llm_rag.ainsert(list(corpus.values()), file_paths=list(corpus))
     assert await globex_home(llm_rag, Bridge(central=0)) is None

@@ -90,16 +90,20 @@ class Walk:
 class Bridge:
     """A second hop from the question's best passage, and from the articles of what it names.
 
+    An entity's homes are the chunks that introduce it: whose title (a document's first
+    line, a first line over a blank one: "David Morse (politician)"), a Markdown or HTML
+    heading ("## Installing Pterocarya") or file name less its extension
+    (``docs/pterocarya.md``) names it; failing those, with ``central`` > 0, its central
+    chunk, the one that mentions it most, at least ``central`` times and at least as
+    often as all its other chunks together.
+
     The starts are the first ``start`` fused (vector and lexical) chunks and, with
-    ``articles``, the article of each entity the question names: of its homes, the one most
-    like the question. An entity's homes are the chunks that introduce it: whose title (a
-    document's first line, a first line over a blank one), a Markdown or HTML heading, or
-    file name (less its extension) names it, "Pterocarya", "## Pterocarya", "David Morse
-    (politician)", ``docs/pterocarya.md``; failing any, with ``central`` > 0, the chunks
-    that mention it most, if at least ``central`` times. The entities of the starts that
-    the question does not name, and that are in at most ``fanout`` chunks, lead to their
-    other chunks; those and the articles are ranked by cosine distance to the question less
-    ``heading`` for a home of such an entity (about it, not just naming it). The first
+    ``articles``, the article of each entity the question names: of its homes found by
+    title, heading or file name (by central chunk too with ``central_starts``), the one
+    most like the question. The entities of the starts that the question does not name,
+    and that are in at most ``fanout`` chunks, lead to their other chunks; those and the
+    articles are ranked by cosine distance to the question less ``heading`` for a home of
+    such an entity (about it, not just naming it), half of it for a central one. The first
     ``keep`` fused chunks stay first; after them each of the first ``slots`` bridge chunks
     takes every second place."""
 
@@ -110,6 +114,7 @@ class Bridge:
     heading: float = 0.3
     articles: bool = True
     central: int = 2
+    central_starts: bool = False
 
 
 @lru_cache(maxsize=256)
@@ -124,7 +129,7 @@ def with_limits(
     """``sql`` with its LIMITs filled in (``{top_k}``, ``{chunk_top_k}``, ``{high_degree_set}``,
     the walk's bounds ``{walk_seeds}``, ``{walk_fanout}``, ``{walk_entities}``, ``{walk_steps}``
     and the bridge's ``{bridge_from}``, ``{bridge_fanout}``, ``{bridge_slots}``,
-    ``{bridge_articles}``, ``{bridge_central}``), and
+    ``{bridge_articles}``, ``{bridge_central}``, ``{bridge_central_starts}``), and
     :data:`RRF_K` and :data:`PICK_RRF_K` as ``{rrf_k}`` and ``{pick_rrf_k}``.
 
     They are part of the statement's text, not parameters, so that its generic plan
@@ -146,6 +151,7 @@ def with_limits(
         bridge_slots=int(bridge.slots),
         bridge_articles=int(bridge.articles),
         bridge_central=int(bridge.central),
+        bridge_central_starts=int(bridge.central) if bridge.central_starts else 0,
         rrf_k=RRF_K,
         pick_rrf_k=PICK_RRF_K,
     )

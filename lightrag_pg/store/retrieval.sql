@@ -94,9 +94,11 @@ named_entities AS MATERIALIZED (
 --   3 file name: the base name of the chunk's file path less its extension, _ - . read as
 --     spaces (one without a letter, or the unknown source, names nothing).
 -- A title or heading is read less its markup and a trailing parenthesis ("Acme (studio)"
--- introduces Acme). {side}_homes: an entity's chunks whose keys hold its name's key,
--- with the lowest rule; failing any, rule 4, central: its chunks that mention its name
--- most often (case-insensitive substring count), if at least {central} times (0: never).
+-- introduces Acme); a title is the whole name in any case, a heading or file name the
+-- name's key. {side}_homes: an entity's chunks whose keys hold its name, with the lowest
+-- rule; failing any, rule 4, central: its chunk that mentions its name most often
+-- (case-insensitive substring count), if at least {central} times (0: never) and at
+-- least as often as all its other chunks together.
 -- The keys are computed at query time, for the few chunks of the bounded entities only.
 {side}_pairs AS MATERIALIZED (
     SELECT e.name, s.id
@@ -123,9 +125,12 @@ named_entities AS MATERIALIZED (
         WHERE c.file_path <> 'unknown_source'
     ) l
     CROSS JOIN LATERAL (
-        SELECT lexical_name_key(regexp_replace(
+        SELECT btrim(regexp_replace(
                    regexp_replace(l.line, '<[^>]*>|^\s*#{1,6}\s+|\s+#+\s*$', '', 'g'), '\s*\([^)]*\)\s*$', ''
-               )) AS key
+               )) AS text
+    ) t
+    CROSS JOIN LATERAL (
+        SELECT CASE WHEN l.rule = 1 THEN lower(t.text) ELSE lexical_name_key(t.text) END AS key
     ) k
     WHERE k.key <> '' AND (l.rule <> 3 OR k.key ~ '[[:alpha:]]')
 ),
@@ -133,7 +138,8 @@ named_entities AS MATERIALIZED (
     SELECT p.name, p.id, min(k.rule) AS rule
     FROM (SELECT name, id, lexical_name_key(name) AS key FROM {side}_pairs) p
     JOIN {side}_keys k ON k.id = p.id
-    WHERE k.key = p.key
+    WHERE (k.rule = 1 AND k.key = lower(p.name))
+       OR (k.rule > 1 AND k.key = p.key)
        OR (k.rule = 2 AND string_to_array(p.key, ' ') <@ string_to_array(k.key, ' ')
            AND cardinality(string_to_array(k.key, ' ')) <= cardinality(string_to_array(p.key, ' ')) + 2)
     GROUP BY p.name, p.id
@@ -142,7 +148,8 @@ named_entities AS MATERIALIZED (
     SELECT name, id, rule FROM {side}_matched
     UNION ALL
     SELECT name, id, 4 FROM (
-        SELECT p.name, p.id, m.mentions, max(m.mentions) OVER (PARTITION BY p.name) AS most
+        SELECT p.name, p.id, m.mentions, max(m.mentions) OVER (PARTITION BY p.name) AS most,
+               sum(m.mentions) OVER (PARTITION BY p.name) AS mentioned
         FROM {side}_pairs p
         JOIN text_chunks c ON c.id = p.id
         CROSS JOIN LATERAL (
@@ -151,7 +158,7 @@ named_entities AS MATERIALIZED (
         ) m
         WHERE {central} > 0 AND p.name NOT IN (SELECT name FROM {side}_matched)
     ) counted
-    WHERE mentions = most AND most >= {central}
+    WHERE mentions = most AND most >= {central} AND 2 * most >= mentioned
 ),
 
 -- name: context
@@ -248,15 +255,18 @@ named_entities AS MATERIALIZED (
 -- the arcs, run in a recursive CTE over the score vector as an array. The chunks are
 -- then ranked by score (at most $10), followed by the fused chunks the walk left out.
 -- Bridge ($16, the fused chunks kept on top, non-NULL: QueryParam.bridge): a second hop
--- from the question's best passage and from the articles of what it names. A chunk's
--- heading is its first line less a trailing parenthesis ("Acme (studio)" is Acme's); the
--- articles (with {bridge_articles} = 1) are, for each entity the question names
--- (named_entities) in at most {bridge_fanout} chunks, the chunk under its heading most
--- like $7. The entities of the first {bridge_from} fused chunks and of the articles that
--- the question does not name and that are in at most {bridge_fanout} chunks lead to
--- their other chunks; those and the articles are ranked by cosine distance to $7, less
--- $17 for a chunk under such an entity's heading (a passage about the entity, not just
--- naming it). The first $16 fused chunks stay first; after them each of the first
+-- from the question's best passage and from the articles of what it names. An entity's
+-- homes are the chunks that introduce it (fragment entity_homes: its title, a heading,
+-- its file name; failing those, its central chunk); the articles (with
+-- {bridge_articles} = 1) are, for each entity the question names (named_entities) in at
+-- most {bridge_fanout} chunks, its home most like $7, found by title, heading or file
+-- name ({bridge_central_starts} > 0: also by central chunk, off by default: such starts
+-- cost 2 to 6 points of recall@5 on both multi-hop sets). The entities of the first
+-- {bridge_from} fused chunks and of the articles that the question does not name and that
+-- are in at most {bridge_fanout} chunks lead to their other chunks; those and the
+-- articles are ranked by cosine distance to $7, less $17 for a home of such an entity (a
+-- passage about the entity, not just naming it), half of it for a central one. The first
+-- $16 fused chunks stay first; after them each of the first
 -- {bridge_slots} bridge chunks takes every second place (a chunk in both lists keeps its
 -- first place). It orders the chunks the walk did not rank, so it also serves alone:
 -- the graph picks then make way, as for a walk.
@@ -568,7 +578,7 @@ bridge_first AS MATERIALIZED (
 bridge_named AS MATERIALIZED (
     SELECT name FROM named_entities WHERE $16::int IS NOT NULL AND {bridge_articles} = 1
 ),
--- include: entity_homes side=named entities=bridge_named fanout={bridge_fanout} central={bridge_central}
+-- include: entity_homes side=named entities=bridge_named fanout={bridge_fanout} central={bridge_central_starts}
 bridge_articles AS MATERIALIZED (
     SELECT DISTINCT id FROM (
         SELECT DISTINCT ON (h.name) h.name, h.id
@@ -588,15 +598,16 @@ bridge_entities AS MATERIALIZED (
 bridge_chunks AS MATERIALIZED (
     SELECT l.id,
            row_number() OVER (
-               ORDER BY (v.embedding{halfvec} <=> $7::vector{halfvec}) - $17::float8 * l.home::int, l.id
+               ORDER BY (v.embedding{halfvec} <=> $7::vector{halfvec}) - $17::float8 * l.home, l.id
            ) AS idx
     FROM (
-        SELECT id, bool_or(home) AS home
+        SELECT id, max(home) AS home
         FROM (
-            SELECT p.id, EXISTS (SELECT 1 FROM bridge_homes h WHERE h.name = p.name AND h.id = p.id) AS home
+            SELECT p.id, coalesce((SELECT max(CASE WHEN h.rule < 4 THEN 1 ELSE 0.5 END)
+                                   FROM bridge_homes h WHERE h.name = p.name AND h.id = p.id), 0) AS home
             FROM bridge_pairs p
             UNION ALL
-            SELECT id, true FROM bridge_articles
+            SELECT id, 1 FROM bridge_articles
         ) c
         WHERE id NOT IN (SELECT id FROM bridge_first)
         GROUP BY id

@@ -9,7 +9,7 @@ import asyncpg
 import numpy as np
 
 from ..db.dimensions import HalfvecCast
-from ..db.sqlfile import load_vector_queries, render
+from ..db.sqlfile import bind, load_vector_queries, positional, render
 from .rows import ChunkRow, EntityRow, RelationRow
 
 
@@ -195,28 +195,31 @@ class RetrievalStore:
         the place of the picks behind the kept entities and relations; with ``bridge``, the
         chunks a second hop from the best fused chunk reaches (:class:`Bridge`) take every
         second place after its first ``keep`` fused chunks (after the walk's, with both)."""
-        rows = await self.conn.fetch(
+        sql, names = positional(
             with_limits(
                 self.sql["context"], top_k, vector_top_k, HIGH_DEGREE_SET, walk or Walk(), bridge or Bridge()
-            ),
-            _vector(local_query),
-            _vector(global_query),
-            threshold,
-            top_k,
-            max_entity_tokens,
-            max_relation_tokens,
-            _vector(chunk_query),
-            vector_top_k,
-            related_chunks,
-            chunk_limit,
-            lexical_chunks,
-            lexical_entities,
-            question,
-            None if walk is None else walk.damping,
-            None if walk is None else walk.chunk_weight,
-            None if bridge is None else bridge.keep,
-            0.0 if bridge is None else bridge.heading,
+            )
         )
+        values: dict[str, object] = {
+            "local_query": _vector(local_query),
+            "global_query": _vector(global_query),
+            "threshold": threshold,
+            "top_k": top_k,
+            "max_entity_tokens": max_entity_tokens,
+            "max_relation_tokens": max_relation_tokens,
+            "chunk_query": _vector(chunk_query),
+            "vector_top_k": vector_top_k,
+            "related_chunks": related_chunks,
+            "chunk_limit": chunk_limit,
+            "lexical_chunks": lexical_chunks,
+            "lexical_entities": lexical_entities,
+            "question": question,
+            "walk_damping": None if walk is None else walk.damping,
+            "walk_chunk_weight": None if walk is None else walk.chunk_weight,
+            "bridge_keep": None if bridge is None else bridge.keep,
+            "bridge_heading": 0.0 if bridge is None else bridge.heading,
+        }
+        rows = await self.conn.fetch(sql, *bind(names, values))
         by_kind: dict[str, list[asyncpg.Record]] = {"entity": [], "relation": [], "chunk": [], "flags": []}
         for r in rows:
             by_kind[r["kind"]].append(r)

@@ -163,20 +163,26 @@ named_entities AS MATERIALIZED (
 
 -- name: context
 -- The entities, relations and chunks of a query, ranked and cut in one statement.
--- Graph: entities nearest to $1 (the low-level keywords) and every edge touching
+-- Parameters (store/retrieval.py RetrievalStore.context): :local_query, :global_query
+-- (the keywords' vectors, NULL: that side off), :threshold (cosine), :top_k,
+-- :max_entity_tokens, :max_relation_tokens, :chunk_query (the question's vector),
+-- :vector_top_k (chunk_top_k), :related_chunks, :chunk_limit, :lexical_chunks,
+-- :lexical_entities, :question (texts; NULL: no lexical fusion), :walk_damping,
+-- :walk_chunk_weight (NULL: no walk), :bridge_keep, :bridge_heading (NULL: no bridge).
+-- Graph: entities nearest to :local_query (the low-level keywords) and every edge touching
 -- them, edges ranked by (edge degree, weight) desc, then by the nearest found entity
 -- they touch (upstream collects edges entity by entity), then (src, tgt); relations
--- nearest to $2 (the high-level keywords) and their endpoints in order of first
+-- nearest to :global_query (the high-level keywords) and their endpoints in order of first
 -- appearance; each side's lists merged round-robin (local first, the first
 -- occurrence wins), then a running sum of the stored context_tokens keeps the
--- longest prefix within $5 (entities) and $6 (relations) tokens (each count includes
+-- longest prefix within :max_entity_tokens (entities) and :max_relation_tokens (relations) tokens (each count includes
 -- the newline joining its line to the next, and the pre-tokenizer never merges across
 -- it, so the sum is the count of the lines joined, upstream 1.5.7's measure, plus the
 -- last line's newline: at most a token over, and only when that newline does not merge
 -- into the closing brace's token). A NULL vector
 -- switches its side off (checked once, also by a generic plan, which gives the same
--- rows as a custom one); $3 is the cosine threshold, $4 top_k ({top_k} the same, as
--- the LIMIT of the two graph vector searches; {chunk_top_k} is $8). Edges are read
+-- rows as a custom one); :threshold is the cosine threshold, :top_k top_k ({top_k} the same, as
+-- the LIMIT of the two graph vector searches; {chunk_top_k} is :vector_top_k). Edges are read
 -- from the covering endpoint indexes (migration 0011: index-only scans, no heap fetch
 -- per edge), those by src, then those by tgt whose src is not a found entity; the
 -- degrees of their endpoints are the stored entities.degree (kept by the relations
@@ -184,7 +190,7 @@ named_entities AS MATERIALIZED (
 -- includes it, each with its place among the found entities (for the tie-break).
 -- Only the first edges in that order that the relation budget could keep are ranked:
 -- each costs at least the fewest tokens among them, and so does the global copy that
--- may stand in for one, so no more than $6 over that many fit; found counts them all.
+-- may stand in for one, so no more than :max_relation_tokens over that many fit; found counts them all.
 -- Around a hub, a found entity with more than {high_degree_set} edges, a degree look-up
 -- per neighbour would be most of the statement (21k at 300k entities: 55 of 110 ms).
 -- Its edges are first checked against the entities of highest degree (high_degrees:
@@ -199,52 +205,52 @@ named_entities AS MATERIALIZED (
 -- Foreign keys spare existence checks: an entity vector has its entity, a
 -- relation vector its relation (looked up by key, never by a join over all
 -- relations), a relation its two endpoints.
--- Chunks: the chunks nearest to $7 (at most $8, similarity > $3; fused with the
+-- Chunks: the chunks nearest to :chunk_query (at most :vector_top_k, similarity > :threshold; fused with the
 -- lexical matches, below), then the
 -- VECTOR pick of the chunks behind the kept entities and relations (each one's
 -- source ids in order), merged round-robin (vector, entity, relation; the
--- first occurrence wins) and cut to the first $10 (NULL: all). Each side's
+-- first occurrence wins) and cut to the first :chunk_limit (NULL: all). Each side's
 -- candidates: blank ids dropped, a chunk kept under the first item listing it
 -- (items and positions grow together: its least item and position), ordered
 -- by item, then by how many items list it (desc), then position; relations skip
 -- the chunks picked for entities (not when hybrid fuses the two, below) and count
 -- only items left with a chunk. Of the
 -- candidates that have a vector (a chunk vector implies its chunk: foreign key), the
--- floor($9 * items / 2) most similar to $7 are picked (ties in candidate order).
+-- floor(:related_chunks * items / 2) most similar to :chunk_query are picked (ties in candidate order).
 -- Rows: kind 'entity', 'relation' or 'chunk' with its rank and found (the rows
 -- merged before the cut), and one 'flags' row whose needs_weight is true when a
 -- side had chunk candidates but the VECTOR pick chose none (the caller then
 -- picks by WEIGHT) and whose found is the number of merged chunks.
 -- Lexical search (NULL texts switch it off, leaving the vector-only statement): the
--- local side fuses its vector hits with the $4 entities lexical_entities finds for
--- $12 (the low-level keywords) by reciprocal rank (1 / ({rrf_k} + rank), summed), after
--- the entities a phrase of $13 (the question's first words) names exactly or nearly,
+-- local side fuses its vector hits with the :top_k entities lexical_entities finds for
+-- :lexical_entities (the low-level keywords) by reciprocal rank (1 / ({rrf_k} + rank), summed), after
+-- the entities a phrase of :question (the question's first words) names exactly or nearly,
 -- which always come first. Its phrases (one to six consecutive words) are read in one
 -- pass with lead(): slicing an array of its words per phrase would split the whole
--- text again for each one, a cost quadratic in its length. Chunks, when $11 is given
--- and the vector side is on ($8 > 0, mix): no round-robin; the four lists (vector
--- hits, the $8 chunks lexical_chunks finds for $11, the entity picks, the relation
+-- text again for each one, a cost quadratic in its length. Chunks, when :lexical_chunks is given
+-- and the vector side is on (:vector_top_k > 0, mix): no round-robin; the four lists (vector
+-- hits, the :vector_top_k chunks lexical_chunks finds for :lexical_chunks, the entity picks, the relation
 -- picks) are fused by reciprocal rank the same way (ties by best rank, then list in
 -- that order, then id), so a chunk several signals support rises and graph picks no
--- longer take every second place from the question's own matches. When $11 is given,
--- the vector side is off and both graph sides are on ($1 and $2, hybrid), its two
+-- longer take every second place from the question's own matches. When :lexical_chunks is given,
+-- the vector side is off and both graph sides are on (:local_query and :global_query, hybrid), its two
 -- lists, the entity picks and the relation picks, are fused the same way with
 -- {pick_rrf_k} for {rrf_k}, and the relation side keeps the chunks the entity side
 -- picked: a chunk picked behind both the kept entities and the kept relations rises
 -- instead of waiting for the relation side's turn after each side's first pick.
--- When $11 is given, the vector side is off and one graph side is on ($1 or $2: local,
+-- When :lexical_chunks is given, the vector side is off and one graph side is on (:local_query or :global_query: local,
 -- global, hybrid with one side), its entity and relation picks are merged by their
--- similarity to $7 (ties by place, entity side first). Both lists come from one search
+-- similarity to :chunk_query (ties by place, entity side first). Both lists come from one search
 -- and are ranked by that similarity: local's relations are the edges of its found
 -- entities and global's entities the endpoints of its found relations, so a relation's
 -- chunks are its endpoints' and the relation side holds only the chunks the entity side
 -- left out (entities the budget cut, the pick's quota); round-robin gave those every
--- second place ahead of closer ones. Otherwise ($11 NULL) the vector hits are merged
+-- second place ahead of closer ones. Otherwise (:lexical_chunks NULL) the vector hits are merged
 -- round-robin as above. Both functions come with the workspace's backend.
--- Walk ($14, the damping, non-NULL: QueryParam.pagerank): a personalized PageRank over
+-- Walk (:walk_damping, the damping, non-NULL: QueryParam.pagerank): a personalized PageRank over
 -- the entity-chunk graph takes the place of the entity and relation picks. Seeds: the
 -- first {walk_seeds} local entities, each 1 / (rank * its chunk count) (a rare name
--- says more than a common one), and the query's fused chunks, $15 / rank. The graph is
+-- says more than a common one), and the query's fused chunks, :walk_chunk_weight / rank. The graph is
 -- bounded: the seeds' chunks (entities.source_ids), those chunks' entities
 -- (entity_fragments by document), at most {walk_entities} of them in order of the best
 -- chunk that brought them, and all their chunks; an entity in more than {walk_fanout}
@@ -253,29 +259,29 @@ named_entities AS MATERIALIZED (
 -- be a nested loop over both); an entity sends its mass evenly to its chunks, a chunk
 -- to its entities in the graph. {walk_steps} power iterations, each one aggregate over
 -- the arcs, run in a recursive CTE over the score vector as an array. The chunks are
--- then ranked by score (at most $10), followed by the fused chunks the walk left out.
--- Bridge ($16, the fused chunks kept on top, non-NULL: QueryParam.bridge): a second hop
+-- then ranked by score (at most :chunk_limit), followed by the fused chunks the walk left out.
+-- Bridge (:bridge_keep, the fused chunks kept on top, non-NULL: QueryParam.bridge): a second hop
 -- from the question's best passage and from the articles of what it names. An entity's
 -- homes are the chunks that introduce it (fragment entity_homes: its title, a heading,
 -- its file name; failing those, its central chunk); the articles (with
 -- {bridge_articles} = 1) are, for each entity the question names (named_entities) in at
--- most {bridge_fanout} chunks, its home most like $7, found by title, heading or file
+-- most {bridge_fanout} chunks, its home most like :chunk_query, found by title, heading or file
 -- name ({bridge_central_starts} > 0: also by central chunk, off by default: such starts
 -- cost 2 to 6 points of recall@5 on both multi-hop sets). The entities of the first
 -- {bridge_from} fused chunks and of the articles that the question does not name and that
 -- are in at most {bridge_fanout} chunks lead to their other chunks; those and the
--- articles are ranked by cosine distance to $7, less $17 for a home of such an entity (a
+-- articles are ranked by cosine distance to :chunk_query, less :bridge_heading for a home of such an entity (a
 -- passage about the entity, not just naming it), half of it for a central one. The first
--- $16 fused chunks stay first; after them each of the first
+-- :bridge_keep fused chunks stay first; after them each of the first
 -- {bridge_slots} bridge chunks takes every second place (a chunk in both lists keeps its
 -- first place). It orders the chunks the walk did not rank, so it also serves alone:
 -- the graph picks then make way, as for a walk.
 WITH
--- include: nearest_hits side=local keys=name table=entity_vectors query=$1 limit={top_k} threshold=$3 on="$1::vector IS NOT NULL"
+-- include: nearest_hits side=local keys=name table=entity_vectors query=:local_query limit={top_k} threshold=:threshold on=":local_query::vector IS NOT NULL"
 local_lexical AS MATERIALIZED (
-    SELECT name, score FROM lexical_entities(CASE WHEN $1::vector IS NOT NULL THEN $12::text END, $4)
+    SELECT name, score FROM lexical_entities(CASE WHEN :local_query::vector IS NOT NULL THEN :lexical_entities::text END, :top_k)
 ),
--- include: question_names question=$13 on="$1::vector IS NOT NULL"
+-- include: question_names question=:question on=":local_query::vector IS NOT NULL"
 local_fused AS (
     SELECT ranks.name, bool_or(ranks.named) AS named, sum(1.0 / ({rrf_k} + ranks.rank)) AS score,
            min(ranks.distance) AS distance
@@ -292,11 +298,11 @@ local_fused AS (
 local_entities AS MATERIALIZED (
     SELECT idx, name, similarity FROM (
         SELECT row_number() OVER (ORDER BY f.named DESC, f.score DESC NULLS LAST, f.name) AS idx, f.name,
-               f.named, coalesce(1 - f.distance, 1 - (v.embedding{halfvec} <=> $1::vector{halfvec})) AS similarity
+               f.named, coalesce(1 - f.distance, 1 - (v.embedding{halfvec} <=> :local_query::vector{halfvec})) AS similarity
         FROM local_fused f
         LEFT JOIN entity_vectors v ON v.name = f.name AND f.distance IS NULL
     ) fused
-    WHERE idx <= $4 OR named
+    WHERE idx <= :top_k OR named
 ),
 local_names AS MATERIALIZED (
     SELECT ARRAY(SELECT name FROM local_entities) AS names
@@ -319,7 +325,7 @@ local_edges AS MATERIALIZED (
 local_edge_counts AS MATERIALIZED (
     SELECT count(*) AS edges, greatest(min(tokens), 1) AS fewest_tokens FROM local_edges
 ),
--- include: nearest_hits side=global keys="src, tgt" table=relation_vectors query=$2 limit={top_k} threshold=$3 on="$2::vector IS NOT NULL"
+-- include: nearest_hits side=global keys="src, tgt" table=relation_vectors query=:global_query limit={top_k} threshold=:threshold on=":global_query::vector IS NOT NULL"
 global_relations AS MATERIALIZED (
     SELECT row_number() OVER (ORDER BY h.distance, h.src, h.tgt) AS idx, h.src, h.tgt,
            1 - h.distance AS similarity,
@@ -358,7 +364,7 @@ pruned_hubs AS MATERIALIZED (
     WHERE (SELECT count(*) FROM high_degrees d
            WHERE EXISTS (SELECT 1 FROM relations r WHERE r.src = h.name AND r.tgt = d.name)
               OR EXISTS (SELECT 1 FROM relations r WHERE r.src = d.name AND r.tgt = h.name))
-          >= (SELECT $6::bigint / fewest_tokens + 1 FROM local_edge_counts)
+          >= (SELECT :max_relation_tokens::bigint / fewest_tokens + 1 FROM local_edge_counts)
 ),
 ranked_edges AS MATERIALIZED (
     SELECT src, tgt, weight, tokens
@@ -385,7 +391,7 @@ local_relations AS MATERIALIZED (
         JOIN degrees ds ON ds.name = l.src
         JOIN degrees dt ON dt.name = l.tgt
         ORDER BY ds.degree + dt.degree DESC, l.weight DESC, least(ds.local_idx, dt.local_idx), l.src, l.tgt
-        LIMIT (SELECT $6::bigint / fewest_tokens + 1 FROM local_edge_counts)
+        LIMIT (SELECT :max_relation_tokens::bigint / fewest_tokens + 1 FROM local_edge_counts)
     ) ranked
 ),
 entity_merged AS (
@@ -433,7 +439,7 @@ relation_cut AS (
     FROM relation_merged
 ),
 kept_entities AS MATERIALIZED (
-    SELECT * FROM entity_cut WHERE used <= $5 AND $5 > 0
+    SELECT * FROM entity_cut WHERE used <= :max_entity_tokens AND :max_entity_tokens > 0
 ),
 kept_relations AS MATERIALIZED (
     SELECT c.rank, c.found, c.degree, c.similarity, r.*
@@ -441,7 +447,7 @@ kept_relations AS MATERIALIZED (
     CROSS JOIN LATERAL (
         SELECT * FROM relations r WHERE r.src = c.src AND r.tgt = c.tgt LIMIT 1
     ) r
-    WHERE c.used <= $6 AND $6 > 0
+    WHERE c.used <= :max_relation_tokens AND :max_relation_tokens > 0
 ),
 entity_sources AS (
     SELECT k.rank AS item, s.id, row_number() OVER (ORDER BY k.rank, s.n) AS pos
@@ -451,9 +457,9 @@ relation_sources AS (
     SELECT k.rank AS item, s.id, row_number() OVER (ORDER BY k.rank, s.n) AS pos
     FROM kept_relations k, unnest(k.source_ids) WITH ORDINALITY AS s(id, n)
 ),
--- include: nearest_hits side=vector keys=chunk_id table=chunk_vectors query=$7 limit={chunk_top_k} threshold=$3 on=true
+-- include: nearest_hits side=vector keys=chunk_id table=chunk_vectors query=:chunk_query limit={chunk_top_k} threshold=:threshold on=true
 lexical_hits AS MATERIALIZED (
-    SELECT id, score FROM lexical_chunks($11::text, $8)
+    SELECT id, score FROM lexical_chunks(:lexical_chunks::text, :vector_top_k)
 ),
 query_chunks AS (
     SELECT row_number() OVER (ORDER BY sum(1.0 / ({rrf_k} + ranks.rank)) DESC, min(ranks.rank), ranks.id) AS idx,
@@ -470,13 +476,13 @@ walk_entity_seeds AS MATERIALIZED (
     SELECT l.name, 1.0 / (l.idx * cardinality(e.source_ids)) AS weight, cardinality(e.source_ids) AS fanout
     FROM local_entities l
     JOIN entities e ON e.name = l.name
-    WHERE $14::float8 IS NOT NULL AND l.idx <= {walk_seeds}
+    WHERE :walk_damping::float8 IS NOT NULL AND l.idx <= {walk_seeds}
       AND cardinality(e.source_ids) BETWEEN 1 AND {walk_fanout}
 ),
 walk_chunk_seeds AS MATERIALIZED (
-    SELECT id, $15::float8 / idx AS weight, idx AS rank
+    SELECT id, :walk_chunk_weight::float8 / idx AS weight, idx AS rank
     FROM query_chunks
-    WHERE $14::float8 IS NOT NULL AND idx <= {chunk_top_k}
+    WHERE :walk_damping::float8 IS NOT NULL AND idx <= {chunk_top_k}
 ),
 walk_near_chunks AS MATERIALIZED (
     SELECT id, min(rank) AS rank FROM (
@@ -551,7 +557,7 @@ walk AS (
         SELECT 0, seed FROM walk_index
         UNION ALL
         SELECT s.step + 1,
-               ARRAY(SELECT (1 - $14::float8) * x.seed[m.i] + $14::float8 * m.mass
+               ARRAY(SELECT (1 - :walk_damping::float8) * x.seed[m.i] + :walk_damping::float8 * m.mass
                      FROM (SELECT i, sum(mass) AS mass
                            FROM (SELECT i, 0::float8 AS mass FROM generate_subscripts(s.p, 1) AS i
                                  UNION ALL
@@ -570,13 +576,13 @@ walk_picks AS (
     FROM walk w
     WHERE w.score > 0 AND EXISTS (SELECT 1 FROM text_chunks c WHERE c.id = w.id)
     ORDER BY w.score DESC, w.id
-    LIMIT $10
+    LIMIT :chunk_limit
 ),
 bridge_first AS MATERIALIZED (
-    SELECT id FROM query_chunks WHERE $16::int IS NOT NULL AND idx <= {bridge_from}
+    SELECT id FROM query_chunks WHERE :bridge_keep::int IS NOT NULL AND idx <= {bridge_from}
 ),
 bridge_named AS MATERIALIZED (
-    SELECT name FROM named_entities WHERE $16::int IS NOT NULL AND {bridge_articles} = 1
+    SELECT name FROM named_entities WHERE :bridge_keep::int IS NOT NULL AND {bridge_articles} = 1
 ),
 -- include: entity_homes side=named entities=bridge_named fanout={bridge_fanout} central={bridge_central_starts}
 bridge_articles AS MATERIALIZED (
@@ -584,7 +590,7 @@ bridge_articles AS MATERIALIZED (
         SELECT DISTINCT ON (h.name) h.name, h.id
         FROM named_homes h
         JOIN chunk_vectors v ON v.chunk_id = h.id
-        ORDER BY h.name, v.embedding{halfvec} <=> $7::vector{halfvec}, h.id
+        ORDER BY h.name, v.embedding{halfvec} <=> :chunk_query::vector{halfvec}, h.id
     ) best
 ),
 bridge_entities AS MATERIALIZED (
@@ -598,7 +604,7 @@ bridge_entities AS MATERIALIZED (
 bridge_chunks AS MATERIALIZED (
     SELECT l.id,
            row_number() OVER (
-               ORDER BY (v.embedding{halfvec} <=> $7::vector{halfvec}) - $17::float8 * l.home, l.id
+               ORDER BY (v.embedding{halfvec} <=> :chunk_query::vector{halfvec}) - :bridge_heading::float8 * l.home, l.id
            ) AS idx
     FROM (
         SELECT id, max(home) AS home
@@ -617,20 +623,20 @@ bridge_chunks AS MATERIALIZED (
 bridged AS (
     SELECT id, min(place) AS place
     FROM (
-        SELECT id, CASE WHEN $16::int IS NULL OR idx <= $16::int THEN idx ELSE 2 * idx - $16::int END AS place
+        SELECT id, CASE WHEN :bridge_keep::int IS NULL OR idx <= :bridge_keep::int THEN idx ELSE 2 * idx - :bridge_keep::int END AS place
         FROM query_chunks
         UNION ALL
-        SELECT id, $16::int + 2 * idx - 1 FROM bridge_chunks WHERE idx <= {bridge_slots}
+        SELECT id, :bridge_keep::int + 2 * idx - 1 FROM bridge_chunks WHERE idx <= {bridge_slots}
     ) places
     GROUP BY id
 ),
 fusing AS (
     SELECT chunks OR picks AS chunks, picks, by_similarity, walks,
            CASE WHEN picks THEN {pick_rrf_k} ELSE {rrf_k} END AS rrf_k
-    FROM (SELECT $11::text IS NOT NULL AND $8 > 0 AS chunks,
-                 $11::text IS NOT NULL AND $8 = 0 AND $1::vector IS NOT NULL AND $2::vector IS NOT NULL AS picks,
-                 $11::text IS NOT NULL AND $8 = 0 AND ($1::vector IS NULL) <> ($2::vector IS NULL) AS by_similarity,
-                 $14::float8 IS NOT NULL OR $16::int IS NOT NULL AS walks) lists
+    FROM (SELECT :lexical_chunks::text IS NOT NULL AND :vector_top_k > 0 AS chunks,
+                 :lexical_chunks::text IS NOT NULL AND :vector_top_k = 0 AND :local_query::vector IS NOT NULL AND :global_query::vector IS NOT NULL AS picks,
+                 :lexical_chunks::text IS NOT NULL AND :vector_top_k = 0 AND (:local_query::vector IS NULL) <> (:global_query::vector IS NULL) AS by_similarity,
+                 :walk_damping::float8 IS NOT NULL OR :bridge_keep::int IS NOT NULL AS walks) lists
 ),
 entity_listed AS (
     SELECT item, id, pos FROM entity_sources WHERE btrim(id, E' \t\n\r\f\v') <> ''
@@ -641,7 +647,7 @@ entity_first AS (
     GROUP BY id
 ),
 entity_candidates AS (
-    SELECT l.item, l.id, l.pos, l.listed, 1 - (v.embedding{halfvec} <=> $7::vector{halfvec}) AS similarity
+    SELECT l.item, l.id, l.pos, l.listed, 1 - (v.embedding{halfvec} <=> :chunk_query::vector{halfvec}) AS similarity
     FROM entity_first l
     JOIN chunk_vectors v ON v.chunk_id = l.id
 ),
@@ -650,7 +656,7 @@ entity_picks AS (
         SELECT id, similarity, row_number() OVER (ORDER BY similarity DESC, item, listed DESC, pos) AS idx
         FROM entity_candidates
     ) ranked
-    WHERE idx <= ($9 * (SELECT count(DISTINCT item) FROM entity_listed)) / 2
+    WHERE idx <= (:related_chunks * (SELECT count(DISTINCT item) FROM entity_listed)) / 2
 ),
 relation_first AS (
     SELECT id, min(item) AS item, min(pos) AS pos, count(*) AS listed
@@ -660,7 +666,7 @@ relation_first AS (
     GROUP BY id
 ),
 relation_candidates AS (
-    SELECT l.item, l.id, l.pos, l.listed, 1 - (v.embedding{halfvec} <=> $7::vector{halfvec}) AS similarity
+    SELECT l.item, l.id, l.pos, l.listed, 1 - (v.embedding{halfvec} <=> :chunk_query::vector{halfvec}) AS similarity
     FROM relation_first l
     JOIN chunk_vectors v ON v.chunk_id = l.id
 ),
@@ -669,7 +675,7 @@ relation_picks AS (
         SELECT id, similarity, row_number() OVER (ORDER BY similarity DESC, item, listed DESC, pos) AS idx
         FROM relation_candidates
     ) ranked
-    WHERE idx <= ($9 * (SELECT count(DISTINCT item) FROM relation_first)) / 2
+    WHERE idx <= (:related_chunks * (SELECT count(DISTINCT item) FROM relation_first)) / 2
 ),
 merged AS (
     SELECT DISTINCT ON (id) id, idx, side, similarity
@@ -719,7 +725,7 @@ ranked AS (
     SELECT id, rank, count(*) OVER () AS merged_count
     FROM ordered
     ORDER BY rank
-    LIMIT $10
+    LIMIT :chunk_limit
 ),
 flags AS (
     SELECT NOT (SELECT walks FROM fusing)
@@ -742,7 +748,7 @@ SELECT 'relation', rank, found, NULL, src, tgt, NULL, keywords, description, wei
 FROM kept_relations
 UNION ALL
 SELECT 'chunk', r.rank, r.merged_count, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-       c.created_at, NULL, NULL, 1 - (v.embedding{halfvec} <=> $7::vector{halfvec}), NULL, c.id, c.content,
+       c.created_at, NULL, NULL, 1 - (v.embedding{halfvec} <=> :chunk_query::vector{halfvec}), NULL, c.id, c.content,
        c.doc_id, c.chunk_order_index, c.tokens, c.file_path, NULL
 FROM ranked r
 JOIN text_chunks c ON c.id = r.id

@@ -32,7 +32,7 @@ STARTS = {
     ),
     "file name": ("docs/globex.md", "Alice started the studio Globex in a garage."),
 }
-CENTRAL = ("p-globex.md", "Alice started Globex in a garage. Globex grew.")
+CENTRAL = ("p-globex.md", "Alice started Globex in a garage. Globex grew. Globex moved.")
 RULES = {"heading with more words": "heading", "HTML heading": "heading"}
 
 
@@ -72,7 +72,7 @@ async def test_a_passage_that_only_mentions_the_entity_is_no_start(
 async def test_a_central_chunk_starts_the_hop_only_when_asked(
     llm_rag: LightRAG, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Globex is named twice in its passage and once in the film's: its passage is its
+    """Globex is named three times in its passage and once in the film's: its passage is its
     central chunk, a start with ``central_starts`` only."""
     corpus = {**CORPUS, CENTRAL[0]: CENTRAL[1]}
     await llm_rag.ainsert(list(corpus.values()), file_paths=list(corpus))
@@ -87,10 +87,10 @@ async def test_a_bridge_entitys_central_chunk_gets_half_the_bonus(
     llm_rag: LightRAG, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Two passages name Carol, the film's director: the one more like the question only
-    mentions her, hers names her twice (her central chunk) and comes first with a bonus."""
+    mentions her, hers names her three times (her central chunk) and comes first with a bonus."""
     corpus = {
         "p-film.md": "Zephyr is an Acme film made in a studio. Its director was Carol.",
-        "p-carol.md": "Carol grew up in Berlin. Carol went to school there.",
+        "p-carol.md": "Carol grew up in Berlin. Carol went to school there. Carol left.",
         "p-mention.md": "Carol was asked about a film.",
         **{f"p-noise{i}.md": f"Movie {i} opened in Oslo." for i in range(4)},
     }
@@ -110,8 +110,8 @@ async def test_the_central_rule_can_be_switched_off(llm_rag: LightRAG) -> None:
     corpus = {**CORPUS, path: text}
     await llm_rag.ainsert(list(corpus.values()), file_paths=list(corpus))
     assert await globex_home(llm_rag, Bridge(central=0)) is None
-    assert await globex_home(llm_rag, Bridge(central=3)) is None
-    assert await globex_home(llm_rag, Bridge(central=2)) == "central"
+    assert await globex_home(llm_rag, Bridge(central=4)) is None
+    assert await globex_home(llm_rag, Bridge(central=3)) == "central"
 
 
 async def test_a_file_name_without_a_letter_names_nothing(llm_rag: LightRAG) -> None:

@@ -113,7 +113,7 @@ class Bridge:
     slots: int = 3
     heading: float = 0.3
     articles: bool = True
-    central: int = 2
+    central: int = 3
     central_starts: bool = False
 
 

@@ -161,6 +161,39 @@ named_entities AS MATERIALIZED (
     WHERE mentions = most AND most >= {central} AND 2 * most >= mentioned
 ),
 
+-- fragment: chunk_picks
+-- The VECTOR pick of the chunks behind the kept {side} rows ({rows}), written once for
+-- both sides: each row's source ids in order ({side}_sources: item is the row's rank, pos
+-- the position over all rows), blank ids and those for which {keep} is false dropped
+-- ({side}_listed); a chunk kept under the first item listing it ({side}_first: its least
+-- item and position, and how many items list it); of those with a vector, the
+-- floor(:related_chunks * items / 2) most similar to :chunk_query (ties by item, then
+-- items listing it, desc, then position), the items counted in {side}_{counted}.
+{side}_sources AS (
+    SELECT k.rank AS item, s.id, row_number() OVER (ORDER BY k.rank, s.n) AS pos
+    FROM {rows} k, unnest(k.source_ids) WITH ORDINALITY AS s(id, n)
+),
+{side}_listed AS (
+    SELECT item, id, pos FROM {side}_sources WHERE btrim(id, E' \t\n\r\f\v') <> '' AND {keep}
+),
+{side}_first AS (
+    SELECT id, min(item) AS item, min(pos) AS pos, count(*) AS listed
+    FROM {side}_listed
+    GROUP BY id
+),
+{side}_candidates AS (
+    SELECT l.item, l.id, l.pos, l.listed, 1 - (v.embedding{halfvec} <=> :chunk_query::vector{halfvec}) AS similarity
+    FROM {side}_first l
+    JOIN chunk_vectors v ON v.chunk_id = l.id
+),
+{side}_picks AS (
+    SELECT id, idx, similarity FROM (
+        SELECT id, similarity, row_number() OVER (ORDER BY similarity DESC, item, listed DESC, pos) AS idx
+        FROM {side}_candidates
+    ) ranked
+    WHERE idx <= (:related_chunks * (SELECT count(DISTINCT item) FROM {side}_{counted})) / 2
+),
+
 -- name: context
 -- The entities, relations and chunks of a query, ranked and cut in one statement.
 -- Parameters (store/retrieval.py RetrievalStore.context): :local_query, :global_query
@@ -449,14 +482,6 @@ kept_relations AS MATERIALIZED (
     ) r
     WHERE c.used <= :max_relation_tokens AND :max_relation_tokens > 0
 ),
-entity_sources AS (
-    SELECT k.rank AS item, s.id, row_number() OVER (ORDER BY k.rank, s.n) AS pos
-    FROM kept_entities k, unnest(k.source_ids) WITH ORDINALITY AS s(id, n)
-),
-relation_sources AS (
-    SELECT k.rank AS item, s.id, row_number() OVER (ORDER BY k.rank, s.n) AS pos
-    FROM kept_relations k, unnest(k.source_ids) WITH ORDINALITY AS s(id, n)
-),
 -- include: nearest_hits side=vector keys=chunk_id table=chunk_vectors query=:chunk_query limit={chunk_top_k} threshold=:threshold on=true
 lexical_hits AS MATERIALIZED (
     SELECT id, score FROM lexical_chunks(:lexical_chunks::text, :vector_top_k)
@@ -638,45 +663,8 @@ fusing AS (
                  :lexical_chunks::text IS NOT NULL AND :vector_top_k = 0 AND (:local_query::vector IS NULL) <> (:global_query::vector IS NULL) AS by_similarity,
                  :walk_damping::float8 IS NOT NULL OR :bridge_keep::int IS NOT NULL AS walks) lists
 ),
-entity_listed AS (
-    SELECT item, id, pos FROM entity_sources WHERE btrim(id, E' \t\n\r\f\v') <> ''
-),
-entity_first AS (
-    SELECT id, min(item) AS item, min(pos) AS pos, count(*) AS listed
-    FROM entity_listed
-    GROUP BY id
-),
-entity_candidates AS (
-    SELECT l.item, l.id, l.pos, l.listed, 1 - (v.embedding{halfvec} <=> :chunk_query::vector{halfvec}) AS similarity
-    FROM entity_first l
-    JOIN chunk_vectors v ON v.chunk_id = l.id
-),
-entity_picks AS (
-    SELECT id, idx, similarity FROM (
-        SELECT id, similarity, row_number() OVER (ORDER BY similarity DESC, item, listed DESC, pos) AS idx
-        FROM entity_candidates
-    ) ranked
-    WHERE idx <= (:related_chunks * (SELECT count(DISTINCT item) FROM entity_listed)) / 2
-),
-relation_first AS (
-    SELECT id, min(item) AS item, min(pos) AS pos, count(*) AS listed
-    FROM relation_sources
-    WHERE btrim(id, E' \t\n\r\f\v') <> ''
-      AND ((SELECT picks FROM fusing) OR id NOT IN (SELECT id FROM entity_picks))
-    GROUP BY id
-),
-relation_candidates AS (
-    SELECT l.item, l.id, l.pos, l.listed, 1 - (v.embedding{halfvec} <=> :chunk_query::vector{halfvec}) AS similarity
-    FROM relation_first l
-    JOIN chunk_vectors v ON v.chunk_id = l.id
-),
-relation_picks AS (
-    SELECT id, idx, similarity FROM (
-        SELECT id, similarity, row_number() OVER (ORDER BY similarity DESC, item, listed DESC, pos) AS idx
-        FROM relation_candidates
-    ) ranked
-    WHERE idx <= (:related_chunks * (SELECT count(DISTINCT item) FROM relation_first)) / 2
-),
+-- include: chunk_picks side=entity rows=kept_entities keep=true counted=listed
+-- include: chunk_picks side=relation rows=kept_relations keep="((SELECT picks FROM fusing) OR id NOT IN (SELECT id FROM entity_picks))" counted=first
 merged AS (
     SELECT DISTINCT ON (id) id, idx, side, similarity
     FROM (

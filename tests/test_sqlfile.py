@@ -96,3 +96,18 @@ def test_the_retrieval_statement_names_its_parameters() -> None:
     sql, names = positional(with_limits(load_queries("lightrag_pg.store", "retrieval.sql")["context"], 5))
     assert len(names) == 17 and "question" in names and "bridge_keep" in names
     assert f"${len(names)}" in sql and f"${len(names) + 1}" not in sql
+
+
+def test_a_fragment_may_include_another_but_not_itself() -> None:
+    text = (
+        TEXT
+        + "\n-- fragment: twice\n-- include: hits side=inner keys=x table=t3 on=true\n"
+        + "\n-- name: nested\nWITH\n-- include: twice\nSELECT 1\n"
+    )
+    assert (
+        "inner_hits AS (SELECT x FROM t3 WHERE true LIMIT {top_k}),"
+        in parse_queries(text, "test.sql")["nested"]
+    )
+    looped = "-- fragment: loop\n-- include: loop\n\n-- name: q\n-- include: loop\nSELECT 1\n"
+    with pytest.raises(ValueError, match="includes itself"):
+        parse_queries(looped, "test.sql")

@@ -9,7 +9,8 @@ placeholders are filled.
 A text written several times in one file is a ``-- fragment: NAME`` block, which is
 no query of its own; a block uses it with a line ``-- include: NAME key=value ...``
 (a value with spaces in double quotes), which becomes the fragment's text with its
-``{key}`` placeholders replaced by the values, before any :func:`render`.
+``{key}`` placeholders replaced by the values, before any :func:`render`; a fragment may
+include others (not itself).
 
 A statement may name its parameters ``:name`` instead of numbering them ``$1``;
 :func:`positional` turns the names into the driver's ``$n`` (in order of first use) and
@@ -49,18 +50,23 @@ def parse_queries(text: str, filename: str) -> dict[str, str]:
         blocks[kind][name] = body.strip().rstrip(";")
     fragments = blocks["fragment"]
 
-    def include(match: re.Match[str]) -> str:
-        name = match.group(1)
-        if name not in fragments:
-            raise ValueError(f"{filename}: include of unknown fragment {name!r}")
-        values = dict(arg.split("=", 1) for arg in shlex.split(match.group(2)))
-        body = _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), fragments[name])
-        missing = set(values) - set(_PLACEHOLDER.findall(fragments[name]))
-        if missing:
-            raise ValueError(f"{filename}: fragment {name!r} has no placeholder {sorted(missing)}")
-        return body
+    def expand(sql: str, within: tuple[str, ...]) -> str:
+        def include(match: re.Match[str]) -> str:
+            name = match.group(1)
+            if name not in fragments:
+                raise ValueError(f"{filename}: include of unknown fragment {name!r}")
+            if name in within:
+                raise ValueError(f"{filename}: fragment {name!r} includes itself")
+            values = dict(arg.split("=", 1) for arg in shlex.split(match.group(2)))
+            body = _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), fragments[name])
+            missing = set(values) - set(_PLACEHOLDER.findall(fragments[name]))
+            if missing:
+                raise ValueError(f"{filename}: fragment {name!r} has no placeholder {sorted(missing)}")
+            return expand(body, (*within, name))
 
-    return {name: _INCLUDE.sub(include, sql) for name, sql in blocks["name"].items()}
+        return _INCLUDE.sub(include, sql)
+
+    return {name: expand(sql, ()) for name, sql in blocks["name"].items()}
 
 
 def statements(sql: str) -> list[str]:

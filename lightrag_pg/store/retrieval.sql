@@ -194,6 +194,197 @@ named_entities AS MATERIALIZED (
     WHERE idx <= (:related_chunks * (SELECT count(DISTINCT item) FROM {side}_{counted})) / 2
 ),
 
+-- fragment: walk
+-- The walk (:walk_damping, the damping, non-NULL: QueryParam.pagerank): a personalized PageRank over
+-- the entity-chunk graph takes the place of the entity and relation picks. Seeds: the
+-- first {walk_seeds} local entities, each 1 / (rank * its chunk count) (a rare name
+-- says more than a common one), and the query's fused chunks, :walk_chunk_weight / rank. The graph is
+-- bounded: the seeds' chunks (entities.source_ids), those chunks' entities
+-- (entity_fragments by document), at most {walk_entities} of them in order of the best
+-- chunk that brought them, and all their chunks; an entity in more than {walk_fanout}
+-- chunks is a hub and left out. Nodes are numbered (walk_nodes) and the arcs read
+-- their numbers from a jsonb index (a join of two CTEs, each guessed at one row, would
+-- be a nested loop over both); an entity sends its mass evenly to its chunks, a chunk
+-- to its entities in the graph. {walk_steps} power iterations, each one aggregate over
+-- the arcs, run in a recursive CTE over the score vector as an array. The chunks are
+-- then ranked by score (at most :chunk_limit), followed by the fused chunks the walk left out.
+walk_entity_seeds AS MATERIALIZED (
+    SELECT l.name, 1.0 / (l.idx * cardinality(e.source_ids)) AS weight, cardinality(e.source_ids) AS fanout
+    FROM local_entities l
+    JOIN entities e ON e.name = l.name
+    WHERE :walk_damping::float8 IS NOT NULL AND l.idx <= {walk_seeds}
+      AND cardinality(e.source_ids) BETWEEN 1 AND {walk_fanout}
+),
+walk_chunk_seeds AS MATERIALIZED (
+    SELECT id, :walk_chunk_weight::float8 / idx AS weight, idx AS rank
+    FROM query_chunks
+    WHERE :walk_damping::float8 IS NOT NULL AND idx <= {chunk_top_k}
+),
+walk_near_chunks AS MATERIALIZED (
+    SELECT id, min(rank) AS rank FROM (
+        SELECT id, rank FROM walk_chunk_seeds
+        UNION ALL
+        SELECT s.id, {chunk_top_k} + w.weight_rank
+        FROM (SELECT name, row_number() OVER (ORDER BY weight DESC, name) AS weight_rank
+              FROM walk_entity_seeds) w
+        JOIN entities e ON e.name = w.name, unnest(e.source_ids) AS s(id)
+    ) near
+    WHERE btrim(id, E' \t\n\r\f\v') <> ''
+    GROUP BY id
+),
+walk_entities AS MATERIALIZED (
+    SELECT name, fanout, source_ids FROM (
+        SELECT e.name, cardinality(e.source_ids) AS fanout, e.source_ids, min(n.rank) AS rank
+        FROM (
+            SELECT name, 0::bigint AS rank FROM walk_entity_seeds
+            UNION ALL
+            SELECT f.entity_name, c.rank
+            FROM walk_near_chunks c
+            JOIN text_chunks t ON t.id = c.id
+            JOIN entity_fragments f ON f.doc_id = t.doc_id AND f.chunk_id = c.id
+        ) n
+        JOIN entities e ON e.name = n.name
+        WHERE cardinality(e.source_ids) BETWEEN 1 AND {walk_fanout}
+        GROUP BY e.name
+        ORDER BY min(n.rank), e.name
+        LIMIT {walk_entities}
+    ) kept
+),
+walk_links AS MATERIALIZED (
+    SELECT name, id, fanout, count(*) OVER (PARTITION BY id) AS entities
+    FROM (
+        SELECT DISTINCT w.name, s.id, w.fanout
+        FROM walk_entities w, unnest(w.source_ids) AS s(id)
+        WHERE btrim(s.id, E' \t\n\r\f\v') <> ''
+    ) links
+),
+walk_nodes AS MATERIALIZED (
+    SELECT row_number() OVER (ORDER BY n.kind, n.key) AS i, n.kind, n.key, coalesce(n.weight, 0) AS weight
+    FROM (
+        SELECT 0 AS kind, name AS key, max(weight) AS weight
+        FROM (SELECT name, NULL::float8 AS weight FROM walk_links
+              UNION ALL SELECT name, weight FROM walk_entity_seeds) e
+        GROUP BY name
+        UNION ALL
+        SELECT 1, id, max(weight)
+        FROM (SELECT id, NULL::float8 AS weight FROM walk_links
+              UNION ALL SELECT id, weight FROM walk_chunk_seeds) c
+        GROUP BY id
+    ) n
+),
+walk_index AS MATERIALIZED (
+    SELECT coalesce(jsonb_object_agg(key, i) FILTER (WHERE kind = 0), '{}') AS entities,
+           coalesce(jsonb_object_agg(key, i) FILTER (WHERE kind = 1), '{}') AS chunks,
+           ARRAY(SELECT weight / greatest((SELECT sum(weight) FROM walk_nodes), 1e-12)
+                 FROM walk_nodes ORDER BY i) AS seed
+    FROM walk_nodes
+),
+walk_arcs AS MATERIALIZED (
+    SELECT a, b, w FROM (
+        SELECT (x.entities ->> l.name)::int AS a, (x.chunks ->> l.id)::int AS b, 1.0 / l.fanout AS w
+        FROM walk_links l, walk_index x
+        UNION ALL
+        SELECT (x.chunks ->> l.id)::int, (x.entities ->> l.name)::int, 1.0 / l.entities
+        FROM walk_links l, walk_index x
+    ) arcs
+),
+walk AS (
+    WITH RECURSIVE steps(step, p) AS (
+        SELECT 0, seed FROM walk_index
+        UNION ALL
+        SELECT s.step + 1,
+               ARRAY(SELECT (1 - :walk_damping::float8) * x.seed[m.i] + :walk_damping::float8 * m.mass
+                     FROM (SELECT i, sum(mass) AS mass
+                           FROM (SELECT i, 0::float8 AS mass FROM generate_subscripts(s.p, 1) AS i
+                                 UNION ALL
+                                 SELECT b, w * s.p[a] FROM walk_arcs) flows
+                           GROUP BY i) m
+                     ORDER BY m.i)
+        FROM steps s, walk_index x
+        WHERE s.step < {walk_steps} AND EXISTS (SELECT 1 FROM walk_arcs)
+    )
+    SELECT n.key AS id, last.p[n.i] AS score
+    FROM (SELECT p FROM steps ORDER BY step DESC LIMIT 1) last, walk_nodes n
+    WHERE n.kind = 1
+),
+walk_picks AS (
+    SELECT w.id, row_number() OVER (ORDER BY w.score DESC, w.id) AS idx
+    FROM walk w
+    WHERE w.score > 0 AND EXISTS (SELECT 1 FROM text_chunks c WHERE c.id = w.id)
+    ORDER BY w.score DESC, w.id
+    LIMIT :chunk_limit
+),
+
+-- fragment: bridge
+-- The bridge (:bridge_keep, the fused chunks kept on top, non-NULL: QueryParam.bridge): a second hop
+-- from the question's best passage and from the articles of what it names. An entity's
+-- homes are the chunks that introduce it (fragment entity_homes: its title, a heading,
+-- its file name; failing those, its central chunk); the articles (with
+-- {bridge_articles} = 1) are, for each entity the question names (named_entities) in at
+-- most {bridge_fanout} chunks, its home most like :chunk_query, found by title, heading or file
+-- name ({bridge_central_starts} > 0: also by central chunk, off by default: such starts
+-- cost 2 to 6 points of recall@5 on both multi-hop sets). The entities of the first
+-- {bridge_from} fused chunks and of the articles that the question does not name and that
+-- are in at most {bridge_fanout} chunks lead to their other chunks; those and the
+-- articles are ranked by cosine distance to :chunk_query, less :bridge_heading for a home of such an entity (a
+-- passage about the entity, not just naming it), half of it for a central one. The first
+-- :bridge_keep fused chunks stay first; after them each of the first
+-- {bridge_slots} bridge chunks takes every second place (a chunk in both lists keeps its
+-- first place). It orders the chunks the walk did not rank, so it also serves alone:
+-- the graph picks then make way, as for a walk.
+bridge_first AS MATERIALIZED (
+    SELECT id FROM query_chunks WHERE :bridge_keep::int IS NOT NULL AND idx <= {bridge_from}
+),
+bridge_named AS MATERIALIZED (
+    SELECT name FROM named_entities WHERE :bridge_keep::int IS NOT NULL AND {bridge_articles} = 1
+),
+-- include: entity_homes side=named entities=bridge_named fanout={bridge_fanout} central={bridge_central_starts}
+bridge_articles AS MATERIALIZED (
+    SELECT DISTINCT id FROM (
+        SELECT DISTINCT ON (h.name) h.name, h.id
+        FROM named_homes h
+        JOIN chunk_vectors v ON v.chunk_id = h.id
+        ORDER BY h.name, v.embedding{halfvec} <=> :chunk_query::vector{halfvec}, h.id
+    ) best
+),
+bridge_entities AS MATERIALIZED (
+    SELECT DISTINCT f.entity_name AS name
+    FROM (SELECT id FROM bridge_first UNION SELECT id FROM bridge_articles) b
+    JOIN text_chunks t ON t.id = b.id
+    JOIN entity_fragments f ON f.doc_id = t.doc_id AND f.chunk_id = b.id
+    WHERE f.entity_name NOT IN (SELECT name FROM named_entities)
+),
+-- include: entity_homes side=bridge entities=bridge_entities fanout={bridge_fanout} central={bridge_central}
+bridge_chunks AS MATERIALIZED (
+    SELECT l.id,
+           row_number() OVER (
+               ORDER BY (v.embedding{halfvec} <=> :chunk_query::vector{halfvec}) - :bridge_heading::float8 * l.home, l.id
+           ) AS idx
+    FROM (
+        SELECT id, max(home) AS home
+        FROM (
+            SELECT p.id, coalesce((SELECT max(CASE WHEN h.rule < 4 THEN 1 ELSE 0.5 END)
+                                   FROM bridge_homes h WHERE h.name = p.name AND h.id = p.id), 0) AS home
+            FROM bridge_pairs p
+            UNION ALL
+            SELECT id, 1 FROM bridge_articles
+        ) c
+        WHERE id NOT IN (SELECT id FROM bridge_first)
+        GROUP BY id
+    ) l
+    JOIN chunk_vectors v ON v.chunk_id = l.id
+),
+bridged AS (
+    SELECT id, min(place) AS place
+    FROM (
+        SELECT id, CASE WHEN :bridge_keep::int IS NULL OR idx <= :bridge_keep::int THEN idx ELSE 2 * idx - :bridge_keep::int END AS place
+        FROM query_chunks
+        UNION ALL
+        SELECT id, :bridge_keep::int + 2 * idx - 1 FROM bridge_chunks WHERE idx <= {bridge_slots}
+    ) places
+    GROUP BY id
+),
+
 -- name: context
 -- The entities, relations and chunks of a query, ranked and cut in one statement.
 -- Parameters (store/retrieval.py RetrievalStore.context): :local_query, :global_query
@@ -280,35 +471,6 @@ named_entities AS MATERIALIZED (
 -- left out (entities the budget cut, the pick's quota); round-robin gave those every
 -- second place ahead of closer ones. Otherwise (:lexical_chunks NULL) the vector hits are merged
 -- round-robin as above. Both functions come with the workspace's backend.
--- Walk (:walk_damping, the damping, non-NULL: QueryParam.pagerank): a personalized PageRank over
--- the entity-chunk graph takes the place of the entity and relation picks. Seeds: the
--- first {walk_seeds} local entities, each 1 / (rank * its chunk count) (a rare name
--- says more than a common one), and the query's fused chunks, :walk_chunk_weight / rank. The graph is
--- bounded: the seeds' chunks (entities.source_ids), those chunks' entities
--- (entity_fragments by document), at most {walk_entities} of them in order of the best
--- chunk that brought them, and all their chunks; an entity in more than {walk_fanout}
--- chunks is a hub and left out. Nodes are numbered (walk_nodes) and the arcs read
--- their numbers from a jsonb index (a join of two CTEs, each guessed at one row, would
--- be a nested loop over both); an entity sends its mass evenly to its chunks, a chunk
--- to its entities in the graph. {walk_steps} power iterations, each one aggregate over
--- the arcs, run in a recursive CTE over the score vector as an array. The chunks are
--- then ranked by score (at most :chunk_limit), followed by the fused chunks the walk left out.
--- Bridge (:bridge_keep, the fused chunks kept on top, non-NULL: QueryParam.bridge): a second hop
--- from the question's best passage and from the articles of what it names. An entity's
--- homes are the chunks that introduce it (fragment entity_homes: its title, a heading,
--- its file name; failing those, its central chunk); the articles (with
--- {bridge_articles} = 1) are, for each entity the question names (named_entities) in at
--- most {bridge_fanout} chunks, its home most like :chunk_query, found by title, heading or file
--- name ({bridge_central_starts} > 0: also by central chunk, off by default: such starts
--- cost 2 to 6 points of recall@5 on both multi-hop sets). The entities of the first
--- {bridge_from} fused chunks and of the articles that the question does not name and that
--- are in at most {bridge_fanout} chunks lead to their other chunks; those and the
--- articles are ranked by cosine distance to :chunk_query, less :bridge_heading for a home of such an entity (a
--- passage about the entity, not just naming it), half of it for a central one. The first
--- :bridge_keep fused chunks stay first; after them each of the first
--- {bridge_slots} bridge chunks takes every second place (a chunk in both lists keeps its
--- first place). It orders the chunks the walk did not rank, so it also serves alone:
--- the graph picks then make way, as for a walk.
 WITH
 -- include: nearest_hits side=local keys=name table=entity_vectors query=:local_query limit={top_k} threshold=:threshold on=":local_query::vector IS NOT NULL"
 local_lexical AS MATERIALIZED (
@@ -497,164 +659,8 @@ query_chunks AS (
     ) ranks
     GROUP BY ranks.id
 ),
-walk_entity_seeds AS MATERIALIZED (
-    SELECT l.name, 1.0 / (l.idx * cardinality(e.source_ids)) AS weight, cardinality(e.source_ids) AS fanout
-    FROM local_entities l
-    JOIN entities e ON e.name = l.name
-    WHERE :walk_damping::float8 IS NOT NULL AND l.idx <= {walk_seeds}
-      AND cardinality(e.source_ids) BETWEEN 1 AND {walk_fanout}
-),
-walk_chunk_seeds AS MATERIALIZED (
-    SELECT id, :walk_chunk_weight::float8 / idx AS weight, idx AS rank
-    FROM query_chunks
-    WHERE :walk_damping::float8 IS NOT NULL AND idx <= {chunk_top_k}
-),
-walk_near_chunks AS MATERIALIZED (
-    SELECT id, min(rank) AS rank FROM (
-        SELECT id, rank FROM walk_chunk_seeds
-        UNION ALL
-        SELECT s.id, {chunk_top_k} + w.weight_rank
-        FROM (SELECT name, row_number() OVER (ORDER BY weight DESC, name) AS weight_rank
-              FROM walk_entity_seeds) w
-        JOIN entities e ON e.name = w.name, unnest(e.source_ids) AS s(id)
-    ) near
-    WHERE btrim(id, E' \t\n\r\f\v') <> ''
-    GROUP BY id
-),
-walk_entities AS MATERIALIZED (
-    SELECT name, fanout, source_ids FROM (
-        SELECT e.name, cardinality(e.source_ids) AS fanout, e.source_ids, min(n.rank) AS rank
-        FROM (
-            SELECT name, 0::bigint AS rank FROM walk_entity_seeds
-            UNION ALL
-            SELECT f.entity_name, c.rank
-            FROM walk_near_chunks c
-            JOIN text_chunks t ON t.id = c.id
-            JOIN entity_fragments f ON f.doc_id = t.doc_id AND f.chunk_id = c.id
-        ) n
-        JOIN entities e ON e.name = n.name
-        WHERE cardinality(e.source_ids) BETWEEN 1 AND {walk_fanout}
-        GROUP BY e.name
-        ORDER BY min(n.rank), e.name
-        LIMIT {walk_entities}
-    ) kept
-),
-walk_links AS MATERIALIZED (
-    SELECT name, id, fanout, count(*) OVER (PARTITION BY id) AS entities
-    FROM (
-        SELECT DISTINCT w.name, s.id, w.fanout
-        FROM walk_entities w, unnest(w.source_ids) AS s(id)
-        WHERE btrim(s.id, E' \t\n\r\f\v') <> ''
-    ) links
-),
-walk_nodes AS MATERIALIZED (
-    SELECT row_number() OVER (ORDER BY n.kind, n.key) AS i, n.kind, n.key, coalesce(n.weight, 0) AS weight
-    FROM (
-        SELECT 0 AS kind, name AS key, max(weight) AS weight
-        FROM (SELECT name, NULL::float8 AS weight FROM walk_links
-              UNION ALL SELECT name, weight FROM walk_entity_seeds) e
-        GROUP BY name
-        UNION ALL
-        SELECT 1, id, max(weight)
-        FROM (SELECT id, NULL::float8 AS weight FROM walk_links
-              UNION ALL SELECT id, weight FROM walk_chunk_seeds) c
-        GROUP BY id
-    ) n
-),
-walk_index AS MATERIALIZED (
-    SELECT coalesce(jsonb_object_agg(key, i) FILTER (WHERE kind = 0), '{}') AS entities,
-           coalesce(jsonb_object_agg(key, i) FILTER (WHERE kind = 1), '{}') AS chunks,
-           ARRAY(SELECT weight / greatest((SELECT sum(weight) FROM walk_nodes), 1e-12)
-                 FROM walk_nodes ORDER BY i) AS seed
-    FROM walk_nodes
-),
-walk_arcs AS MATERIALIZED (
-    SELECT a, b, w FROM (
-        SELECT (x.entities ->> l.name)::int AS a, (x.chunks ->> l.id)::int AS b, 1.0 / l.fanout AS w
-        FROM walk_links l, walk_index x
-        UNION ALL
-        SELECT (x.chunks ->> l.id)::int, (x.entities ->> l.name)::int, 1.0 / l.entities
-        FROM walk_links l, walk_index x
-    ) arcs
-),
-walk AS (
-    WITH RECURSIVE steps(step, p) AS (
-        SELECT 0, seed FROM walk_index
-        UNION ALL
-        SELECT s.step + 1,
-               ARRAY(SELECT (1 - :walk_damping::float8) * x.seed[m.i] + :walk_damping::float8 * m.mass
-                     FROM (SELECT i, sum(mass) AS mass
-                           FROM (SELECT i, 0::float8 AS mass FROM generate_subscripts(s.p, 1) AS i
-                                 UNION ALL
-                                 SELECT b, w * s.p[a] FROM walk_arcs) flows
-                           GROUP BY i) m
-                     ORDER BY m.i)
-        FROM steps s, walk_index x
-        WHERE s.step < {walk_steps} AND EXISTS (SELECT 1 FROM walk_arcs)
-    )
-    SELECT n.key AS id, last.p[n.i] AS score
-    FROM (SELECT p FROM steps ORDER BY step DESC LIMIT 1) last, walk_nodes n
-    WHERE n.kind = 1
-),
-walk_picks AS (
-    SELECT w.id, row_number() OVER (ORDER BY w.score DESC, w.id) AS idx
-    FROM walk w
-    WHERE w.score > 0 AND EXISTS (SELECT 1 FROM text_chunks c WHERE c.id = w.id)
-    ORDER BY w.score DESC, w.id
-    LIMIT :chunk_limit
-),
-bridge_first AS MATERIALIZED (
-    SELECT id FROM query_chunks WHERE :bridge_keep::int IS NOT NULL AND idx <= {bridge_from}
-),
-bridge_named AS MATERIALIZED (
-    SELECT name FROM named_entities WHERE :bridge_keep::int IS NOT NULL AND {bridge_articles} = 1
-),
--- include: entity_homes side=named entities=bridge_named fanout={bridge_fanout} central={bridge_central_starts}
-bridge_articles AS MATERIALIZED (
-    SELECT DISTINCT id FROM (
-        SELECT DISTINCT ON (h.name) h.name, h.id
-        FROM named_homes h
-        JOIN chunk_vectors v ON v.chunk_id = h.id
-        ORDER BY h.name, v.embedding{halfvec} <=> :chunk_query::vector{halfvec}, h.id
-    ) best
-),
-bridge_entities AS MATERIALIZED (
-    SELECT DISTINCT f.entity_name AS name
-    FROM (SELECT id FROM bridge_first UNION SELECT id FROM bridge_articles) b
-    JOIN text_chunks t ON t.id = b.id
-    JOIN entity_fragments f ON f.doc_id = t.doc_id AND f.chunk_id = b.id
-    WHERE f.entity_name NOT IN (SELECT name FROM named_entities)
-),
--- include: entity_homes side=bridge entities=bridge_entities fanout={bridge_fanout} central={bridge_central}
-bridge_chunks AS MATERIALIZED (
-    SELECT l.id,
-           row_number() OVER (
-               ORDER BY (v.embedding{halfvec} <=> :chunk_query::vector{halfvec}) - :bridge_heading::float8 * l.home, l.id
-           ) AS idx
-    FROM (
-        SELECT id, max(home) AS home
-        FROM (
-            SELECT p.id, coalesce((SELECT max(CASE WHEN h.rule < 4 THEN 1 ELSE 0.5 END)
-                                   FROM bridge_homes h WHERE h.name = p.name AND h.id = p.id), 0) AS home
-            FROM bridge_pairs p
-            UNION ALL
-            SELECT id, 1 FROM bridge_articles
-        ) c
-        WHERE id NOT IN (SELECT id FROM bridge_first)
-        GROUP BY id
-    ) l
-    JOIN chunk_vectors v ON v.chunk_id = l.id
-),
-bridged AS (
-    SELECT id, min(place) AS place
-    FROM (
-        SELECT id, CASE WHEN :bridge_keep::int IS NULL OR idx <= :bridge_keep::int THEN idx ELSE 2 * idx - :bridge_keep::int END AS place
-        FROM query_chunks
-        UNION ALL
-        SELECT id, :bridge_keep::int + 2 * idx - 1 FROM bridge_chunks WHERE idx <= {bridge_slots}
-    ) places
-    GROUP BY id
-),
+-- include: walk
+-- include: bridge
 fusing AS (
     SELECT chunks OR picks AS chunks, picks, by_similarity, walks,
            CASE WHEN picks THEN {pick_rrf_k} ELSE {rrf_k} END AS rrf_k

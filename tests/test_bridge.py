@@ -13,13 +13,13 @@ from lightrag_pg.testing import StatementCounter
 
 from .conftest import passages
 
-BRIDGE = "carol.md"
-NAMED = "acme.md"
+BRIDGE = "p-carol.md"
+NAMED = "p-acme.md"
 CORPUS = {
-    "film.md": "Zephyr is an Acme film made in a studio. Its director was Carol.",
+    "p-film.md": "Zephyr is an Acme film made in a studio. Its director was Carol.",
     BRIDGE: "Carol grew up in Berlin.",
     NAMED: "Acme sold umbrellas in Paris.",
-    **{f"noise{i}.md": f"Movie {i} opened in Oslo." for i in range(4)},
+    **{f"p-noise{i}.md": f"Movie {i} opened in Oslo." for i in range(4)},
 }
 QUESTION = "Where was the director of the Acme film Zephyr born?"
 
@@ -39,8 +39,8 @@ async def test_bridge_follows_the_best_passage_to_the_one_the_text_searches_miss
     naive = await passages(bridge_rag, QUESTION, QueryParam(mode="naive", chunk_top_k=2))
     mix = await passages(bridge_rag, QUESTION, QueryParam(mode="mix", chunk_top_k=2))
     bridged = await passages(bridge_rag, QUESTION, QueryParam(mode="mix", chunk_top_k=4, bridge=True))
-    assert naive[0] == "film.md" and BRIDGE not in naive and BRIDGE not in mix, (naive, mix)
-    assert bridged[:2] == ["film.md", BRIDGE], bridged
+    assert naive[0] == "p-film.md" and BRIDGE not in naive and BRIDGE not in mix, (naive, mix)
+    assert bridged[:2] == ["p-film.md", BRIDGE], bridged
 
 
 async def test_bridge_chunks_come_after_the_kept_ones_up_to_their_slots(
@@ -49,7 +49,7 @@ async def test_bridge_chunks_come_after_the_kept_ones_up_to_their_slots(
     param = QueryParam(mode="mix", chunk_top_k=4, bridge=True)
     naive = await passages(bridge_rag, QUESTION, QueryParam(mode="naive", chunk_top_k=4))
     monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=2))
-    assert (await passages(bridge_rag, QUESTION, param))[:3] == ["film.md", NAMED, BRIDGE]
+    assert (await passages(bridge_rag, QUESTION, param))[:3] == ["p-film.md", NAMED, BRIDGE]
     monkeypatch.setattr(retrieve, "BRIDGE", Bridge(slots=0))
     assert await passages(bridge_rag, QUESTION, param) == naive
 
@@ -59,13 +59,17 @@ async def test_a_passage_under_the_bridge_entitys_heading_comes_first(
 ) -> None:
     """Two passages name Carol: the one more like the question only mentions her, hers
     has her name as its title line."""
-    corpus = {**CORPUS, BRIDGE: "Carol\n\nCarol grew up in Berlin.", "mention.md": "Ask Carol about a film."}
+    corpus = {
+        **CORPUS,
+        BRIDGE: "Carol\n\nCarol grew up in Berlin.",
+        "p-mention.md": "Ask Carol about a film.",
+    }
     await llm_rag.ainsert(list(corpus.values()), file_paths=list(corpus))
     param = QueryParam(mode="mix", chunk_top_k=2, bridge=True)
     monkeypatch.setattr(retrieve, "BRIDGE", Bridge(heading=0.0))
-    assert await passages(llm_rag, QUESTION, param) == ["film.md", "mention.md"]
+    assert await passages(llm_rag, QUESTION, param) == ["p-film.md", "p-mention.md"]
     monkeypatch.setattr(retrieve, "BRIDGE", Bridge(heading=1.0))
-    assert await passages(llm_rag, QUESTION, param) == ["film.md", BRIDGE]
+    assert await passages(llm_rag, QUESTION, param) == ["p-film.md", BRIDGE]
 
 
 async def test_a_passage_only_beginning_with_the_name_is_no_heading(
@@ -73,11 +77,11 @@ async def test_a_passage_only_beginning_with_the_name_is_no_heading(
 ) -> None:
     """ "Carol Ann" is not Carol's title line: a heading is the whole first line, less a
     parenthesis ("Carol (director)" is hers)."""
-    corpus = {**CORPUS, BRIDGE: "Carol Ann grew up in Berlin.", "mention.md": "Ask Carol about a film."}
+    corpus = {**CORPUS, BRIDGE: "Carol Ann grew up in Berlin.", "p-mention.md": "Ask Carol about a film."}
     await llm_rag.ainsert(list(corpus.values()), file_paths=list(corpus))
     param = QueryParam(mode="mix", chunk_top_k=2, bridge=True)
     monkeypatch.setattr(retrieve, "BRIDGE", Bridge(heading=1.0))
-    assert await passages(llm_rag, QUESTION, param) == ["film.md", "mention.md"]
+    assert await passages(llm_rag, QUESTION, param) == ["p-film.md", "p-mention.md"]
 
 
 async def test_bridge_starts_from_the_articles_of_what_the_question_names(llm_rag: LightRAG) -> None:
@@ -85,35 +89,38 @@ async def test_bridge_starts_from_the_articles_of_what_the_question_names(llm_ra
     the question does not name, but Globex's article (its title line is the name) leads
     to its founder Alice, whose passage no text search ranks near the top."""
     corpus = {
-        "film.md": "Zephyr is a film of the studio Globex. The film Zephyr was shot in Oslo.",
-        "globex.md": "Globex (studio)\n\nAlice started it.",
-        "alice.md": "Alice lived in Paris.",
-        **{f"noise{i}.md": f"The film {i} of a studio opened in Oslo." for i in range(6)},
+        "p-film.md": "Zephyr is a film of the studio Globex. The film Zephyr was shot in Oslo.",
+        "p-globex.md": "Globex (studio)\n\nAlice started it.",
+        "p-alice.md": "Alice lived in Paris.",
+        **{f"p-noise{i}.md": f"The film {i} of a studio opened in Oslo." for i in range(6)},
     }
     await llm_rag.ainsert(list(corpus.values()), file_paths=list(corpus))
     question = "Where did the founder of the Globex studio of the film Zephyr grow up?"
     naive = await passages(llm_rag, question, QueryParam(mode="naive", chunk_top_k=9))
     bridged = await passages(llm_rag, question, QueryParam(mode="mix", chunk_top_k=4, bridge=True))
-    assert naive[0] == "film.md" and "alice.md" not in naive[:4], naive
-    assert bridged[:2] == ["film.md", "globex.md"] and "alice.md" in bridged, (naive, bridged)
+    assert naive[0] == "p-film.md" and "p-alice.md" not in naive[:4], naive
+    assert bridged[:2] == ["p-film.md", "p-globex.md"] and "p-alice.md" in bridged, (naive, bridged)
 
 
 async def test_a_named_entity_gives_one_article_the_nearest(llm_rag: LightRAG) -> None:
     """Two passages are titled Globex (homonyms): only the one more like the question is
     its article, so the other does not take a bridge place from Alice's passage."""
     corpus = {
-        "film.md": "Zephyr is a film of the studio Globex. The film Zephyr was shot in Oslo.",
-        "globex.md": "Globex (studio)\n\nAlice started the studio.",
-        "bank.md": "Globex (bank)\n\nA bank in Oslo.",
-        "alice.md": "Alice lived in Paris.",
-        **{f"noise{i}.md": f"The film {i} of a studio opened in Oslo." for i in range(6)},
+        "p-film.md": "Zephyr is a film of the studio Globex. The film Zephyr was shot in Oslo.",
+        "p-globex.md": "Globex (studio)\n\nAlice started the studio.",
+        "p-bank.md": "Globex (bank)\n\nA bank in Oslo.",
+        "p-alice.md": "Alice lived in Paris.",
+        **{f"p-noise{i}.md": f"The film {i} of a studio opened in Oslo." for i in range(6)},
     }
     await llm_rag.ainsert(list(corpus.values()), file_paths=list(corpus))
     question = "Where did the founder of the Globex studio of the film Zephyr grow up?"
     naive = await passages(llm_rag, question, QueryParam(mode="naive", chunk_top_k=10))
     bridged = await passages(llm_rag, question, QueryParam(mode="mix", chunk_top_k=4, bridge=True))
-    assert naive.index("globex.md") < naive.index("bank.md") and "alice.md" not in naive[:4], naive
-    assert bridged[:3] == ["film.md", "globex.md", "alice.md"] and "bank.md" not in bridged, (naive, bridged)
+    assert naive.index("p-globex.md") < naive.index("p-bank.md") and "p-alice.md" not in naive[:4], naive
+    assert bridged[:3] == ["p-film.md", "p-globex.md", "p-alice.md"] and "p-bank.md" not in bridged, (
+        naive,
+        bridged,
+    )
 
 
 async def test_a_hub_entity_is_not_followed(bridge_rag: LightRAG, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from lightrag_pg.cli import main
+from lightrag_pg import QueryParam
+from lightrag_pg.cli import build_parser, main
 from lightrag_pg.db.workspace import head_revision
 
 
@@ -48,3 +49,10 @@ def test_bad_workspace_name_is_one_clear_line(dsn: str, capsys: pytest.CaptureFi
     assert main(["--dsn", dsn, "--workspace", "x;drop", "query", "hi"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: workspace name 'x;drop'") and err.count("\n") == 1
+
+
+def test_query_bridge_switch_defaults_to_the_librarys() -> None:
+    parse = build_parser().parse_args
+    assert parse(["query", "Who?"]).bridge is QueryParam().bridge
+    assert parse(["query", "Who?", "--bridge"]).bridge is True
+    assert parse(["query", "Who?", "--no-bridge"]).bridge is False

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from lightrag_pg import LightRAG, QueryParam
+from lightrag_pg.db.sqlfile import positional
 from lightrag_pg.index.merge import with_context_tokens
 from lightrag_pg.store.retrieval import with_limits
 from lightrag_pg.store.rows import ChunkRow, DocumentRow, EntityRow, RelationRow
@@ -89,7 +90,8 @@ async def generic_plan(rag: LightRAG, statement: str) -> str:
     """The EXPLAIN text of ``statement``'s generic plan on a pooled session."""
     async with rag.session() as s:
         assert await s.conn.fetchval("SHOW plan_cache_mode") == "force_generic_plan"
-        await s.conn.execute(f"PREPARE generic_check AS {with_limits(s.retrieval.sql[statement], 40, 20)}")
+        sql, _ = positional(with_limits(s.retrieval.sql[statement], 40, 20))
+        await s.conn.execute(f"PREPARE generic_check AS {sql}")
         try:
             params = await s.conn.fetchval(
                 "SELECT cardinality(parameter_types) FROM pg_prepared_statements WHERE name = 'generic_check'"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest_asyncio
 
 from lightrag_pg import LightRAG
 from lightrag_pg.db.dimensions import HalfvecCast
-from lightrag_pg.db.sqlfile import load_queries, load_vector_queries, render
+from lightrag_pg.db.sqlfile import bind, load_queries, load_vector_queries, positional, render
 from lightrag_pg.store.retrieval import with_limits
 from lightrag_pg.store.uow import Stores
 from lightrag_pg.testing import hashed_embedding_func, hashed_vectors, scripted_llm
@@ -42,39 +43,40 @@ def _query(text: str) -> np.ndarray:
     return hashed_vectors([text], WIDE)[0].astype(np.float32)
 
 
+def _context(s: Stores, query: np.ndarray, **texts: str) -> tuple[str, str, tuple[object, ...]]:
+    """The retrieval statement (its named parameters numbered) and its arguments."""
+    sql, names = positional(with_limits(s.retrieval.sql["context"], 3, 3))
+    values: dict[str, object] = {
+        "local_query": query,
+        "global_query": query,
+        "threshold": 0.0,
+        "top_k": 3,
+        "max_entity_tokens": 4000,
+        "max_relation_tokens": 4000,
+        "chunk_query": query,
+        "vector_top_k": 3,
+        "related_chunks": 2,
+        "chunk_limit": None,
+        "lexical_chunks": None,
+        "lexical_entities": None,
+        "question": None,
+        "walk_damping": None,
+        "walk_chunk_weight": None,
+        "bridge_keep": None,
+        "bridge_heading": 0.0,
+    }
+    return sql, "chunk_vectors_embedding_hnsw", bind(names, {**values, **texts})
+
+
 def _statements(s: Stores, query: np.ndarray) -> dict[str, tuple[str, str, tuple[object, ...]]]:
     """Each search statement: (its SQL, the index it must use, its arguments)."""
     return {
         "entities": (s.vectors.sql["search_entities"], "entity_vectors_embedding_hnsw", (query, 0.0, 3)),
         "relations": (s.vectors.sql["search_relations"], "relation_vectors_embedding_hnsw", (query, 0.0, 3)),
         "chunks": (s.chunks.sql["search_chunks"], "chunk_vectors_embedding_hnsw", (query, 0.0, 3)),
-        "retrieval": (
-            with_limits(s.retrieval.sql["context"], 3, 3),
-            "chunk_vectors_embedding_hnsw",
-            (query, query, 0.0, 3, 4000, 4000, query, 3, 2, None, None, None, None, None, None, None, 0.0),
-        ),
-        "retrieval with lexical search": (
-            with_limits(s.retrieval.sql["context"], 3, 3),
-            "chunk_vectors_embedding_hnsw",
-            (
-                query,
-                query,
-                0.0,
-                3,
-                4000,
-                4000,
-                query,
-                3,
-                2,
-                None,
-                "Alice Paris",
-                "Alice",
-                "Alice Paris",
-                None,
-                None,
-                None,
-                0.0,
-            ),
+        "retrieval": _context(s, query),
+        "retrieval with lexical search": _context(
+            s, query, lexical_chunks="Alice Paris", lexical_entities="Alice", question="Alice Paris"
         ),
         "naive": (
             with_limits(s.retrieval.sql["naive"], 3),
@@ -141,7 +143,7 @@ def test_wide_workspaces_search_on_the_indexed_expression(filename: str) -> None
     assert searches
     for sql in searches:
         assert "{halfvec}" not in sql
-        assert sql.count("<=>") == sql.count(f"embedding::halfvec({WIDE}) <=> $")
+        assert sql.count("<=>") == len(re.findall(rf"embedding::halfvec\({WIDE}\) <=> [$:]", sql))
         assert sql.count("<=>") == sql.count(f"::vector::halfvec({WIDE})")
 
 

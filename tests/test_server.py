@@ -10,6 +10,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
+from lightrag_pg import QueryParam
 from lightrag_pg.db.workspace import create_workspace, drop_workspace, workspace_exists
 from lightrag_pg.server import ServerSettings
 from lightrag_pg.server.query import QueryRequest
@@ -101,6 +102,7 @@ async def test_texts_insert_reports_partial_success_and_duplicates(served: Serve
         ("/query", {"query": ""}, 422),
         ("/query", {"query": "Who?", "mode": "everything"}, 422),
         ("/query", {"query": "Who?", "top_k": 0}, 422),
+        ("/query", {"query": "Who?", "bridge": "sometimes"}, 422),
         ("/query", {"query": "Who?", "conversation_history": [{"role": "robot", "content": "x"}]}, 400),
         ("/query/data", {"query": "Who?", "hl_keywords": "not a list"}, 422),
     ],
@@ -158,6 +160,12 @@ async def test_query_routes_answer_stream_and_data(served: Served) -> None:
 def test_the_lexical_switch_reaches_the_query_param() -> None:
     assert QueryRequest(query="Who is Alice?").param().lexical is True
     assert QueryRequest(query="Who is Alice?", lexical=False).param().lexical is False
+
+
+def test_the_bridge_switch_reaches_the_query_param() -> None:
+    assert QueryRequest(query="Who is Alice?").param().bridge is QueryParam().bridge
+    assert QueryRequest(query="Who is Alice?", bridge=True).param().bridge is True
+    assert QueryRequest(query="Who is Alice?", bridge=False).param().bridge is False
 
 
 async def test_query_on_an_empty_workspace_says_so(served: Served) -> None:
@@ -299,7 +307,7 @@ async def test_health_and_openapi(served: Served) -> None:
     assert body["auth_mode"] == "disabled"
     assert served.workspace in body["configuration"]["workspaces"]
     assert body["configuration"]["query_defaults"]["mode"] == "mix"
-    assert body["configuration"]["query_defaults"]["bridge"] is False
+    assert body["configuration"]["query_defaults"]["bridge"] is QueryParam().bridge
     spec = (await served.client.get("/openapi.json")).json()
     assert {"/documents/upload", "/query/stream", "/api/chat", "/graphs", "/health"} <= set(spec["paths"])
     assert (await served.client.get("/docs")).status_code == 200

@@ -4,6 +4,7 @@ conversion slots across workspaces, UTF-16/32 text, and scans that stay in the i
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 import time
 from collections.abc import AsyncIterator, Callable
@@ -307,3 +308,19 @@ def test_conversion_limits_come_from_the_environment() -> None:
         ServerSettings.from_env({"MAX_CONVERSIONS": "many"})
     with pytest.raises(ConfigurationError, match="cpu_seconds must be a positive number"):
         ConversionLimits(cpu_seconds=0)
+
+
+async def test_headings_come_out_as_markdown_headings() -> None:
+    """The bridge finds an entity's home by its heading (``store/retrieval.sql``): a Word
+    or HTML heading becomes a Markdown one."""
+    import docx as python_docx
+
+    document = python_docx.Document()
+    document.add_heading("Globex", level=2)
+    document.add_paragraph("Alice started it.")
+    out = io.BytesIO()
+    document.save(out)
+    converter = Converter(ConversionLimits())
+    assert await converter.convert("w", "a.docx", out.getvalue()) == "## Globex\nAlice started it."
+    page = b"<html><body><h3>The <b>Globex</b> studio</h3><p>Alice started it.</p></body></html>"
+    assert await converter.convert("w", "a.html", page) == "### The Globex studio\nAlice started it."

@@ -6,7 +6,7 @@ from importlib import resources
 
 import pytest
 
-from lightrag_pg.db.sqlfile import load_queries, parse_queries
+from lightrag_pg.db.sqlfile import bind, load_queries, parse_queries, positional
 from lightrag_pg.store.retrieval import PICK_RRF_K, RRF_K, with_limits
 
 TEXT = """\
@@ -64,3 +64,50 @@ def test_the_rrf_constant_of_retrieval_is_named_once() -> None:
     assert f"1.0 / ({RRF_K} + ranks.rank)" in naive
     context = with_limits(load_queries("lightrag_pg.store", "retrieval.sql")["context"], 5)
     assert f"THEN {PICK_RRF_K} ELSE {RRF_K} END AS rrf_k" in context
+
+
+def test_named_parameters_become_numbered_ones_in_order_of_first_use() -> None:
+    sql = (
+        "SELECT :b::vector, :a, :b -- :c in a comment\n"
+        "FROM t WHERE x ~ '[[:alpha:]]' AND y = E'it\\'s :d' AND z::int > 0 AND $q$ :e $q$ <> \"col:f\""
+    )
+    converted, names = positional(sql)
+    assert names == ("b", "a")
+    assert converted.startswith("SELECT $1::vector, $2, $1 -- :c in a comment\n")
+    assert "'[[:alpha:]]'" in converted and "E'it\\'s :d'" in converted and "$q$ :e $q$" in converted
+    assert positional("SELECT $1, '[[:alpha:]]'") == ("SELECT $1, '[[:alpha:]]'", ())
+
+
+def test_named_and_numbered_parameters_do_not_mix() -> None:
+    with pytest.raises(ValueError, match="not both"):
+        positional("SELECT :a, $1")
+
+
+@pytest.mark.parametrize(
+    ("values", "error"), [({"a": 1}, r"missing \['b'\]"), ({"a": 1, "b": 2, "c": 3}, r"unknown \['c'\]")]
+)
+def test_bind_refuses_a_missing_or_unknown_name(values: dict[str, object], error: str) -> None:
+    assert bind(("a", "b"), {"b": 2, "a": 1}) == (1, 2)
+    with pytest.raises(ValueError, match=error):
+        bind(("a", "b"), values)
+
+
+def test_the_retrieval_statement_names_its_parameters() -> None:
+    sql, names = positional(with_limits(load_queries("lightrag_pg.store", "retrieval.sql")["context"], 5))
+    assert len(names) == 17 and "question" in names and "bridge_keep" in names
+    assert f"${len(names)}" in sql and f"${len(names) + 1}" not in sql
+
+
+def test_a_fragment_may_include_another_but_not_itself() -> None:
+    text = (
+        TEXT
+        + "\n-- fragment: twice\n-- include: hits side=inner keys=x table=t3 on=true\n"
+        + "\n-- name: nested\nWITH\n-- include: twice\nSELECT 1\n"
+    )
+    assert (
+        "inner_hits AS (SELECT x FROM t3 WHERE true LIMIT {top_k}),"
+        in parse_queries(text, "test.sql")["nested"]
+    )
+    looped = "-- fragment: loop\n-- include: loop\n\n-- name: q\n-- include: loop\nSELECT 1\n"
+    with pytest.raises(ValueError, match="includes itself"):
+        parse_queries(looped, "test.sql")

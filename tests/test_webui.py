@@ -288,6 +288,30 @@ def test_the_bridge_and_keyword_switches_reach_the_query(page: Page, server: Ser
     expect(page.locator("article.turn").last).to_have_attribute("data-done", "true")
 
 
+def test_the_switches_start_as_the_servers_defaults_and_are_always_sent(page: Page, server: Server) -> None:
+    """The bridge and keyword switches show /health's query_defaults (here a server whose
+    default is the bridge), and a query sends them as shown, so the box and the query agree."""
+
+    def bridged_by_default(route: Any) -> None:
+        response = route.fetch()
+        body = response.json()
+        body["configuration"]["query_defaults"]["bridge"] = True
+        route.fulfill(response=response, json=body)
+
+    page.route(re.compile(r".*/health$"), bridged_by_default)
+    sign_in(page, server, "#/retrieval")
+    expect(page.get_by_label("Bridge (multi-hop, mix mode)")).to_be_checked()
+    expect(page.get_by_label("Keyword search fusion")).to_be_checked()
+    page.get_by_label("Bridge (multi-hop, mix mode)").uncheck()
+    question = page.get_by_label("Question")
+    question.fill("Who founded Acme?")
+    with page.expect_request(lambda r: r.url.endswith("/query/data")) as sent:
+        question.press("Enter")
+    body = sent.value.post_data_json
+    assert body["bridge"] is False and body["lexical"] is True
+    expect(page.locator("article.turn").last).to_have_attribute("data-done", "true")
+
+
 def test_an_answer_lists_its_references_once_and_says_when_nothing_matched(
     page: Page, server: Server, llm_server: FakeOpenAI
 ) -> None:

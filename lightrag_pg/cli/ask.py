@@ -21,8 +21,10 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
     p.add_argument("--data", action="store_true", help="print the retrieved data as JSON, no answer")
     p.add_argument(
         "--bridge",
-        action="store_true",
-        help="mix: follow the entities of the best passage to their other passages (multi-hop questions)",
+        action=argparse.BooleanOptionalAction,
+        default=QueryParam().bridge,
+        help="mix: follow the entities of the best passage to their other passages (multi-hop questions; "
+        "default: the library's, %(default)s)",
     )
     p.add_argument("--pagerank", action="store_true", help="rank the graph's chunks by personalized PageRank")
     p.add_argument(

@@ -9,14 +9,19 @@ placeholders are filled.
 A text written several times in one file is a ``-- fragment: NAME`` block, which is
 no query of its own; a block uses it with a line ``-- include: NAME key=value ...``
 (a value with spaces in double quotes), which becomes the fragment's text with its
-``{key}`` placeholders replaced by the values, before any :func:`render`.
+``{key}`` placeholders replaced by the values, before any :func:`render`; a fragment may
+include others (not itself).
+
+A statement may name its parameters ``:name`` instead of numbering them ``$1``;
+:func:`positional` turns the names into the driver's ``$n`` (in order of first use) and
+:func:`bind` orders a mapping of values to match, refusing a missing or unknown name.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
 
@@ -27,6 +32,11 @@ _HEADER = re.compile(r"^-- (name|fragment): (\w+)\s*$", re.MULTILINE)
 _INCLUDE = re.compile(r"^[ \t]*-- include: (\w+)(.*)$", re.MULTILINE)
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 _DOLLAR_QUOTE = re.compile(r"\$\w*\$")
+_NAMED_OR_SKIPPED = re.compile(
+    r"(?P<skip>--[^\n]*|(?<!\w)[Ee]'(?:[^'\\]|\\.|'')*'|'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|(?P<tag>\$\w*\$).*?(?P=tag)|::)"
+    r"|(?<![\w:]):(?P<name>[A-Za-z_]\w*)",
+    re.DOTALL,
+)
 
 
 def parse_queries(text: str, filename: str) -> dict[str, str]:
@@ -40,18 +50,23 @@ def parse_queries(text: str, filename: str) -> dict[str, str]:
         blocks[kind][name] = body.strip().rstrip(";")
     fragments = blocks["fragment"]
 
-    def include(match: re.Match[str]) -> str:
-        name = match.group(1)
-        if name not in fragments:
-            raise ValueError(f"{filename}: include of unknown fragment {name!r}")
-        values = dict(arg.split("=", 1) for arg in shlex.split(match.group(2)))
-        body = _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), fragments[name])
-        missing = set(values) - set(_PLACEHOLDER.findall(fragments[name]))
-        if missing:
-            raise ValueError(f"{filename}: fragment {name!r} has no placeholder {sorted(missing)}")
-        return body
+    def expand(sql: str, within: tuple[str, ...]) -> str:
+        def include(match: re.Match[str]) -> str:
+            name = match.group(1)
+            if name not in fragments:
+                raise ValueError(f"{filename}: include of unknown fragment {name!r}")
+            if name in within:
+                raise ValueError(f"{filename}: fragment {name!r} includes itself")
+            values = dict(arg.split("=", 1) for arg in shlex.split(match.group(2)))
+            body = _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), fragments[name])
+            missing = set(values) - set(_PLACEHOLDER.findall(fragments[name]))
+            if missing:
+                raise ValueError(f"{filename}: fragment {name!r} has no placeholder {sorted(missing)}")
+            return expand(body, (*within, name))
 
-    return {name: _INCLUDE.sub(include, sql) for name, sql in blocks["name"].items()}
+        return _INCLUDE.sub(include, sql)
+
+    return {name: expand(sql, ()) for name, sql in blocks["name"].items()}
 
 
 def statements(sql: str) -> list[str]:
@@ -95,6 +110,42 @@ def load_queries_at(path: Path) -> dict[str, str]:
 def load_vector_queries(package: str, filename: str, halfvec: HalfvecCast) -> dict[str, str]:
     """Like :func:`load_queries`, with every ``{halfvec}`` filled for one embedding width."""
     return {name: render(sql, halfvec=halfvec) for name, sql in load_queries(package, filename).items()}
+
+
+@lru_cache(maxsize=512)
+def positional(sql: str) -> tuple[str, tuple[str, ...]]:
+    """``sql`` with each ``:name`` parameter replaced by ``$n`` (the same name, the same
+    number; numbered in order of first use), and the names in that order.
+
+    Comments, quoted literals and identifiers, dollar-quoted bodies and ``::`` casts are
+    left alone, so ``:chunk_query::vector`` is the parameter ``chunk_query`` cast to
+    ``vector`` and ``'[[:alpha:]]'`` stays as written. A statement mixing ``:name`` and
+    ``$n`` parameters is refused.
+    """
+    names: dict[str, int] = {}
+
+    def number(match: re.Match[str]) -> str:
+        name = match.group("name")
+        if name is None:
+            return match.group(0)
+        return f"${names.setdefault(name, len(names) + 1)}"
+
+    converted = _NAMED_OR_SKIPPED.sub(number, sql)
+    if names and re.search(
+        r"\$\d", _NAMED_OR_SKIPPED.sub(lambda m: "" if m.group("skip") else m.group(0), sql)
+    ):
+        raise ValueError("a statement uses either :name or $n parameters, not both")
+    return converted, tuple(names)
+
+
+def bind(names: tuple[str, ...], values: dict[str, object]) -> tuple[object, ...]:
+    """The arguments for a statement whose parameters are ``names`` (from
+    :func:`positional`), taken from ``values`` by name; a name without a value or a value
+    without a name is a programming error."""
+    missing, unknown = set(names) - set(values), set(values) - set(names)
+    if missing or unknown:
+        raise ValueError(f"parameters: missing {sorted(missing)}, unknown {sorted(unknown)}")
+    return tuple(values[name] for name in names)
 
 
 def render(sql: str, **values: Identifier | int | HalfvecCast) -> str:

@@ -49,11 +49,24 @@ def _pdf(data: bytes) -> str:
     return "\n\n".join(page.extract_text() or "" for page in reader.pages)
 
 
+def _docx_heading_level(style: str) -> int:
+    """The Markdown level of a paragraph style: Title 1, Heading N N (at most 6), else 0."""
+    if style == "Title":
+        return 1
+    level = style.removeprefix("Heading ")
+    return min(int(level), 6) if style.startswith("Heading ") and level.isdigit() and int(level) > 0 else 0
+
+
 def _docx(data: bytes) -> str:
     import docx
 
     document = docx.Document(io.BytesIO(data))
-    parts = [p.text for p in document.paragraphs]
+    parts = []
+    for paragraph in document.paragraphs:
+        style = paragraph.style.name if paragraph.style is not None else ""
+        level = _docx_heading_level(style or "")
+        text = paragraph.text
+        parts.append(f"{'#' * level} {' '.join(text.split())}" if level and text.strip() else text)
     for table in document.tables:
         for row in table.rows:
             parts.append(" | ".join(cell.text.strip() for cell in row.cells))
@@ -94,6 +107,10 @@ def _html(data: bytes) -> str:
     soup = BeautifulSoup(data, "html.parser")
     for tag in soup(["script", "style", "noscript"]):
         tag.decompose()
+    for heading in soup(["h1", "h2", "h3", "h4", "h5", "h6"]):
+        text = heading.get_text(" ", strip=True)
+        if text:
+            heading.string = f"{'#' * int(heading.name[1])} {text}"
     return str(soup.get_text("\n", strip=True))
 
 

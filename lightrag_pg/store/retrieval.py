@@ -9,7 +9,7 @@ import asyncpg
 import numpy as np
 
 from ..db.dimensions import HalfvecCast
-from ..db.sqlfile import load_vector_queries, render
+from ..db.sqlfile import bind, load_vector_queries, positional, render
 from .rows import ChunkRow, EntityRow, RelationRow
 
 
@@ -53,6 +53,20 @@ lets a list's first pick stand against the many chunks both lists hold lower dow
 (``docs/quality.md``)."""
 
 
+HOME_RULES: dict[int, str] = {1: "title", 2: "heading", 3: "file name", 4: "central"}
+"""The rules that find an entity's homes (``retrieval.sql``, fragment ``entity_homes``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class EntityHome:
+    """The chunks that introduce an entity (in at most ``Bridge.fanout`` chunks) and the rule
+    that found them (a key of :data:`HOME_RULES`; ``None``: it has none)."""
+
+    name: str
+    rule: int | None
+    chunks: tuple[str, ...]
+
+
 @dataclass(frozen=True, slots=True)
 class Walk:
     """A personalized PageRank over the entity–chunk graph around a query's seeds.
@@ -76,15 +90,22 @@ class Walk:
 class Bridge:
     """A second hop from the question's best passage, and from the articles of what it names.
 
+    An entity's homes are the chunks that introduce it: whose title (a document's first
+    line, a first line over a blank one: "David Morse (politician)"), a Markdown or HTML
+    heading ("## Installing Pterocarya") or file name less its extension
+    (``docs/pterocarya.md``) names it; failing those, with ``central`` > 0, its central
+    chunk, the one that mentions it most, at least ``central`` times and at least as
+    often as all its other chunks together.
+
     The starts are the first ``start`` fused (vector and lexical) chunks and, with
-    ``articles``, the article of each entity the question names: of the chunks whose first
-    line, less a trailing parenthesis, is its name ("Pterocarya", "David Morse
-    (politician)"), the one most like the question. The entities of the starts that the
-    question does not name, and that are in at most ``fanout`` chunks, lead to their other
-    chunks; those and the articles are ranked by cosine distance to the question less
-    ``heading`` for a chunk under such an entity's heading (about it, not just naming it).
-    The first ``keep`` fused chunks stay first; after them each of the first ``slots``
-    bridge chunks takes every second place."""
+    ``articles``, the article of each entity the question names: of its homes found by
+    title, heading or file name (by central chunk too with ``central_starts``), the one
+    most like the question. The entities of the starts that the question does not name,
+    and that are in at most ``fanout`` chunks, lead to their other chunks; those and the
+    articles are ranked by cosine distance to the question less ``heading`` for a home of
+    such an entity (about it, not just naming it), half of it for a central one. The first
+    ``keep`` fused chunks stay first; after them each of the first ``slots`` bridge chunks
+    takes every second place."""
 
     keep: int = 1
     start: int = 1
@@ -92,6 +113,8 @@ class Bridge:
     slots: int = 3
     heading: float = 0.3
     articles: bool = True
+    central: int = 3
+    central_starts: bool = False
 
 
 @lru_cache(maxsize=256)
@@ -106,7 +129,7 @@ def with_limits(
     """``sql`` with its LIMITs filled in (``{top_k}``, ``{chunk_top_k}``, ``{high_degree_set}``,
     the walk's bounds ``{walk_seeds}``, ``{walk_fanout}``, ``{walk_entities}``, ``{walk_steps}``
     and the bridge's ``{bridge_from}``, ``{bridge_fanout}``, ``{bridge_slots}``,
-    ``{bridge_articles}``), and
+    ``{bridge_articles}``, ``{bridge_central}``, ``{bridge_central_starts}``), and
     :data:`RRF_K` and :data:`PICK_RRF_K` as ``{rrf_k}`` and ``{pick_rrf_k}``.
 
     They are part of the statement's text, not parameters, so that its generic plan
@@ -127,6 +150,8 @@ def with_limits(
         bridge_fanout=int(bridge.fanout),
         bridge_slots=int(bridge.slots),
         bridge_articles=int(bridge.articles),
+        bridge_central=int(bridge.central),
+        bridge_central_starts=int(bridge.central) if bridge.central_starts else 0,
         rrf_k=RRF_K,
         pick_rrf_k=PICK_RRF_K,
     )
@@ -170,28 +195,31 @@ class RetrievalStore:
         the place of the picks behind the kept entities and relations; with ``bridge``, the
         chunks a second hop from the best fused chunk reaches (:class:`Bridge`) take every
         second place after its first ``keep`` fused chunks (after the walk's, with both)."""
-        rows = await self.conn.fetch(
+        sql, names = positional(
             with_limits(
                 self.sql["context"], top_k, vector_top_k, HIGH_DEGREE_SET, walk or Walk(), bridge or Bridge()
-            ),
-            _vector(local_query),
-            _vector(global_query),
-            threshold,
-            top_k,
-            max_entity_tokens,
-            max_relation_tokens,
-            _vector(chunk_query),
-            vector_top_k,
-            related_chunks,
-            chunk_limit,
-            lexical_chunks,
-            lexical_entities,
-            question,
-            None if walk is None else walk.damping,
-            None if walk is None else walk.chunk_weight,
-            None if bridge is None else bridge.keep,
-            0.0 if bridge is None else bridge.heading,
+            )
         )
+        values: dict[str, object] = {
+            "local_query": _vector(local_query),
+            "global_query": _vector(global_query),
+            "threshold": threshold,
+            "top_k": top_k,
+            "max_entity_tokens": max_entity_tokens,
+            "max_relation_tokens": max_relation_tokens,
+            "chunk_query": _vector(chunk_query),
+            "vector_top_k": vector_top_k,
+            "related_chunks": related_chunks,
+            "chunk_limit": chunk_limit,
+            "lexical_chunks": lexical_chunks,
+            "lexical_entities": lexical_entities,
+            "question": question,
+            "walk_damping": None if walk is None else walk.damping,
+            "walk_chunk_weight": None if walk is None else walk.chunk_weight,
+            "bridge_keep": None if bridge is None else bridge.keep,
+            "bridge_heading": 0.0 if bridge is None else bridge.heading,
+        }
+        rows = await self.conn.fetch(sql, *bind(names, values))
         by_kind: dict[str, list[asyncpg.Record]] = {"entity": [], "relation": [], "chunk": [], "flags": []}
         for r in rows:
             by_kind[r["kind"]].append(r)
@@ -217,3 +245,9 @@ class RetrievalStore:
             with_limits(self.sql["naive"], top_k), _vector(query), threshold, top_k, lexical
         )
         return [ChunkRow.from_record(r) for r in rows]
+
+    async def homes(self, question: str | None, bridge: Bridge = Bridge()) -> list[EntityHome]:
+        """The homes :class:`Bridge` finds for the entities ``question`` names (``None``: for
+        every entity), by name, for benches and diagnosis."""
+        rows = await self.conn.fetch(with_limits(self.sql["homes"], 0, bridge=bridge), question)
+        return [EntityHome(r["name"], r["rule"], tuple(r["homes"])) for r in rows]

@@ -54,122 +54,16 @@
      LIMIT {limit})
 ),
 
--- name: context
--- The entities, relations and chunks of a query, ranked and cut in one statement.
--- Graph: entities nearest to $1 (the low-level keywords) and every edge touching
--- them, edges ranked by (edge degree, weight) desc, then by the nearest found entity
--- they touch (upstream collects edges entity by entity), then (src, tgt); relations
--- nearest to $2 (the high-level keywords) and their endpoints in order of first
--- appearance; each side's lists merged round-robin (local first, the first
--- occurrence wins), then a running sum of the stored context_tokens keeps the
--- longest prefix within $5 (entities) and $6 (relations) tokens (each count includes
--- the newline joining its line to the next, and the pre-tokenizer never merges across
--- it, so the sum is the count of the lines joined, upstream 1.5.7's measure, plus the
--- last line's newline: at most a token over, and only when that newline does not merge
--- into the closing brace's token). A NULL vector
--- switches its side off (checked once, also by a generic plan, which gives the same
--- rows as a custom one); $3 is the cosine threshold, $4 top_k ({top_k} the same, as
--- the LIMIT of the two graph vector searches; {chunk_top_k} is $8). Edges are read
--- from the covering endpoint indexes (migration 0011: index-only scans, no heap fetch
--- per edge), those by src, then those by tgt whose src is not a found entity; the
--- degrees of their endpoints are the stored entities.degree (kept by the relations
--- triggers, migration 0010), read once per distinct endpoint from an index that
--- includes it, each with its place among the found entities (for the tie-break).
--- Only the first edges in that order that the relation budget could keep are ranked:
--- each costs at least the fewest tokens among them, and so does the global copy that
--- may stand in for one, so no more than $6 over that many fit; found counts them all.
--- Around a hub, a found entity with more than {high_degree_set} edges, a degree look-up
--- per neighbour would be most of the statement (21k at 300k entities: 55 of 110 ms).
--- Its edges are first checked against the entities of highest degree (high_degrees:
--- the first {high_degree_set} of the degree index, less those tied with the last, so
--- every entity left out has a lower degree than every one in it). A hub with at least
--- as many edges to them as the budget could keep keeps only those edges: each of its
--- others has a lower edge degree than all of them, so it ranks past every edge that
--- can be kept, and the ranked rows are the same without it (ranked_edges).
--- Full rows are fetched only for what is kept, by key (the LATERAL LIMIT 1 of
--- kept_relations: the planner cannot tell how few rows the budget keeps and would
--- otherwise hash the whole relations table when it guesses high).
--- Foreign keys spare existence checks: an entity vector has its entity, a
--- relation vector its relation (looked up by key, never by a join over all
--- relations), a relation its two endpoints.
--- Chunks: the chunks nearest to $7 (at most $8, similarity > $3; fused with the
--- lexical matches, below), then the
--- VECTOR pick of the chunks behind the kept entities and relations (each one's
--- source ids in order), merged round-robin (vector, entity, relation; the
--- first occurrence wins) and cut to the first $10 (NULL: all). Each side's
--- candidates: blank ids dropped, a chunk kept under the first item listing it
--- (items and positions grow together: its least item and position), ordered
--- by item, then by how many items list it (desc), then position; relations skip
--- the chunks picked for entities (not when hybrid fuses the two, below) and count
--- only items left with a chunk. Of the
--- candidates that have a vector (a chunk vector implies its chunk: foreign key), the
--- floor($9 * items / 2) most similar to $7 are picked (ties in candidate order).
--- Rows: kind 'entity', 'relation' or 'chunk' with its rank and found (the rows
--- merged before the cut), and one 'flags' row whose needs_weight is true when a
--- side had chunk candidates but the VECTOR pick chose none (the caller then
--- picks by WEIGHT) and whose found is the number of merged chunks.
--- Lexical search (NULL texts switch it off, leaving the vector-only statement): the
--- local side fuses its vector hits with the $4 entities lexical_entities finds for
--- $12 (the low-level keywords) by reciprocal rank (1 / ({rrf_k} + rank), summed), after
--- the entities a phrase of $13 (the question's first words) names exactly or nearly,
--- which always come first. Its phrases (one to six consecutive words) are read in one
--- pass with lead(): slicing an array of its words per phrase would split the whole
--- text again for each one, a cost quadratic in its length. Chunks, when $11 is given
--- and the vector side is on ($8 > 0, mix): no round-robin; the four lists (vector
--- hits, the $8 chunks lexical_chunks finds for $11, the entity picks, the relation
--- picks) are fused by reciprocal rank the same way (ties by best rank, then list in
--- that order, then id), so a chunk several signals support rises and graph picks no
--- longer take every second place from the question's own matches. When $11 is given,
--- the vector side is off and both graph sides are on ($1 and $2, hybrid), its two
--- lists, the entity picks and the relation picks, are fused the same way with
--- {pick_rrf_k} for {rrf_k}, and the relation side keeps the chunks the entity side
--- picked: a chunk picked behind both the kept entities and the kept relations rises
--- instead of waiting for the relation side's turn after each side's first pick.
--- When $11 is given, the vector side is off and one graph side is on ($1 or $2: local,
--- global, hybrid with one side), its entity and relation picks are merged by their
--- similarity to $7 (ties by place, entity side first). Both lists come from one search
--- and are ranked by that similarity: local's relations are the edges of its found
--- entities and global's entities the endpoints of its found relations, so a relation's
--- chunks are its endpoints' and the relation side holds only the chunks the entity side
--- left out (entities the budget cut, the pick's quota); round-robin gave those every
--- second place ahead of closer ones. Otherwise ($11 NULL) the vector hits are merged
--- round-robin as above. Both functions come with the workspace's backend.
--- Walk ($14, the damping, non-NULL: QueryParam.pagerank): a personalized PageRank over
--- the entity-chunk graph takes the place of the entity and relation picks. Seeds: the
--- first {walk_seeds} local entities, each 1 / (rank * its chunk count) (a rare name
--- says more than a common one), and the query's fused chunks, $15 / rank. The graph is
--- bounded: the seeds' chunks (entities.source_ids), those chunks' entities
--- (entity_fragments by document), at most {walk_entities} of them in order of the best
--- chunk that brought them, and all their chunks; an entity in more than {walk_fanout}
--- chunks is a hub and left out. Nodes are numbered (walk_nodes) and the arcs read
--- their numbers from a jsonb index (a join of two CTEs, each guessed at one row, would
--- be a nested loop over both); an entity sends its mass evenly to its chunks, a chunk
--- to its entities in the graph. {walk_steps} power iterations, each one aggregate over
--- the arcs, run in a recursive CTE over the score vector as an array. The chunks are
--- then ranked by score (at most $10), followed by the fused chunks the walk left out.
--- Bridge ($16, the fused chunks kept on top, non-NULL: QueryParam.bridge): a second hop
--- from the question's best passage and from the articles of what it names. A chunk's
--- heading is its first line less a trailing parenthesis ("Acme (studio)" is Acme's); the
--- articles (with {bridge_articles} = 1) are, for each entity the question names
--- (named_entities) in at most {bridge_fanout} chunks, the chunk under its heading most
--- like $7. The entities of the first {bridge_from} fused chunks and of the articles that
--- the question does not name and that are in at most {bridge_fanout} chunks lead to
--- their other chunks; those and the articles are ranked by cosine distance to $7, less
--- $17 for a chunk under such an entity's heading (a passage about the entity, not just
--- naming it). The first $16 fused chunks stay first; after them each of the first
--- {bridge_slots} bridge chunks takes every second place (a chunk in both lists keeps its
--- first place). It orders the chunks the walk did not rank, so it also serves alone:
--- the graph picks then make way, as for a walk.
-WITH
--- include: nearest_hits side=local keys=name table=entity_vectors query=$1 limit={top_k} threshold=$3 on="$1::vector IS NOT NULL"
-local_lexical AS MATERIALIZED (
-    SELECT name, score FROM lexical_entities(CASE WHEN $1::vector IS NOT NULL THEN $12::text END, $4)
-),
+-- fragment: question_names
+-- The entities the question {question} names: its phrases (one to six consecutive words)
+-- whose name key (lexical_name_key) is an entity's; {on} switches it off when false.
+-- The phrases are read in one pass with lead(): slicing an array of its words per phrase
+-- would split the whole text again for each one, a cost quadratic in its length.
 question_words AS (
     SELECT w.word AS w0, lead(w.word, 1) OVER o AS w1, lead(w.word, 2) OVER o AS w2,
            lead(w.word, 3) OVER o AS w3, lead(w.word, 4) OVER o AS w4, lead(w.word, 5) OVER o AS w5
-    FROM regexp_split_to_table(btrim($13::text), '\s+') WITH ORDINALITY AS w(word, i)
-    WHERE $1::vector IS NOT NULL
+    FROM regexp_split_to_table(btrim({question}::text), '\s+') WITH ORDINALITY AS w(word, i)
+    WHERE {on}
     WINDOW o AS (ORDER BY w.i)
 ),
 question_phrases AS MATERIALIZED (
@@ -185,207 +79,146 @@ named_entities AS MATERIALIZED (
     FROM entities e
     WHERE lexical_name_key(e.name) = ANY (ARRAY(SELECT name_key FROM question_phrases WHERE name_key <> ''))
 ),
-local_fused AS (
-    SELECT ranks.name, bool_or(ranks.named) AS named, sum(1.0 / ({rrf_k} + ranks.rank)) AS score,
-           min(ranks.distance) AS distance
-    FROM (
-        SELECT name, false AS named, row_number() OVER (ORDER BY distance, name) AS rank, distance
-        FROM local_hits
-        UNION ALL
-        SELECT name, false, row_number() OVER (ORDER BY score DESC, name), NULL FROM local_lexical
-        UNION ALL
-        SELECT name, true, NULL, NULL FROM named_entities
-    ) ranks
-    GROUP BY ranks.name
+
+-- fragment: entity_homes
+-- Where a document introduces each entity of {entities} (a CTE of names) that is in at
+-- most {fanout} chunks: its homes, the bridge's articles. {side}_pairs holds each such
+-- entity with each of its chunks (entities.source_ids); {side}_keys the name keys
+-- (lexical_name_key) each of those chunks introduces, by rule:
+--   1 title: the first line of a document's first chunk, or a first line followed by a
+--     blank line (a passage's title);
+--   2 heading: a Markdown heading (ATX "## Name" or setext, a line over === or ---) or
+--     an HTML <h1> to <h6> anywhere in the chunk; a heading also introduces a name whose
+--     words it holds with at most two more ("## Installing Foo" introduces Foo; a title
+--     does not: "Morse code" is no home of Morse);
+--   3 file name: the base name of the chunk's file path less its extension, _ - . read as
+--     spaces (one without a letter, or the unknown source, names nothing).
+-- A title or heading is read less its markup and a trailing parenthesis ("Acme (studio)"
+-- introduces Acme); a title is the whole name in any case, a heading or file name the
+-- name's key. {side}_homes: an entity's chunks whose keys hold its name, with the lowest
+-- rule; failing any, rule 4, central: its chunk that mentions its name most often
+-- (case-insensitive substring count), if at least {central} times (0: never) and at
+-- least as often as all its other chunks together.
+-- The keys are computed at query time, for the few chunks of the bounded entities only.
+{side}_pairs AS MATERIALIZED (
+    SELECT e.name, s.id
+    FROM {entities} n
+    JOIN entities e ON e.name = n.name
+    CROSS JOIN LATERAL unnest(e.source_ids) AS s(id)
+    WHERE cardinality(e.source_ids) <= {fanout}
 ),
-local_entities AS MATERIALIZED (
-    SELECT idx, name, similarity FROM (
-        SELECT row_number() OVER (ORDER BY f.named DESC, f.score DESC NULLS LAST, f.name) AS idx, f.name,
-               f.named, coalesce(1 - f.distance, 1 - (v.embedding{halfvec} <=> $1::vector{halfvec})) AS similarity
-        FROM local_fused f
-        LEFT JOIN entity_vectors v ON v.name = f.name AND f.distance IS NULL
-    ) fused
-    WHERE idx <= $4 OR named
-),
-local_names AS MATERIALIZED (
-    SELECT ARRAY(SELECT name FROM local_entities) AS names
-),
-local_edges AS MATERIALIZED (
-    SELECT e.src, e.tgt, e.weight,
-           coalesce(e.context_tokens,
-                    (SELECT (octet_length(r.src) + octet_length(r.tgt) + octet_length(r.description)) / 4 + 12
-                     FROM relations r WHERE r.src = e.src AND r.tgt = e.tgt)) AS tokens
-    FROM (
-        SELECT r.src, r.tgt, r.weight, r.context_tokens
-        FROM local_names l, relations r
-        WHERE r.src = ANY (l.names)
-        UNION ALL
-        SELECT r.src, r.tgt, r.weight, r.context_tokens
-        FROM local_names l, relations r
-        WHERE r.tgt = ANY (l.names) AND r.src <> ALL (l.names)
-    ) e
-),
-local_edge_counts AS MATERIALIZED (
-    SELECT count(*) AS edges, greatest(min(tokens), 1) AS fewest_tokens FROM local_edges
-),
--- include: nearest_hits side=global keys="src, tgt" table=relation_vectors query=$2 limit={top_k} threshold=$3 on="$2::vector IS NOT NULL"
-global_relations AS MATERIALIZED (
-    SELECT row_number() OVER (ORDER BY h.distance, h.src, h.tgt) AS idx, h.src, h.tgt,
-           1 - h.distance AS similarity,
-           (SELECT coalesce(r.context_tokens,
-                            (octet_length(r.src) + octet_length(r.tgt) + octet_length(r.description)) / 4 + 12)
-            FROM relations r WHERE r.src = h.src AND r.tgt = h.tgt) AS tokens
-    FROM global_hits h
-),
-global_entities AS (
-    SELECT row_number() OVER (ORDER BY min(ends.pos)) AS idx, ends.name
-    FROM (
-        SELECT src AS name, 2 * idx AS pos FROM global_relations
-        UNION ALL
-        SELECT tgt, 2 * idx + 1 FROM global_relations
-    ) ends
-    GROUP BY ends.name
-),
-local_hubs AS MATERIALIZED (
-    SELECT e.name
-    FROM local_names l, entities e
-    WHERE e.name = ANY (l.names) AND e.degree > {high_degree_set}
-),
-high_degrees AS MATERIALIZED (
-    SELECT name FROM (
-        SELECT name, degree, min(degree) OVER () AS lowest
-        FROM (SELECT name, degree FROM entities
-              WHERE EXISTS (SELECT 1 FROM local_hubs)
-              ORDER BY degree DESC
-              LIMIT {high_degree_set}) highest
-    ) highest
-    WHERE degree > lowest
-),
-pruned_hubs AS MATERIALIZED (
-    SELECT h.name
-    FROM local_hubs h
-    WHERE (SELECT count(*) FROM high_degrees d
-           WHERE EXISTS (SELECT 1 FROM relations r WHERE r.src = h.name AND r.tgt = d.name)
-              OR EXISTS (SELECT 1 FROM relations r WHERE r.src = d.name AND r.tgt = h.name))
-          >= (SELECT $6::bigint / fewest_tokens + 1 FROM local_edge_counts)
-),
-ranked_edges AS MATERIALIZED (
-    SELECT src, tgt, weight, tokens
-    FROM local_edges
-    WHERE NOT EXISTS (SELECT 1 FROM pruned_hubs)
-       OR ((src NOT IN (SELECT name FROM pruned_hubs) OR tgt IN (SELECT name FROM high_degrees))
-           AND (tgt NOT IN (SELECT name FROM pruned_hubs) OR src IN (SELECT name FROM high_degrees)))
-),
-degrees AS MATERIALIZED (
-    SELECT e.name, e.degree, l.idx AS local_idx
-    FROM (
-        SELECT src AS name FROM ranked_edges UNION SELECT tgt FROM ranked_edges
-        UNION SELECT src FROM global_relations UNION SELECT tgt FROM global_relations
-    ) ends
-    JOIN entities e ON e.name = ends.name
-    LEFT JOIN local_entities l ON l.name = ends.name
-),
-local_relations AS MATERIALIZED (
-    SELECT row_number() OVER (ORDER BY degree DESC, weight DESC, near, src, tgt) AS idx, src, tgt, tokens, degree
-    FROM (
-        SELECT l.src, l.tgt, l.weight, l.tokens, ds.degree + dt.degree AS degree,
-               least(ds.local_idx, dt.local_idx) AS near
-        FROM ranked_edges l
-        JOIN degrees ds ON ds.name = l.src
-        JOIN degrees dt ON dt.name = l.tgt
-        ORDER BY ds.degree + dt.degree DESC, l.weight DESC, least(ds.local_idx, dt.local_idx), l.src, l.tgt
-        LIMIT (SELECT $6::bigint / fewest_tokens + 1 FROM local_edge_counts)
-    ) ranked
-),
-entity_merged AS (
-    SELECT DISTINCT ON (name) name, idx, side, similarity
-    FROM (
-        SELECT name, idx, 0 AS side, similarity FROM local_entities
-        UNION ALL
-        SELECT name, idx, 1, NULL::float8 FROM global_entities
-    ) both_sides
-    ORDER BY name, idx, side
-),
-relation_merged AS (
-    SELECT l.src, l.tgt, l.idx, 0 AS side, NULL::float8 AS similarity, l.tokens, l.degree
-    FROM local_relations l
-    WHERE NOT EXISTS (
-        SELECT 1 FROM global_relations g WHERE g.src = l.src AND g.tgt = l.tgt AND g.idx < l.idx
-    )
-    UNION ALL
-    SELECT g.src, g.tgt, g.idx, 1, g.similarity, g.tokens, ds.degree + dt.degree
-    FROM global_relations g
-    JOIN degrees ds ON ds.name = g.src
-    JOIN degrees dt ON dt.name = g.tgt
-    WHERE NOT EXISTS (
-        SELECT 1 FROM local_relations l WHERE l.src = g.src AND l.tgt = g.tgt AND l.idx <= g.idx
-    )
-),
-entity_cut AS (
-    SELECT m.idx, m.side, m.similarity, e.*,
-           sum(coalesce(e.context_tokens,
-                        (octet_length(e.name) + octet_length(e.entity_type)
-                         + octet_length(e.description)) / 4 + 12))
-               OVER (ORDER BY m.idx, m.side ROWS UNBOUNDED PRECEDING) AS used,
-           row_number() OVER (ORDER BY m.idx, m.side) AS rank,
-           count(*) OVER () AS found
-    FROM entity_merged m
-    JOIN entities e ON e.name = m.name
-),
-relation_cut AS (
-    SELECT src, tgt, similarity, degree,
-           sum(tokens) OVER (ORDER BY idx, side ROWS UNBOUNDED PRECEDING) AS used,
-           row_number() OVER (ORDER BY idx, side) AS rank,
-           (SELECT edges FROM local_edge_counts)
-           + (SELECT count(*) FROM global_relations g, local_names n
-              WHERE NOT (g.src = ANY (n.names) OR g.tgt = ANY (n.names))) AS found
-    FROM relation_merged
-),
-kept_entities AS MATERIALIZED (
-    SELECT * FROM entity_cut WHERE used <= $5 AND $5 > 0
-),
-kept_relations AS MATERIALIZED (
-    SELECT c.rank, c.found, c.degree, c.similarity, r.*
-    FROM relation_cut c
+{side}_keys AS MATERIALIZED (
+    SELECT DISTINCT c.id, l.rule, k.key
+    FROM (SELECT DISTINCT id FROM {side}_pairs) p
+    JOIN text_chunks c ON c.id = p.id
     CROSS JOIN LATERAL (
-        SELECT * FROM relations r WHERE r.src = c.src AND r.tgt = c.tgt LIMIT 1
-    ) r
-    WHERE c.used <= $6 AND $6 > 0
-),
-entity_sources AS (
-    SELECT k.rank AS item, s.id, row_number() OVER (ORDER BY k.rank, s.n) AS pos
-    FROM kept_entities k, unnest(k.source_ids) WITH ORDINALITY AS s(id, n)
-),
-relation_sources AS (
-    SELECT k.rank AS item, s.id, row_number() OVER (ORDER BY k.rank, s.n) AS pos
-    FROM kept_relations k, unnest(k.source_ids) WITH ORDINALITY AS s(id, n)
-),
--- include: nearest_hits side=vector keys=chunk_id table=chunk_vectors query=$7 limit={chunk_top_k} threshold=$3 on=true
-lexical_hits AS MATERIALIZED (
-    SELECT id, score FROM lexical_chunks($11::text, $8)
-),
-query_chunks AS (
-    SELECT row_number() OVER (ORDER BY sum(1.0 / ({rrf_k} + ranks.rank)) DESC, min(ranks.rank), ranks.id) AS idx,
-           ranks.id
-    FROM (
-        SELECT c.id, row_number() OVER (ORDER BY h.distance, c.id) AS rank
-        FROM vector_hits h JOIN text_chunks c ON c.id = h.chunk_id
+        SELECT 1 AS rule, split_part(c.content, E'\n', 1) AS line
+        WHERE c.chunk_order_index = 0 OR c.content ~ '^[^\n]*\n[ \t\r]*\n'
         UNION ALL
-        SELECT id, row_number() OVER (ORDER BY score DESC, id) FROM lexical_hits
-    ) ranks
-    GROUP BY ranks.id
+        SELECT 2, coalesce(m[1], m[2])
+        FROM regexp_matches(c.content, '^ {0,3}#{1,6}[ \t]+([^\n]+)$|^([^\n]+)\n {0,3}(?:=+|-+)[ \t]*$', 'gn') AS m
+        UNION ALL
+        SELECT 2, m[1] FROM regexp_matches(c.content, '<h[1-6].*?>(.*?)</h[1-6]\s*>', 'gi') AS m
+        UNION ALL
+        SELECT 3, regexp_replace(regexp_replace(regexp_replace(c.file_path, '^.*[/\\]', ''),
+                                                '\.[[:alnum:]]{1,8}$', ''), '[-_.]+', ' ', 'g')
+        WHERE c.file_path <> 'unknown_source'
+    ) l
+    CROSS JOIN LATERAL (
+        SELECT btrim(regexp_replace(
+                   regexp_replace(l.line, '<[^>]*>|^\s*#{1,6}\s+|\s+#+\s*$', '', 'g'), '\s*\([^)]*\)\s*$', ''
+               )) AS text
+    ) t
+    CROSS JOIN LATERAL (
+        SELECT CASE WHEN l.rule = 1 THEN lower(t.text) ELSE lexical_name_key(t.text) END AS key
+    ) k
+    WHERE k.key <> '' AND (l.rule <> 3 OR k.key ~ '[[:alpha:]]')
 ),
+{side}_matched AS MATERIALIZED (
+    SELECT p.name, p.id, min(k.rule) AS rule
+    FROM (SELECT name, id, lexical_name_key(name) AS key FROM {side}_pairs) p
+    JOIN {side}_keys k ON k.id = p.id
+    WHERE (k.rule = 1 AND k.key = lower(p.name))
+       OR (k.rule > 1 AND k.key = p.key)
+       OR (k.rule = 2 AND string_to_array(p.key, ' ') <@ string_to_array(k.key, ' ')
+           AND cardinality(string_to_array(k.key, ' ')) <= cardinality(string_to_array(p.key, ' ')) + 2)
+    GROUP BY p.name, p.id
+),
+{side}_homes AS MATERIALIZED (
+    SELECT name, id, rule FROM {side}_matched
+    UNION ALL
+    SELECT name, id, 4 FROM (
+        SELECT p.name, p.id, m.mentions, max(m.mentions) OVER (PARTITION BY p.name) AS most,
+               sum(m.mentions) OVER (PARTITION BY p.name) AS mentioned
+        FROM {side}_pairs p
+        JOIN text_chunks c ON c.id = p.id
+        CROSS JOIN LATERAL (
+            SELECT (length(lower(c.content)) - length(replace(lower(c.content), lower(p.name), '')))
+                   / greatest(length(p.name), 1) AS mentions
+        ) m
+        WHERE {central} > 0 AND p.name NOT IN (SELECT name FROM {side}_matched)
+    ) counted
+    WHERE mentions = most AND most >= {central} AND 2 * most >= mentioned
+),
+
+-- fragment: chunk_picks
+-- The VECTOR pick of the chunks behind the kept {side} rows ({rows}), written once for
+-- both sides: each row's source ids in order ({side}_sources: item is the row's rank, pos
+-- the position over all rows), blank ids and those for which {keep} is false dropped
+-- ({side}_listed); a chunk kept under the first item listing it ({side}_first: its least
+-- item and position, and how many items list it); of those with a vector, the
+-- floor(:related_chunks * items / 2) most similar to :chunk_query (ties by item, then
+-- items listing it, desc, then position), the items counted in {side}_{counted}.
+{side}_sources AS (
+    SELECT k.rank AS item, s.id, row_number() OVER (ORDER BY k.rank, s.n) AS pos
+    FROM {rows} k, unnest(k.source_ids) WITH ORDINALITY AS s(id, n)
+),
+{side}_listed AS (
+    SELECT item, id, pos FROM {side}_sources WHERE btrim(id, E' \t\n\r\f\v') <> '' AND {keep}
+),
+{side}_first AS (
+    SELECT id, min(item) AS item, min(pos) AS pos, count(*) AS listed
+    FROM {side}_listed
+    GROUP BY id
+),
+{side}_candidates AS (
+    SELECT l.item, l.id, l.pos, l.listed, 1 - (v.embedding{halfvec} <=> :chunk_query::vector{halfvec}) AS similarity
+    FROM {side}_first l
+    JOIN chunk_vectors v ON v.chunk_id = l.id
+),
+{side}_picks AS (
+    SELECT id, idx, similarity FROM (
+        SELECT id, similarity, row_number() OVER (ORDER BY similarity DESC, item, listed DESC, pos) AS idx
+        FROM {side}_candidates
+    ) ranked
+    WHERE idx <= (:related_chunks * (SELECT count(DISTINCT item) FROM {side}_{counted})) / 2
+),
+
+-- fragment: walk
+-- The walk (:walk_damping, the damping, non-NULL: QueryParam.pagerank): a personalized PageRank over
+-- the entity-chunk graph takes the place of the entity and relation picks. Seeds: the
+-- first {walk_seeds} local entities, each 1 / (rank * its chunk count) (a rare name
+-- says more than a common one), and the query's fused chunks, :walk_chunk_weight / rank. The graph is
+-- bounded: the seeds' chunks (entities.source_ids), those chunks' entities
+-- (entity_fragments by document), at most {walk_entities} of them in order of the best
+-- chunk that brought them, and all their chunks; an entity in more than {walk_fanout}
+-- chunks is a hub and left out. Nodes are numbered (walk_nodes) and the arcs read
+-- their numbers from a jsonb index (a join of two CTEs, each guessed at one row, would
+-- be a nested loop over both); an entity sends its mass evenly to its chunks, a chunk
+-- to its entities in the graph. {walk_steps} power iterations, each one aggregate over
+-- the arcs, run in a recursive CTE over the score vector as an array. The chunks are
+-- then ranked by score (at most :chunk_limit), followed by the fused chunks the walk left out.
 walk_entity_seeds AS MATERIALIZED (
     SELECT l.name, 1.0 / (l.idx * cardinality(e.source_ids)) AS weight, cardinality(e.source_ids) AS fanout
     FROM local_entities l
     JOIN entities e ON e.name = l.name
-    WHERE $14::float8 IS NOT NULL AND l.idx <= {walk_seeds}
+    WHERE :walk_damping::float8 IS NOT NULL AND l.idx <= {walk_seeds}
       AND cardinality(e.source_ids) BETWEEN 1 AND {walk_fanout}
 ),
 walk_chunk_seeds AS MATERIALIZED (
-    SELECT id, $15::float8 / idx AS weight, idx AS rank
+    SELECT id, :walk_chunk_weight::float8 / idx AS weight, idx AS rank
     FROM query_chunks
-    WHERE $14::float8 IS NOT NULL AND idx <= {chunk_top_k}
+    WHERE :walk_damping::float8 IS NOT NULL AND idx <= {chunk_top_k}
 ),
 walk_near_chunks AS MATERIALIZED (
     SELECT id, min(rank) AS rank FROM (
@@ -460,7 +293,7 @@ walk AS (
         SELECT 0, seed FROM walk_index
         UNION ALL
         SELECT s.step + 1,
-               ARRAY(SELECT (1 - $14::float8) * x.seed[m.i] + $14::float8 * m.mass
+               ARRAY(SELECT (1 - :walk_damping::float8) * x.seed[m.i] + :walk_damping::float8 * m.mass
                      FROM (SELECT i, sum(mass) AS mass
                            FROM (SELECT i, 0::float8 AS mass FROM generate_subscripts(s.p, 1) AS i
                                  UNION ALL
@@ -479,22 +312,39 @@ walk_picks AS (
     FROM walk w
     WHERE w.score > 0 AND EXISTS (SELECT 1 FROM text_chunks c WHERE c.id = w.id)
     ORDER BY w.score DESC, w.id
-    LIMIT $10
+    LIMIT :chunk_limit
 ),
+
+-- fragment: bridge
+-- The bridge (:bridge_keep, the fused chunks kept on top, non-NULL: QueryParam.bridge): a second hop
+-- from the question's best passage and from the articles of what it names. An entity's
+-- homes are the chunks that introduce it (fragment entity_homes: its title, a heading,
+-- its file name; failing those, its central chunk); the articles (with
+-- {bridge_articles} = 1) are, for each entity the question names (named_entities) in at
+-- most {bridge_fanout} chunks, its home most like :chunk_query, found by title, heading or file
+-- name ({bridge_central_starts} > 0: also by central chunk, off by default: such starts
+-- cost 2 to 6 points of recall@5 on both multi-hop sets). The entities of the first
+-- {bridge_from} fused chunks and of the articles that the question does not name and that
+-- are in at most {bridge_fanout} chunks lead to their other chunks; those and the
+-- articles are ranked by cosine distance to :chunk_query, less :bridge_heading for a home of such an entity (a
+-- passage about the entity, not just naming it), half of it for a central one. The first
+-- :bridge_keep fused chunks stay first; after them each of the first
+-- {bridge_slots} bridge chunks takes every second place (a chunk in both lists keeps its
+-- first place). It orders the chunks the walk did not rank, so it also serves alone:
+-- the graph picks then make way, as for a walk.
 bridge_first AS MATERIALIZED (
-    SELECT id FROM query_chunks WHERE $16::int IS NOT NULL AND idx <= {bridge_from}
+    SELECT id FROM query_chunks WHERE :bridge_keep::int IS NOT NULL AND idx <= {bridge_from}
 ),
+bridge_named AS MATERIALIZED (
+    SELECT name FROM named_entities WHERE :bridge_keep::int IS NOT NULL AND {bridge_articles} = 1
+),
+-- include: entity_homes side=named entities=bridge_named fanout={bridge_fanout} central={bridge_central_starts}
 bridge_articles AS MATERIALIZED (
     SELECT DISTINCT id FROM (
-        SELECT DISTINCT ON (n.name) n.name, s.id
-        FROM named_entities n
-        JOIN entities e ON e.name = n.name
-        CROSS JOIN LATERAL unnest(e.source_ids) AS s(id)
-        JOIN text_chunks t ON t.id = s.id
-        JOIN chunk_vectors v ON v.chunk_id = s.id
-        WHERE $16::int IS NOT NULL AND {bridge_articles} = 1 AND cardinality(e.source_ids) <= {bridge_fanout}
-          AND regexp_replace(lower(btrim(split_part(t.content, E'\n', 1))), '\s*\([^)]*\)$', '') = lower(n.name)
-        ORDER BY n.name, v.embedding{halfvec} <=> $7::vector{halfvec}, s.id
+        SELECT DISTINCT ON (h.name) h.name, h.id
+        FROM named_homes h
+        JOIN chunk_vectors v ON v.chunk_id = h.id
+        ORDER BY h.name, v.embedding{halfvec} <=> :chunk_query::vector{halfvec}, h.id
     ) best
 ),
 bridge_entities AS MATERIALIZED (
@@ -504,24 +354,20 @@ bridge_entities AS MATERIALIZED (
     JOIN entity_fragments f ON f.doc_id = t.doc_id AND f.chunk_id = b.id
     WHERE f.entity_name NOT IN (SELECT name FROM named_entities)
 ),
+-- include: entity_homes side=bridge entities=bridge_entities fanout={bridge_fanout} central={bridge_central}
 bridge_chunks AS MATERIALIZED (
     SELECT l.id,
            row_number() OVER (
-               ORDER BY (v.embedding{halfvec} <=> $7::vector{halfvec}) - $17::float8 * l.heading::int, l.id
+               ORDER BY (v.embedding{halfvec} <=> :chunk_query::vector{halfvec}) - :bridge_heading::float8 * l.home, l.id
            ) AS idx
     FROM (
-        SELECT id, bool_or(heading) AS heading
+        SELECT id, max(home) AS home
         FROM (
-            SELECT s.id,
-                   regexp_replace(lower(btrim(split_part(t.content, E'\n', 1))), '\s*\([^)]*\)$', '')
-                       = lower(b.name) AS heading
-            FROM bridge_entities b
-            JOIN entities e ON e.name = b.name
-            CROSS JOIN LATERAL unnest(e.source_ids) AS s(id)
-            JOIN text_chunks t ON t.id = s.id
-            WHERE cardinality(e.source_ids) <= {bridge_fanout}
+            SELECT p.id, coalesce((SELECT max(CASE WHEN h.rule < 4 THEN 1 ELSE 0.5 END)
+                                   FROM bridge_homes h WHERE h.name = p.name AND h.id = p.id), 0) AS home
+            FROM bridge_pairs p
             UNION ALL
-            SELECT id, true FROM bridge_articles
+            SELECT id, 1 FROM bridge_articles
         ) c
         WHERE id NOT IN (SELECT id FROM bridge_first)
         GROUP BY id
@@ -531,60 +377,300 @@ bridge_chunks AS MATERIALIZED (
 bridged AS (
     SELECT id, min(place) AS place
     FROM (
-        SELECT id, CASE WHEN $16::int IS NULL OR idx <= $16::int THEN idx ELSE 2 * idx - $16::int END AS place
+        SELECT id, CASE WHEN :bridge_keep::int IS NULL OR idx <= :bridge_keep::int THEN idx ELSE 2 * idx - :bridge_keep::int END AS place
         FROM query_chunks
         UNION ALL
-        SELECT id, $16::int + 2 * idx - 1 FROM bridge_chunks WHERE idx <= {bridge_slots}
+        SELECT id, :bridge_keep::int + 2 * idx - 1 FROM bridge_chunks WHERE idx <= {bridge_slots}
     ) places
     GROUP BY id
 ),
+
+-- name: context
+-- The entities, relations and chunks of a query, ranked and cut in one statement.
+-- Parameters (store/retrieval.py RetrievalStore.context): :local_query, :global_query
+-- (the keywords' vectors, NULL: that side off), :threshold (cosine), :top_k,
+-- :max_entity_tokens, :max_relation_tokens, :chunk_query (the question's vector),
+-- :vector_top_k (chunk_top_k), :related_chunks, :chunk_limit, :lexical_chunks,
+-- :lexical_entities, :question (texts; NULL: no lexical fusion), :walk_damping,
+-- :walk_chunk_weight (NULL: no walk), :bridge_keep, :bridge_heading (NULL: no bridge).
+-- Graph: entities nearest to :local_query (the low-level keywords) and every edge touching
+-- them, edges ranked by (edge degree, weight) desc, then by the nearest found entity
+-- they touch (upstream collects edges entity by entity), then (src, tgt); relations
+-- nearest to :global_query (the high-level keywords) and their endpoints in order of first
+-- appearance; each side's lists merged round-robin (local first, the first
+-- occurrence wins), then a running sum of the stored context_tokens keeps the
+-- longest prefix within :max_entity_tokens (entities) and :max_relation_tokens (relations) tokens (each count includes
+-- the newline joining its line to the next, and the pre-tokenizer never merges across
+-- it, so the sum is the count of the lines joined, upstream 1.5.7's measure, plus the
+-- last line's newline: at most a token over, and only when that newline does not merge
+-- into the closing brace's token). A NULL vector
+-- switches its side off (checked once, also by a generic plan, which gives the same
+-- rows as a custom one); :threshold is the cosine threshold, :top_k top_k ({top_k} the same, as
+-- the LIMIT of the two graph vector searches; {chunk_top_k} is :vector_top_k). Edges are read
+-- from the covering endpoint indexes (migration 0011: index-only scans, no heap fetch
+-- per edge), those by src, then those by tgt whose src is not a found entity; the
+-- degrees of their endpoints are the stored entities.degree (kept by the relations
+-- triggers, migration 0010), read once per distinct endpoint from an index that
+-- includes it, each with its place among the found entities (for the tie-break).
+-- Only the first edges in that order that the relation budget could keep are ranked:
+-- each costs at least the fewest tokens among them, and so does the global copy that
+-- may stand in for one, so no more than :max_relation_tokens over that many fit; found counts them all.
+-- Around a hub, a found entity with more than {high_degree_set} edges, a degree look-up
+-- per neighbour would be most of the statement (21k at 300k entities: 55 of 110 ms).
+-- Its edges are first checked against the entities of highest degree (high_degrees:
+-- the first {high_degree_set} of the degree index, less those tied with the last, so
+-- every entity left out has a lower degree than every one in it). A hub with at least
+-- as many edges to them as the budget could keep keeps only those edges: each of its
+-- others has a lower edge degree than all of them, so it ranks past every edge that
+-- can be kept, and the ranked rows are the same without it (ranked_edges).
+-- Full rows are fetched only for what is kept, by key (the LATERAL LIMIT 1 of
+-- kept_relations: the planner cannot tell how few rows the budget keeps and would
+-- otherwise hash the whole relations table when it guesses high).
+-- Foreign keys spare existence checks: an entity vector has its entity, a
+-- relation vector its relation (looked up by key, never by a join over all
+-- relations), a relation its two endpoints.
+-- Chunks: the chunks nearest to :chunk_query (at most :vector_top_k, similarity > :threshold; fused with the
+-- lexical matches, below), then the
+-- VECTOR pick of the chunks behind the kept entities and relations (each one's
+-- source ids in order), merged round-robin (vector, entity, relation; the
+-- first occurrence wins) and cut to the first :chunk_limit (NULL: all). Each side's
+-- candidates: blank ids dropped, a chunk kept under the first item listing it
+-- (items and positions grow together: its least item and position), ordered
+-- by item, then by how many items list it (desc), then position; relations skip
+-- the chunks picked for entities (not when hybrid fuses the two, below) and count
+-- only items left with a chunk. Of the
+-- candidates that have a vector (a chunk vector implies its chunk: foreign key), the
+-- floor(:related_chunks * items / 2) most similar to :chunk_query are picked (ties in candidate order).
+-- Rows: kind 'entity', 'relation' or 'chunk' with its rank and found (the rows
+-- merged before the cut), and one 'flags' row whose needs_weight is true when a
+-- side had chunk candidates but the VECTOR pick chose none (the caller then
+-- picks by WEIGHT) and whose found is the number of merged chunks.
+-- Lexical search (NULL texts switch it off, leaving the vector-only statement): the
+-- local side fuses its vector hits with the :top_k entities lexical_entities finds for
+-- :lexical_entities (the low-level keywords) by reciprocal rank (1 / ({rrf_k} + rank), summed), after
+-- the entities a phrase of :question (the question's first words) names exactly or nearly,
+-- which always come first. Its phrases (one to six consecutive words) are read in one
+-- pass with lead(): slicing an array of its words per phrase would split the whole
+-- text again for each one, a cost quadratic in its length. Chunks, when :lexical_chunks is given
+-- and the vector side is on (:vector_top_k > 0, mix): no round-robin; the four lists (vector
+-- hits, the :vector_top_k chunks lexical_chunks finds for :lexical_chunks, the entity picks, the relation
+-- picks) are fused by reciprocal rank the same way (ties by best rank, then list in
+-- that order, then id), so a chunk several signals support rises and graph picks no
+-- longer take every second place from the question's own matches. When :lexical_chunks is given,
+-- the vector side is off and both graph sides are on (:local_query and :global_query, hybrid), its two
+-- lists, the entity picks and the relation picks, are fused the same way with
+-- {pick_rrf_k} for {rrf_k}, and the relation side keeps the chunks the entity side
+-- picked: a chunk picked behind both the kept entities and the kept relations rises
+-- instead of waiting for the relation side's turn after each side's first pick.
+-- When :lexical_chunks is given, the vector side is off and one graph side is on (:local_query or :global_query: local,
+-- global, hybrid with one side), its entity and relation picks are merged by their
+-- similarity to :chunk_query (ties by place, entity side first). Both lists come from one search
+-- and are ranked by that similarity: local's relations are the edges of its found
+-- entities and global's entities the endpoints of its found relations, so a relation's
+-- chunks are its endpoints' and the relation side holds only the chunks the entity side
+-- left out (entities the budget cut, the pick's quota); round-robin gave those every
+-- second place ahead of closer ones. Otherwise (:lexical_chunks NULL) the vector hits are merged
+-- round-robin as above. Both functions come with the workspace's backend.
+WITH
+-- include: nearest_hits side=local keys=name table=entity_vectors query=:local_query limit={top_k} threshold=:threshold on=":local_query::vector IS NOT NULL"
+local_lexical AS MATERIALIZED (
+    SELECT name, score FROM lexical_entities(CASE WHEN :local_query::vector IS NOT NULL THEN :lexical_entities::text END, :top_k)
+),
+-- include: question_names question=:question on=":local_query::vector IS NOT NULL"
+local_fused AS (
+    SELECT ranks.name, bool_or(ranks.named) AS named, sum(1.0 / ({rrf_k} + ranks.rank)) AS score,
+           min(ranks.distance) AS distance
+    FROM (
+        SELECT name, false AS named, row_number() OVER (ORDER BY distance, name) AS rank, distance
+        FROM local_hits
+        UNION ALL
+        SELECT name, false, row_number() OVER (ORDER BY score DESC, name), NULL FROM local_lexical
+        UNION ALL
+        SELECT name, true, NULL, NULL FROM named_entities
+    ) ranks
+    GROUP BY ranks.name
+),
+local_entities AS MATERIALIZED (
+    SELECT idx, name, similarity FROM (
+        SELECT row_number() OVER (ORDER BY f.named DESC, f.score DESC NULLS LAST, f.name) AS idx, f.name,
+               f.named, coalesce(1 - f.distance, 1 - (v.embedding{halfvec} <=> :local_query::vector{halfvec})) AS similarity
+        FROM local_fused f
+        LEFT JOIN entity_vectors v ON v.name = f.name AND f.distance IS NULL
+    ) fused
+    WHERE idx <= :top_k OR named
+),
+local_names AS MATERIALIZED (
+    SELECT ARRAY(SELECT name FROM local_entities) AS names
+),
+local_edges AS MATERIALIZED (
+    SELECT e.src, e.tgt, e.weight,
+           coalesce(e.context_tokens,
+                    (SELECT (octet_length(r.src) + octet_length(r.tgt) + octet_length(r.description)) / 4 + 12
+                     FROM relations r WHERE r.src = e.src AND r.tgt = e.tgt)) AS tokens
+    FROM (
+        SELECT r.src, r.tgt, r.weight, r.context_tokens
+        FROM local_names l, relations r
+        WHERE r.src = ANY (l.names)
+        UNION ALL
+        SELECT r.src, r.tgt, r.weight, r.context_tokens
+        FROM local_names l, relations r
+        WHERE r.tgt = ANY (l.names) AND r.src <> ALL (l.names)
+    ) e
+),
+local_edge_counts AS MATERIALIZED (
+    SELECT count(*) AS edges, greatest(min(tokens), 1) AS fewest_tokens FROM local_edges
+),
+-- include: nearest_hits side=global keys="src, tgt" table=relation_vectors query=:global_query limit={top_k} threshold=:threshold on=":global_query::vector IS NOT NULL"
+global_relations AS MATERIALIZED (
+    SELECT row_number() OVER (ORDER BY h.distance, h.src, h.tgt) AS idx, h.src, h.tgt,
+           1 - h.distance AS similarity,
+           (SELECT coalesce(r.context_tokens,
+                            (octet_length(r.src) + octet_length(r.tgt) + octet_length(r.description)) / 4 + 12)
+            FROM relations r WHERE r.src = h.src AND r.tgt = h.tgt) AS tokens
+    FROM global_hits h
+),
+global_entities AS (
+    SELECT row_number() OVER (ORDER BY min(ends.pos)) AS idx, ends.name
+    FROM (
+        SELECT src AS name, 2 * idx AS pos FROM global_relations
+        UNION ALL
+        SELECT tgt, 2 * idx + 1 FROM global_relations
+    ) ends
+    GROUP BY ends.name
+),
+local_hubs AS MATERIALIZED (
+    SELECT e.name
+    FROM local_names l, entities e
+    WHERE e.name = ANY (l.names) AND e.degree > {high_degree_set}
+),
+high_degrees AS MATERIALIZED (
+    SELECT name FROM (
+        SELECT name, degree, min(degree) OVER () AS lowest
+        FROM (SELECT name, degree FROM entities
+              WHERE EXISTS (SELECT 1 FROM local_hubs)
+              ORDER BY degree DESC
+              LIMIT {high_degree_set}) highest
+    ) highest
+    WHERE degree > lowest
+),
+pruned_hubs AS MATERIALIZED (
+    SELECT h.name
+    FROM local_hubs h
+    WHERE (SELECT count(*) FROM high_degrees d
+           WHERE EXISTS (SELECT 1 FROM relations r WHERE r.src = h.name AND r.tgt = d.name)
+              OR EXISTS (SELECT 1 FROM relations r WHERE r.src = d.name AND r.tgt = h.name))
+          >= (SELECT :max_relation_tokens::bigint / fewest_tokens + 1 FROM local_edge_counts)
+),
+ranked_edges AS MATERIALIZED (
+    SELECT src, tgt, weight, tokens
+    FROM local_edges
+    WHERE NOT EXISTS (SELECT 1 FROM pruned_hubs)
+       OR ((src NOT IN (SELECT name FROM pruned_hubs) OR tgt IN (SELECT name FROM high_degrees))
+           AND (tgt NOT IN (SELECT name FROM pruned_hubs) OR src IN (SELECT name FROM high_degrees)))
+),
+degrees AS MATERIALIZED (
+    SELECT e.name, e.degree, l.idx AS local_idx
+    FROM (
+        SELECT src AS name FROM ranked_edges UNION SELECT tgt FROM ranked_edges
+        UNION SELECT src FROM global_relations UNION SELECT tgt FROM global_relations
+    ) ends
+    JOIN entities e ON e.name = ends.name
+    LEFT JOIN local_entities l ON l.name = ends.name
+),
+local_relations AS MATERIALIZED (
+    SELECT row_number() OVER (ORDER BY degree DESC, weight DESC, near, src, tgt) AS idx, src, tgt, tokens, degree
+    FROM (
+        SELECT l.src, l.tgt, l.weight, l.tokens, ds.degree + dt.degree AS degree,
+               least(ds.local_idx, dt.local_idx) AS near
+        FROM ranked_edges l
+        JOIN degrees ds ON ds.name = l.src
+        JOIN degrees dt ON dt.name = l.tgt
+        ORDER BY ds.degree + dt.degree DESC, l.weight DESC, least(ds.local_idx, dt.local_idx), l.src, l.tgt
+        LIMIT (SELECT :max_relation_tokens::bigint / fewest_tokens + 1 FROM local_edge_counts)
+    ) ranked
+),
+entity_merged AS (
+    SELECT DISTINCT ON (name) name, idx, side, similarity
+    FROM (
+        SELECT name, idx, 0 AS side, similarity FROM local_entities
+        UNION ALL
+        SELECT name, idx, 1, NULL::float8 FROM global_entities
+    ) both_sides
+    ORDER BY name, idx, side
+),
+relation_merged AS (
+    SELECT l.src, l.tgt, l.idx, 0 AS side, NULL::float8 AS similarity, l.tokens, l.degree
+    FROM local_relations l
+    WHERE NOT EXISTS (
+        SELECT 1 FROM global_relations g WHERE g.src = l.src AND g.tgt = l.tgt AND g.idx < l.idx
+    )
+    UNION ALL
+    SELECT g.src, g.tgt, g.idx, 1, g.similarity, g.tokens, ds.degree + dt.degree
+    FROM global_relations g
+    JOIN degrees ds ON ds.name = g.src
+    JOIN degrees dt ON dt.name = g.tgt
+    WHERE NOT EXISTS (
+        SELECT 1 FROM local_relations l WHERE l.src = g.src AND l.tgt = g.tgt AND l.idx <= g.idx
+    )
+),
+entity_cut AS (
+    SELECT m.idx, m.side, m.similarity, e.*,
+           sum(coalesce(e.context_tokens,
+                        (octet_length(e.name) + octet_length(e.entity_type)
+                         + octet_length(e.description)) / 4 + 12))
+               OVER (ORDER BY m.idx, m.side ROWS UNBOUNDED PRECEDING) AS used,
+           row_number() OVER (ORDER BY m.idx, m.side) AS rank,
+           count(*) OVER () AS found
+    FROM entity_merged m
+    JOIN entities e ON e.name = m.name
+),
+relation_cut AS (
+    SELECT src, tgt, similarity, degree,
+           sum(tokens) OVER (ORDER BY idx, side ROWS UNBOUNDED PRECEDING) AS used,
+           row_number() OVER (ORDER BY idx, side) AS rank,
+           (SELECT edges FROM local_edge_counts)
+           + (SELECT count(*) FROM global_relations g, local_names n
+              WHERE NOT (g.src = ANY (n.names) OR g.tgt = ANY (n.names))) AS found
+    FROM relation_merged
+),
+kept_entities AS MATERIALIZED (
+    SELECT * FROM entity_cut WHERE used <= :max_entity_tokens AND :max_entity_tokens > 0
+),
+kept_relations AS MATERIALIZED (
+    SELECT c.rank, c.found, c.degree, c.similarity, r.*
+    FROM relation_cut c
+    CROSS JOIN LATERAL (
+        SELECT * FROM relations r WHERE r.src = c.src AND r.tgt = c.tgt LIMIT 1
+    ) r
+    WHERE c.used <= :max_relation_tokens AND :max_relation_tokens > 0
+),
+-- include: nearest_hits side=vector keys=chunk_id table=chunk_vectors query=:chunk_query limit={chunk_top_k} threshold=:threshold on=true
+lexical_hits AS MATERIALIZED (
+    SELECT id, score FROM lexical_chunks(:lexical_chunks::text, :vector_top_k)
+),
+query_chunks AS (
+    SELECT row_number() OVER (ORDER BY sum(1.0 / ({rrf_k} + ranks.rank)) DESC, min(ranks.rank), ranks.id) AS idx,
+           ranks.id
+    FROM (
+        SELECT c.id, row_number() OVER (ORDER BY h.distance, c.id) AS rank
+        FROM vector_hits h JOIN text_chunks c ON c.id = h.chunk_id
+        UNION ALL
+        SELECT id, row_number() OVER (ORDER BY score DESC, id) FROM lexical_hits
+    ) ranks
+    GROUP BY ranks.id
+),
+-- include: walk
+-- include: bridge
 fusing AS (
     SELECT chunks OR picks AS chunks, picks, by_similarity, walks,
            CASE WHEN picks THEN {pick_rrf_k} ELSE {rrf_k} END AS rrf_k
-    FROM (SELECT $11::text IS NOT NULL AND $8 > 0 AS chunks,
-                 $11::text IS NOT NULL AND $8 = 0 AND $1::vector IS NOT NULL AND $2::vector IS NOT NULL AS picks,
-                 $11::text IS NOT NULL AND $8 = 0 AND ($1::vector IS NULL) <> ($2::vector IS NULL) AS by_similarity,
-                 $14::float8 IS NOT NULL OR $16::int IS NOT NULL AS walks) lists
+    FROM (SELECT :lexical_chunks::text IS NOT NULL AND :vector_top_k > 0 AS chunks,
+                 :lexical_chunks::text IS NOT NULL AND :vector_top_k = 0 AND :local_query::vector IS NOT NULL AND :global_query::vector IS NOT NULL AS picks,
+                 :lexical_chunks::text IS NOT NULL AND :vector_top_k = 0 AND (:local_query::vector IS NULL) <> (:global_query::vector IS NULL) AS by_similarity,
+                 :walk_damping::float8 IS NOT NULL OR :bridge_keep::int IS NOT NULL AS walks) lists
 ),
-entity_listed AS (
-    SELECT item, id, pos FROM entity_sources WHERE btrim(id, E' \t\n\r\f\v') <> ''
-),
-entity_first AS (
-    SELECT id, min(item) AS item, min(pos) AS pos, count(*) AS listed
-    FROM entity_listed
-    GROUP BY id
-),
-entity_candidates AS (
-    SELECT l.item, l.id, l.pos, l.listed, 1 - (v.embedding{halfvec} <=> $7::vector{halfvec}) AS similarity
-    FROM entity_first l
-    JOIN chunk_vectors v ON v.chunk_id = l.id
-),
-entity_picks AS (
-    SELECT id, idx, similarity FROM (
-        SELECT id, similarity, row_number() OVER (ORDER BY similarity DESC, item, listed DESC, pos) AS idx
-        FROM entity_candidates
-    ) ranked
-    WHERE idx <= ($9 * (SELECT count(DISTINCT item) FROM entity_listed)) / 2
-),
-relation_first AS (
-    SELECT id, min(item) AS item, min(pos) AS pos, count(*) AS listed
-    FROM relation_sources
-    WHERE btrim(id, E' \t\n\r\f\v') <> ''
-      AND ((SELECT picks FROM fusing) OR id NOT IN (SELECT id FROM entity_picks))
-    GROUP BY id
-),
-relation_candidates AS (
-    SELECT l.item, l.id, l.pos, l.listed, 1 - (v.embedding{halfvec} <=> $7::vector{halfvec}) AS similarity
-    FROM relation_first l
-    JOIN chunk_vectors v ON v.chunk_id = l.id
-),
-relation_picks AS (
-    SELECT id, idx, similarity FROM (
-        SELECT id, similarity, row_number() OVER (ORDER BY similarity DESC, item, listed DESC, pos) AS idx
-        FROM relation_candidates
-    ) ranked
-    WHERE idx <= ($9 * (SELECT count(DISTINCT item) FROM relation_first)) / 2
-),
+-- include: chunk_picks side=entity rows=kept_entities keep=true counted=listed
+-- include: chunk_picks side=relation rows=kept_relations keep="((SELECT picks FROM fusing) OR id NOT IN (SELECT id FROM entity_picks))" counted=first
 merged AS (
     SELECT DISTINCT ON (id) id, idx, side, similarity
     FROM (
@@ -633,7 +719,7 @@ ranked AS (
     SELECT id, rank, count(*) OVER () AS merged_count
     FROM ordered
     ORDER BY rank
-    LIMIT $10
+    LIMIT :chunk_limit
 ),
 flags AS (
     SELECT NOT (SELECT walks FROM fusing)
@@ -656,7 +742,7 @@ SELECT 'relation', rank, found, NULL, src, tgt, NULL, keywords, description, wei
 FROM kept_relations
 UNION ALL
 SELECT 'chunk', r.rank, r.merged_count, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-       c.created_at, NULL, NULL, 1 - (v.embedding{halfvec} <=> $7::vector{halfvec}), NULL, c.id, c.content,
+       c.created_at, NULL, NULL, 1 - (v.embedding{halfvec} <=> :chunk_query::vector{halfvec}), NULL, c.id, c.content,
        c.doc_id, c.chunk_order_index, c.tokens, c.file_path, NULL
 FROM ranked r
 JOIN text_chunks c ON c.id = r.id
@@ -695,3 +781,26 @@ FROM fused f
 JOIN text_chunks c ON c.id = f.id
 LEFT JOIN chunk_vectors v ON v.chunk_id = f.id
 ORDER BY f.score DESC, f.best, f.id;
+
+-- name: homes
+-- The homes the bridge finds (fragment entity_homes, with {bridge_fanout} and
+-- {bridge_central} as in context) for the entities the question $1 names, or for every
+-- entity when $1 is NULL: one row per entity in at most {bridge_fanout} chunks, with the
+-- lowest rule that found a home (1 title, 2 heading, 3 file name, 4 central; NULL: none)
+-- and its home chunks, for benches and diagnosis.
+WITH
+-- include: question_names question=$1 on="$1::text IS NOT NULL"
+wanted AS MATERIALIZED (
+    SELECT name FROM named_entities
+    UNION ALL
+    SELECT name FROM entities WHERE $1::text IS NULL
+),
+-- include: entity_homes side=wanted entities=wanted fanout={bridge_fanout} central={bridge_central}
+counted AS (
+    SELECT p.name, min(h.rule) AS rule,
+           coalesce(array_agg(DISTINCT h.id) FILTER (WHERE h.id IS NOT NULL), '{}') AS homes
+    FROM (SELECT DISTINCT name FROM wanted_pairs) p
+    LEFT JOIN wanted_homes h ON h.name = p.name
+    GROUP BY p.name
+)
+SELECT name, rule, homes FROM counted ORDER BY name;

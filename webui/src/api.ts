@@ -162,5 +162,14 @@ export type AuthStatus = {
 
 export type Health = {
   status: string;
-  configuration?: { workspace: string; request_workspace: string; open_workspaces: string[]; workspaces?: string[] };
+  configuration?: {
+    workspace: string;
+    request_workspace: string;
+    open_workspaces: string[];
+    workspaces?: string[];
+    query_defaults?: QueryDefaults;
+  };
 };
+
+/** The retrieval switches a query gets when it does not set them (``/health``). */
+export type QueryDefaults = { bridge: boolean; lexical: boolean };

@@ -1,6 +1,6 @@
 // The shell: sign-in when the server asks for it, the workspace selector and the three pages.
 import { useCallback, useEffect, useState } from "preact/hooks";
-import { ApiError, api, creds, setAuthListener, type AuthStatus, type Health } from "./api";
+import { ApiError, api, creds, setAuthListener, type AuthStatus, type Health, type QueryDefaults } from "./api";
 import { DocumentsPage } from "./documents";
 import { GraphPage } from "./graph";
 import { RetrievalPage } from "./retrieval";
@@ -31,6 +31,7 @@ export function App() {
   const [page, setPage] = useState<PageId>(pageFromHash);
   const [workspace, setWorkspace] = useState(creds.workspace);
   const [workspaces, setWorkspaces] = useState<string[]>([]);
+  const [queryDefaults, setQueryDefaults] = useState<QueryDefaults | null>(null);
 
   const start = useCallback(async () => {
     setPhase({ kind: "loading" });
@@ -62,6 +63,7 @@ export function App() {
     try {
       const health = await api<Health>("GET", "/health");
       const config = health.configuration;
+      if (config?.query_defaults) setQueryDefaults(config.query_defaults);
       if (config)
         setWorkspaces([
           ...new Set(
@@ -142,7 +144,7 @@ export function App() {
           <div key={workspace}>
             {page === "documents" && <DocumentsPage />}
             {page === "graph" && <GraphPage />}
-            {page === "retrieval" && <RetrievalPage workspace={workspace} />}
+            {page === "retrieval" && <RetrievalPage workspace={workspace} defaults={queryDefaults} />}
           </div>
         )}
       </main>

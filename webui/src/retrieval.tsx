@@ -1,6 +1,6 @@
 // Retrieval: ask questions, read the streamed answer with its references and what was retrieved.
 import { useEffect, useRef, useState } from "preact/hooks";
-import { ApiError, api, ndjson } from "./api";
+import { ApiError, api, ndjson, type QueryDefaults } from "./api";
 import { renderMarkdown } from "./markdown";
 import type { QueryData, Reference } from "./types";
 import { Empty, ErrorBox } from "./ui";
@@ -57,12 +57,17 @@ function loadTurns(workspace: string): Turn[] {
   }
 }
 
-export function RetrievalPage({ workspace }: { workspace: string }) {
+export function RetrievalPage({ workspace, defaults }: { workspace: string; defaults: QueryDefaults | null }) {
   const [turns, setTurns] = useState<Turn[]>(() => loadTurns(workspace));
   const [question, setQuestion] = useState("");
   const [params, setParams] = useState<Params>(DEFAULTS);
   const [running, setRunning] = useState<AbortController | null>(null);
   const end = useRef<HTMLDivElement>(null);
+
+  // the switches start as the server's defaults (/health), and every query sends them
+  useEffect(() => {
+    if (defaults) setParams((p) => ({ ...p, bridge: defaults.bridge, lexical: defaults.lexical }));
+  }, [defaults]);
 
   useEffect(() => {
     localStorage.setItem(storeKey(workspace), JSON.stringify(turns.filter((t) => t.done).slice(-50)));
@@ -87,8 +92,8 @@ export function RetrievalPage({ workspace }: { workspace: string }) {
     for (const key of ["top_k", "chunk_top_k", "max_entity_tokens", "max_relation_tokens", "max_total_tokens"] as const)
       if (params[key]) body[key] = Number(params[key]);
     if (params.user_prompt) body.user_prompt = params.user_prompt;
-    if (params.bridge) body.bridge = true;
-    if (!params.lexical) body.lexical = false;
+    body.bridge = params.bridge;
+    body.lexical = params.lexical;
     if (turns_ > 0 && history.length) body.conversation_history = history;
 
     const id = Date.now();

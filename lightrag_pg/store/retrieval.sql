@@ -22,11 +22,10 @@
 -- First the nearest rows,
 -- filtered by the cosine threshold: with the threshold inside the search the planner
 -- guesses a third of the rows pass and prefers a sequential scan to the HNSW scan on
--- mid-size tables (7k relation vectors: 1.1-2.5 ms against 0.2-0.6). If fewer than
+-- mid-size tables (docs/scale.md, "Figures behind the retrieval statement"). If fewer than
 -- the limit pass, the search is run again with the threshold inside, which pgvector's
 -- iterative scan follows past the rows that fail it: an HNSW search can end in the
--- wrong neighbourhood (at 300k clustered entities, 3 queries in 20 found 0-2 rows
--- above the threshold among their 40 "nearest", against 40 with it inside).
+-- wrong neighbourhood and find almost none above the threshold (figures: docs/scale.md).
 {side}_nearest AS MATERIALIZED (
     SELECT {keys}, distance FROM (
         SELECT {keys}, embedding{halfvec} <=> {query}::vector{halfvec} AS distance
@@ -416,7 +415,7 @@ bridged AS (
 -- each costs at least the fewest tokens among them, and so does the global copy that
 -- may stand in for one, so no more than :max_relation_tokens over that many fit; found counts them all.
 -- Around a hub, a found entity with more than {high_degree_set} edges, a degree look-up
--- per neighbour would be most of the statement (21k at 300k entities: 55 of 110 ms).
+-- per neighbour would be most of the statement (docs/scale.md).
 -- Its edges are first checked against the entities of highest degree (high_degrees:
 -- the first {high_degree_set} of the degree index, less those tied with the last, so
 -- every entity left out has a lower degree than every one in it). A hub with at least

@@ -160,6 +160,21 @@ named_entities AS MATERIALIZED (
     WHERE mentions = most AND most >= {central} AND 2 * most >= mentioned
 ),
 
+-- fragment: text_ranks
+-- Lexical fusion's two lists, written once for naive and for context: the vector hits
+-- (vector_hits) ranked by distance, then id (list 0), and the at most {limit} chunks
+-- lexical_chunks finds for {terms} (NULL: none) ranked by score, then id (list 1). The
+-- callers fuse them by reciprocal rank (1 / (k + rank), summed).
+lexical_hits AS MATERIALIZED (
+    SELECT id, score FROM lexical_chunks({terms}::text, {limit})
+),
+text_ranks AS (
+    SELECT c.id, row_number() OVER (ORDER BY h.distance, c.id) AS rank, 0 AS list
+    FROM vector_hits h JOIN text_chunks c ON c.id = h.chunk_id
+    UNION ALL
+    SELECT id, row_number() OVER (ORDER BY score DESC, id), 1 FROM lexical_hits
+),
+
 -- fragment: chunk_picks
 -- The VECTOR pick of the chunks behind the kept {side} rows ({rows}), written once for
 -- both sides: each row's source ids in order ({side}_sources: item is the row's rank, pos
@@ -644,18 +659,11 @@ kept_relations AS MATERIALIZED (
     WHERE c.used <= :max_relation_tokens AND :max_relation_tokens > 0
 ),
 -- include: nearest_hits side=vector keys=chunk_id table=chunk_vectors query=:chunk_query limit={chunk_top_k} threshold=:threshold on=true
-lexical_hits AS MATERIALIZED (
-    SELECT id, score FROM lexical_chunks(:lexical_chunks::text, :vector_top_k)
-),
+-- include: text_ranks terms=:lexical_chunks limit=:vector_top_k
 query_chunks AS (
     SELECT row_number() OVER (ORDER BY sum(1.0 / ({rrf_k} + ranks.rank)) DESC, min(ranks.rank), ranks.id) AS idx,
            ranks.id
-    FROM (
-        SELECT c.id, row_number() OVER (ORDER BY h.distance, c.id) AS rank
-        FROM vector_hits h JOIN text_chunks c ON c.id = h.chunk_id
-        UNION ALL
-        SELECT id, row_number() OVER (ORDER BY score DESC, id) FROM lexical_hits
-    ) ranks
+    FROM text_ranks ranks
     GROUP BY ranks.id
 ),
 -- include: walk
@@ -686,10 +694,7 @@ fused AS (
     SELECT ranks.id, sum(1.0 / ((SELECT rrf_k FROM fusing) + ranks.rank)) AS score,
            min(ARRAY[ranks.rank, ranks.side]) AS best
     FROM (
-        SELECT c.id, row_number() OVER (ORDER BY h.distance, c.id) AS rank, 0 AS side
-        FROM vector_hits h JOIN text_chunks c ON c.id = h.chunk_id
-        UNION ALL
-        SELECT id, row_number() OVER (ORDER BY score DESC, id), 1 FROM lexical_hits
+        SELECT id, rank, list AS side FROM text_ranks
         UNION ALL
         SELECT id, idx, 2 FROM entity_picks
         UNION ALL
@@ -759,17 +764,10 @@ ORDER BY kind, rank;
 -- Without $4 this is the vector search's order (distance, then id).
 WITH
 -- include: nearest_hits side=vector keys=chunk_id table=chunk_vectors query=$1 limit={top_k} threshold=$2 on=true
-lexical_hits AS MATERIALIZED (
-    SELECT id, score FROM lexical_chunks($4::text, $3)
-),
+-- include: text_ranks terms=$4 limit=$3
 fused AS (
     SELECT ranks.id, sum(1.0 / ({rrf_k} + ranks.rank)) AS score, min(ranks.rank) AS best
-    FROM (
-        SELECT c.id, row_number() OVER (ORDER BY h.distance, c.id) AS rank
-        FROM vector_hits h JOIN text_chunks c ON c.id = h.chunk_id
-        UNION ALL
-        SELECT id, row_number() OVER (ORDER BY score DESC, id) FROM lexical_hits
-    ) ranks
+    FROM text_ranks ranks
     GROUP BY ranks.id
     ORDER BY score DESC, best, ranks.id
     LIMIT $3

@@ -24,6 +24,13 @@ CORPUS = {
 QUESTION = "Where was the director of the Acme film Zephyr born?"
 
 
+@pytest.fixture(autouse=True)
+def bridge_after_the_best_match(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests place a bridge chunk right after the best text match (``keep=1``), not
+    after the default's first three."""
+    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=1))
+
+
 @pytest.fixture
 async def bridge_rag(llm_rag: LightRAG) -> LightRAG:
     await llm_rag.ainsert(list(CORPUS.values()), file_paths=list(CORPUS))
@@ -37,7 +44,7 @@ async def test_bridge_follows_the_best_passage_to_the_one_the_text_searches_miss
     her passage comes right after it. Acme, which the question also names, is not followed:
     its passage, more like the question than Carol's, would otherwise come first."""
     naive = await passages(bridge_rag, QUESTION, QueryParam(mode="naive", chunk_top_k=2))
-    mix = await passages(bridge_rag, QUESTION, QueryParam(mode="mix", chunk_top_k=2))
+    mix = await passages(bridge_rag, QUESTION, QueryParam(mode="mix", chunk_top_k=2, bridge=False))
     bridged = await passages(bridge_rag, QUESTION, QueryParam(mode="mix", chunk_top_k=4, bridge=True))
     assert naive[0] == "p-film.md" and BRIDGE not in naive and BRIDGE not in mix, (naive, mix)
     assert bridged[:2] == ["p-film.md", BRIDGE], bridged
@@ -50,7 +57,7 @@ async def test_bridge_chunks_come_after_the_kept_ones_up_to_their_slots(
     naive = await passages(bridge_rag, QUESTION, QueryParam(mode="naive", chunk_top_k=4))
     monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=2))
     assert (await passages(bridge_rag, QUESTION, param))[:3] == ["p-film.md", NAMED, BRIDGE]
-    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(slots=0))
+    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=1, slots=0))
     assert await passages(bridge_rag, QUESTION, param) == naive
 
 
@@ -66,9 +73,9 @@ async def test_a_passage_under_the_bridge_entitys_heading_comes_first(
     }
     await llm_rag.ainsert(list(corpus.values()), file_paths=list(corpus))
     param = QueryParam(mode="mix", chunk_top_k=2, bridge=True)
-    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(heading=0.0))
+    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=1, heading=0.0))
     assert await passages(llm_rag, QUESTION, param) == ["p-film.md", "p-mention.md"]
-    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(heading=1.0))
+    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=1, heading=1.0))
     assert await passages(llm_rag, QUESTION, param) == ["p-film.md", BRIDGE]
 
 
@@ -80,7 +87,7 @@ async def test_a_passage_only_beginning_with_the_name_is_no_heading(
     corpus = {**CORPUS, BRIDGE: "Carol Ann grew up in Berlin.", "p-mention.md": "Ask Carol about a film."}
     await llm_rag.ainsert(list(corpus.values()), file_paths=list(corpus))
     param = QueryParam(mode="mix", chunk_top_k=2, bridge=True)
-    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(heading=1.0))
+    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=1, heading=1.0))
     assert await passages(llm_rag, QUESTION, param) == ["p-film.md", "p-mention.md"]
 
 
@@ -127,7 +134,7 @@ async def test_a_hub_entity_is_not_followed(bridge_rag: LightRAG, monkeypatch: p
     """Carol is in two chunks: with a fan-out cap of one she is a hub."""
     param = QueryParam(mode="mix", chunk_top_k=2, bridge=True)
     assert BRIDGE in await passages(bridge_rag, QUESTION, param)
-    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(fanout=1))
+    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=1, fanout=1))
     assert BRIDGE not in await passages(bridge_rag, QUESTION, param)
 
 
@@ -162,3 +169,11 @@ async def test_bridge_after_the_walk_keeps_the_walk_first(bridge_rag: LightRAG) 
         bridge_rag, QUESTION, QueryParam(mode="mix", chunk_top_k=4, pagerank=True, bridge=True)
     )
     assert both[0] == walked[0] and BRIDGE in both, (both, walked)
+
+
+def test_the_bridge_is_on_by_default_and_off_with_upstreams_retrieval() -> None:
+    assert QueryParam().uses_bridge() and QueryParam(mode="naive").uses_bridge()
+    assert not QueryParam(lexical=False).uses_bridge()
+    assert QueryParam(lexical=False, bridge=True).uses_bridge()
+    assert not QueryParam(bridge=False).uses_bridge()
+    assert retrieve.Bridge().keep == 3

@@ -56,6 +56,13 @@ async def test_each_rule_gives_the_named_entity_a_start(llm_rag: LightRAG, kind:
     assert "p-alice.md" not in naive[:4] and "p-alice.md" in bridged, (naive, bridged)
 
 
+@pytest.fixture(autouse=True)
+def bridge_after_the_best_match(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests place a bridge chunk right after the best text match (``keep=1``), not
+    after the default's first three."""
+    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=1))
+
+
 async def test_a_passage_that_only_mentions_the_entity_is_no_start(
     llm_rag: LightRAG, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -79,7 +86,7 @@ async def test_a_central_chunk_starts_the_hop_only_when_asked(
     assert await globex_home(llm_rag) == "central"
     param = QueryParam(mode="mix", chunk_top_k=4, bridge=True)
     assert "p-alice.md" not in await passages(llm_rag, QUESTION, param)
-    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(central_starts=True))
+    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=1, central_starts=True))
     assert "p-alice.md" in await passages(llm_rag, QUESTION, param)
 
 
@@ -97,11 +104,11 @@ async def test_a_bridge_entitys_central_chunk_gets_half_the_bonus(
     await llm_rag.ainsert(list(corpus.values()), file_paths=list(corpus))
     question = "Where was the director of the Acme film Zephyr born?"
     param = QueryParam(mode="mix", chunk_top_k=2, bridge=True)
-    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(heading=0.0))
+    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=1, heading=0.0))
     assert await passages(llm_rag, question, param) == ["p-film.md", "p-mention.md"]
-    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(heading=2.0, central=0))
+    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=1, heading=2.0, central=0))
     assert await passages(llm_rag, question, param) == ["p-film.md", "p-mention.md"]
-    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(heading=2.0))
+    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=1, heading=2.0))
     assert await passages(llm_rag, question, param) == ["p-film.md", "p-carol.md"]
 
 

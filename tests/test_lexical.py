@@ -210,7 +210,7 @@ async def test_mix_ranks_first_a_chunk_that_lexical_and_graph_evidence_both_supp
     keywords = {"hl_keywords": ["network"], "ll_keywords": [CODE]}
     vector_first = (await chunk_ids(lexical_rag, "naive", False))[0]
     assert vector_first != "chunk-needle"
-    assert (await chunk_ids(lexical_rag, "mix", True, **keywords))[0] == "chunk-needle"
+    assert (await chunk_ids(lexical_rag, "mix", True, bridge=False, **keywords))[0] == "chunk-needle"
     assert (await chunk_ids(lexical_rag, "mix", False, **keywords))[:2] == [vector_first, "chunk-needle"]
 
 

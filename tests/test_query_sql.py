@@ -192,7 +192,7 @@ async def test_the_weight_pick_paths_match_the_python_reference(rag: LightRAG, c
     for _ in range(10):
         param = QueryParam(
             mode="mix", top_k=rng.randint(5, 40), chunk_top_k=rng.randint(1, 20), cosine_threshold=-1.0,
-            kg_chunk_pick_method=method,
+            kg_chunk_pick_method=method, bridge=False,
         ).resolved(rag.settings)  # fmt: skip
         vectors = vec.normal(size=(3, dim)).astype(np.float32)
         async with rag.session() as s:

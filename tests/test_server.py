@@ -307,7 +307,7 @@ async def test_health_and_openapi(served: Served) -> None:
     assert body["auth_mode"] == "disabled"
     assert served.workspace in body["configuration"]["workspaces"]
     assert body["configuration"]["query_defaults"]["mode"] == "mix"
-    assert body["configuration"]["query_defaults"]["bridge"] is QueryParam().bridge
+    assert body["configuration"]["query_defaults"]["bridge"] is QueryParam().uses_bridge() is True
     spec = (await served.client.get("/openapi.json")).json()
     assert {"/documents/upload", "/query/stream", "/api/chat", "/graphs", "/health"} <= set(spec["paths"])
     assert (await served.client.get("/docs")).status_code == 200

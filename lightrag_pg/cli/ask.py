@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentPar
         action=argparse.BooleanOptionalAction,
         default=QueryParam().bridge,
         help="mix: follow the entities of the best passage to their other passages (multi-hop questions; "
-        "default: the library's, %(default)s)",
+        "default: on, unless --no-lexical)",
     )
     p.add_argument("--pagerank", action="store_true", help="rank the graph's chunks by personalized PageRank")
     p.add_argument(

@@ -115,12 +115,14 @@ class _Fields:
     """Rank the graph's chunks by a personalized PageRank over the entity–chunk graph,
     seeded from the question's entities and its best chunks, in place of the chunks
     picked behind the kept entities and relations (local, hybrid and mix)."""
-    bridge: bool = False
+    bridge: bool | None = None
     """Follow the entities of the question's best passage, and of the articles of the
     entities it names (passages titled with the name), that the question does not name
     to their other passages, and give the three most like the question every second
-    place after the best text match, in place of the chunks picked behind the kept
-    entities and relations (mix: the other modes have no text match to start from)."""
+    place after the first three text matches, in place of the chunks picked behind the
+    kept entities and relations (mix: the other modes have no text match to start
+    from). ``None`` (the default): on, unless ``lexical`` is off, which gives upstream
+    LightRAG's retrieval (:meth:`QueryParam.uses_bridge`)."""
 
 
 class QueryParam(_Fields):
@@ -137,6 +139,10 @@ class QueryParam(_Fields):
             super().__init__(*args, **fields)
         except ValidationError as exc:
             raise InvalidInput(_first_problem(exc)) from None
+
+    def uses_bridge(self) -> bool:
+        """Whether mix takes the bridge hop: ``bridge`` when set, else ``lexical``."""
+        return self.bridge if self.bridge is not None else self.lexical
 
     def resolved(self, settings: Settings) -> QueryParam:
         """Return a copy with every "workspace default" (``None``) field filled in."""

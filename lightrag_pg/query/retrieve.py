@@ -66,7 +66,7 @@ async def retrieve_all(
         chunks = await s.retrieval.naive(vectors[2], threshold, param.chunk_top_k, lexical)
         return Retrieved(chunks=chunks, merged_chunks=len(chunks))
     vector_top_k = param.chunk_top_k if plan.use_vector else 0
-    bridged = param.bridge and vector_top_k > 0
+    bridged = param.uses_bridge() and vector_top_k > 0
     by_weight = param.kg_chunk_pick_method == "WEIGHT" and not (param.pagerank or bridged)
     got = await s.retrieval.context(
         vectors[0] if plan.use_local else None,

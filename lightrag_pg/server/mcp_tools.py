@@ -82,10 +82,11 @@ Mode = Annotated[
     ),
 ]
 Bridge = Annotated[
-    bool,
+    bool | None,
     Field(
         description="For questions whose answer is one hop away from what they name (multi-hop): "
-        "follow the entities of the best passage to their other passages (mix mode)"
+        "follow the entities of the best passage to their other passages (mix mode); "
+        "default: on unless lexical fusion is off"
     ),
 ]
 TopK = Annotated[

@@ -147,7 +147,7 @@ def query_defaults() -> dict[str, Any]:
     return {
         "mode": default.mode,
         "lexical": default.lexical,
-        "bridge": default.bridge,
+        "bridge": default.uses_bridge(),
         "pagerank": default.pagerank,
         "top_k": default.top_k,
         "chunk_top_k": default.chunk_top_k,

@@ -104,10 +104,11 @@ class Bridge:
     and that are in at most ``fanout`` chunks, lead to their other chunks; those and the
     articles are ranked by cosine distance to the question less ``heading`` for a home of
     such an entity (about it, not just naming it), half of it for a central one. The first
-    ``keep`` fused chunks stay first; after them each of the first ``slots`` bridge chunks
-    takes every second place."""
+    ``keep`` fused chunks stay first (three: a question the text answers keeps its first
+    matches, see docs/multihop.md, "The default"); after them each of the first ``slots``
+    bridge chunks takes every second place."""
 
-    keep: int = 1
+    keep: int = 3
     start: int = 1
     fanout: int = 32
     slots: int = 3

@@ -29,11 +29,17 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.multihop import DEFAULT_CACHE, add_workspace_args, indexed, load_set, passage_path, score
+from bench.multihop import (
+    DEFAULT_CACHE,
+    add_workspace_args,
+    indexed,
+    load_set,
+    open_workspace,
+    passage_path,
+    score,
+)
 from lightrag_pg import LightRAG
-from lightrag_pg.db.connect import connect
 from lightrag_pg.db.embedded import DSN_ENV, embedded_dsn
-from lightrag_pg.db.workspace import create_workspace
 from lightrag_pg.defaults import local_embedding_func
 from lightrag_pg.query import retrieve
 from lightrag_pg.store.retrieval import HOME_RULES, Bridge, EntityHome
@@ -51,15 +57,7 @@ def shares(homes: Sequence[EntityHome]) -> str:
 
 async def open_rag(args: argparse.Namespace, workspace: str) -> LightRAG:
     dsn = args.dsn or os.environ.get(DSN_ENV) or embedded_dsn(args.cache / "pgdata")
-    embedding = local_embedding_func()
-    conn = await connect(dsn, timeout=30)
-    try:
-        await create_workspace(conn, dsn, workspace, embedding.embedding_dim, embedding.model_name)
-    finally:
-        await conn.close()
-    rag = LightRAG(dsn=dsn, workspace=workspace, embedding_func=embedding, extractor="nlp")
-    await rag.initialize()
-    return rag
+    return await open_workspace(dsn, local_embedding_func(), workspace)
 
 
 async def docs(args: argparse.Namespace, bridge: Bridge) -> None:

@@ -8,10 +8,9 @@ options) this prints the share of each rule among the entities the questions nam
 bridge's starts) and among all entities in at most ``Bridge.fanout`` chunks; with
 ``--docs``, it indexes this repository's README.md and docs/*.md offline (MiniLM, NLP
 extractor; file paths relative to the repository) and prints the same over all their
-entities. ``--recall`` also asks every question in mix+bridge with ``--central`` (the
-least mentions of the central rule, 0: off) and prints recall@2/5/10 and the median
-latency beside naive's. Usage:
-``python bench/bridge_starts.py --set hotpotqa [--recall] [--central 2]``,
+entities (``--central``: the least mentions of the central rule, 0: off). Recall and
+latency per mode are ``bench/multihop.py``'s. Usage:
+``python bench/bridge_starts.py --set hotpotqa [--central 2]``,
 ``python bench/bridge_starts.py --docs``.
 """
 
@@ -36,7 +35,6 @@ from bench.multihop import (
     load_set,
     open_workspace,
     passage_path,
-    score,
 )
 from lightrag_pg import LightRAG
 from lightrag_pg.db.embedded import DSN_ENV, embedded_dsn
@@ -91,12 +89,6 @@ async def multihop(args: argparse.Namespace, bridge: Bridge) -> None:
         print(f"{args.set}: {len(done)} passages, {len(questions)} questions")
         print(f"entities the questions name (the starts): {shares(named)}")
         print(f"all entities in at most {bridge.fanout} chunks: {shares(every)}")
-        if args.recall:
-            for mode in ("naive", "mix+bridge"):
-                got = await score(rag, args.set, questions, mode, True)
-                cells = " / ".join(f"{got.recall[d]:.3f}" for d in sorted(got.recall))
-                print(f"| {mode} | {cells} | {got.latency * 1000:.0f} ms | {got.search * 1000:.0f} ms |")
-            print("load average " + ", ".join(f"{x:.1f}" for x in os.getloadavg()))
     finally:
         await rag.finalize()
 
@@ -105,7 +97,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_workspace_args(parser)
     parser.add_argument("--docs", action="store_true", help="README.md and docs/*.md instead of a set")
-    parser.add_argument("--recall", action="store_true", help="also recall of naive and mix+bridge")
     parser.add_argument("--central", type=int, default=Bridge().central, help="0: no central rule")
     args = parser.parse_args(argv)
     if args.docs and args.cache == DEFAULT_CACHE:

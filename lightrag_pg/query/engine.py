@@ -9,10 +9,10 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
-import asyncpg
 import numpy as np
 
 from ..config import Settings
+from ..db.pool import WorkspacePool
 from ..llm.cached import CachedLLM
 from ..llm.embedding_func import EmbeddingFunc
 from ..llm.memo import OpenMemo, QueryMemo
@@ -132,7 +132,7 @@ class QueryEngine:
 
     def __init__(
         self,
-        pool: asyncpg.Pool,
+        pool: WorkspacePool,
         settings: Settings,
         tokenizer: TokenEncoder,
         embed: EmbeddingFunc,

@@ -479,9 +479,9 @@ class GraphWriter:
         return written | already
 
     async def refresh(self, doc_id: str, due: Due, stats: MergeStats | None = None) -> None:
-        """Summaries and vectors for the due rows, in one optimistic round per batch (run
-        again if a deadlock rolled it back; ``doc_id`` only tells which document's links the reads report; the texts
-        embedded are counted in ``stats``)."""
+        """Summaries and vectors for the due rows, in one optimistic round per batch, run
+        again if a deadlock rolled it back (``doc_id`` only tells which document's links
+        the reads report; the texts embedded are counted in ``stats``)."""
         kinds: tuple[AnyKind, ...] = (self.entity, self.relation)
         for kind in kinds:
             keys = sorted(kind.due(due))

@@ -21,6 +21,7 @@ import numpy as np
 from ..db.dimensions import VECTOR_HNSW_MAX_DIM
 from ..db.identifiers import relation_of
 from ..db.sqlfile import load_queries, render
+from ..types import DocStatus
 from .rows import EntityFragmentRow, EntityRow, RelationFragmentRow, RelationRow, columns, vectors
 
 SQL = load_queries(__package__, "transfer.sql")
@@ -40,10 +41,11 @@ class Written:
 
 @dataclass(frozen=True, slots=True)
 class StatusImport:
-    """One status row to import: the columns of ``doc_status`` and upstream's status."""
+    """One document's status to import (``doc_status``): its columns, with our status, and
+    upstream's status as it was."""
 
     id: str
-    status: str
+    status: DocStatus
     content_summary: str
     content_length: int
     chunks_count: int | None
@@ -59,7 +61,7 @@ class StatusImport:
     def values(self) -> tuple[Any, ...]:
         return (
             self.id,
-            self.status,
+            self.status.value,
             self.content_summary,
             self.content_length,
             self.chunks_count,

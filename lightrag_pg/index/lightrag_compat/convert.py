@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ...store.transfer import StatusImport
 from ...types import UNKNOWN_SOURCE
 from .formats import as_float, as_int, cache_mode, split_field, status_of, text, timestamp
 from .records import (
@@ -22,7 +23,6 @@ from .records import (
     SourceDoc,
     SourceEntity,
     SourceRelation,
-    SourceStatus,
     SourceVector,
 )
 
@@ -49,7 +49,7 @@ def document(key: str, value: Mapping[str, Any]) -> SourceDoc | None:
     return SourceDoc(text(key), text(content), _path(path))
 
 
-def status(key: str, value: Mapping[str, Any]) -> SourceStatus | None:
+def status(key: str, value: Mapping[str, Any]) -> StatusImport | None:
     if not key:
         return None
     metadata = _json(value.get("metadata"), {})
@@ -57,7 +57,7 @@ def status(key: str, value: Mapping[str, Any]) -> SourceStatus | None:
     chunk_count = value.get("chunks_count")
     raw = text(value.get("status")).strip().lower()
     error = value.get("error_msg", value.get("error"))
-    return SourceStatus(
+    return StatusImport(
         id=text(key),
         status=status_of(raw),
         upstream_status=raw or "pending",

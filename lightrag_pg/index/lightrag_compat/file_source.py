@@ -22,6 +22,7 @@ from typing import IO, Any, TypeVar
 import numpy as np
 
 from ...errors import SourceFormatError
+from ...store.transfer import StatusImport
 from . import convert
 from .formats import (
     DOC_STATUS,
@@ -45,7 +46,6 @@ from .records import (
     SourceEntity,
     SourceRelation,
     SourceStats,
-    SourceStatus,
     SourceVector,
 )
 
@@ -296,7 +296,7 @@ class FileSource:
     def documents(self, size: int) -> AsyncIterator[list[SourceDoc]]:
         return _batches(lambda: self._records("documents", FULL_DOCS, convert.document), size, self.executor)
 
-    def statuses(self, size: int) -> AsyncIterator[list[SourceStatus]]:
+    def statuses(self, size: int) -> AsyncIterator[list[StatusImport]]:
         return _batches(lambda: self._records("statuses", DOC_STATUS, convert.status), size, self.executor)
 
     def chunks(self, size: int) -> AsyncIterator[list[SourceChunk]]:

@@ -50,7 +50,7 @@ from ...llm.tokenizer import Tokenizer
 from ...store.graph import GraphStore
 from ...store.rows import EntityRow, RelationRow, canonical_pair
 from ...store.statistics import StatisticsStore
-from ...store.transfer import CacheImport, StatusImport, TransferStore
+from ...store.transfer import CacheImport, TransferStore
 from ...store.uow import session
 from ..intake import md5_id
 from ..merge import build_entity, build_relation, with_context_tokens
@@ -324,26 +324,8 @@ class Importer:
 
         async def write(batch: Sequence[Any]) -> None:
             count.read += len(batch)
-            rows = [
-                StatusImport(
-                    s.id,
-                    s.status.value,
-                    s.content_summary,
-                    s.content_length,
-                    s.chunks_count,
-                    s.chunks_list,
-                    s.file_path,
-                    s.track_id,
-                    s.error_msg,
-                    s.metadata,
-                    s.created_at,
-                    s.updated_at,
-                    s.upstream_status,
-                )
-                for s in batch
-            ]
             async with self.conn.transaction():
-                outcomes = await self.store.import_statuses(rows, self.tag)
+                outcomes = await self.store.import_statuses(batch, self.tag)
             for doc_id, outcome in outcomes.values():
                 if outcome == "imported":
                     count.written += 1

@@ -27,6 +27,7 @@ from ...db.connect import connect
 from ...db.embedded import redact_dsn
 from ...db.identifiers import Identifier, catalog_name
 from ...errors import SourceFormatError
+from ...store.transfer import StatusImport
 from ...store.upstream_tables import UpstreamTables
 from . import convert
 from .formats import GRAPH_NAMESPACE, model_suffix, split_relation_key
@@ -39,7 +40,6 @@ from .records import (
     SourceEntity,
     SourceRelation,
     SourceStats,
-    SourceStatus,
     SourceVector,
 )
 
@@ -261,7 +261,7 @@ class PgSource:
             lambda r: convert.document(r["id"], dict(r)),
         )
 
-    def statuses(self, size: int) -> AsyncIterator[list[SourceStatus]]:
+    def statuses(self, size: int) -> AsyncIterator[list[StatusImport]]:
         return self._records(
             "statuses",
             "lightrag_doc_status",

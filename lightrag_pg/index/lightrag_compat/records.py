@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 
-from ...types import DocStatus
+from ...store.transfer import StatusImport
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,25 +23,6 @@ class SourceDoc:
     id: str
     content: str
     file_path: str
-
-
-@dataclass(frozen=True, slots=True)
-class SourceStatus:
-    """One document's status (``doc_status``): our status, and upstream's as it was."""
-
-    id: str
-    status: DocStatus
-    upstream_status: str
-    content_summary: str
-    content_length: int
-    chunks_count: int | None
-    chunks_list: list[str]
-    file_path: str
-    track_id: str | None
-    error_msg: str | None
-    metadata: dict[str, Any]
-    created_at: datetime | None
-    updated_at: datetime | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,7 +144,7 @@ class Source(Protocol):
 
     def documents(self, size: int) -> AsyncIterator[Sequence[SourceDoc]]: ...
 
-    def statuses(self, size: int) -> AsyncIterator[Sequence[SourceStatus]]: ...
+    def statuses(self, size: int) -> AsyncIterator[Sequence[StatusImport]]: ...
 
     def chunks(self, size: int) -> AsyncIterator[Sequence[SourceChunk]]: ...
 

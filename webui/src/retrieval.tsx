@@ -31,7 +31,7 @@ const DEFAULTS: Params = {
   max_total_tokens: "",
   user_prompt: "",
   history_turns: "3",
-  bridge: false,
+  bridge: true,
   lexical: true,
 };
 
@@ -64,9 +64,11 @@ export function RetrievalPage({ workspace, defaults }: { workspace: string; defa
   const [running, setRunning] = useState<AbortController | null>(null);
   const end = useRef<HTMLDivElement>(null);
 
-  // the switches start as the server's defaults (/health), and every query sends them
+  // the switches start as the server's defaults (/health), unless the user set them before
+  // those arrived, and every query sends them
+  const touched = useRef(false);
   useEffect(() => {
-    if (defaults) setParams((p) => ({ ...p, bridge: defaults.bridge, lexical: defaults.lexical }));
+    if (defaults && !touched.current) setParams((p) => ({ ...p, bridge: defaults.bridge, lexical: defaults.lexical }));
   }, [defaults]);
 
   useEffect(() => {
@@ -127,8 +129,10 @@ export function RetrievalPage({ workspace, defaults }: { workspace: string; defa
 
   const set = (key: keyof Params) => (e: Event) =>
     setParams((p) => ({ ...p, [key]: (e.currentTarget as HTMLInputElement).value }));
-  const toggle = (key: "bridge" | "lexical") => (e: Event) =>
+  const toggle = (key: "bridge" | "lexical") => (e: Event) => {
+    touched.current = true;
     setParams((p) => ({ ...p, [key]: (e.currentTarget as HTMLInputElement).checked }));
+  };
 
   return (
     <section class="page retrieval" aria-labelledby="retrieval-title">

@@ -28,7 +28,7 @@ QUESTION = "Where was the director of the Acme film Zephyr born?"
 def bridge_after_the_best_match(monkeypatch: pytest.MonkeyPatch) -> None:
     """These tests place a bridge chunk right after the best text match (``keep=1``), not
     after the default's first three."""
-    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=1))
+    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=1, keep_home=1))
 
 
 @pytest.fixture
@@ -55,9 +55,9 @@ async def test_bridge_chunks_come_after_the_kept_ones_up_to_their_slots(
 ) -> None:
     param = QueryParam(mode="mix", chunk_top_k=4, bridge=True)
     naive = await passages(bridge_rag, QUESTION, QueryParam(mode="naive", chunk_top_k=4))
-    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=2))
+    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=2, keep_home=2))
     assert (await passages(bridge_rag, QUESTION, param))[:3] == ["p-film.md", NAMED, BRIDGE]
-    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=1, slots=0))
+    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=1, keep_home=1, slots=0))
     assert await passages(bridge_rag, QUESTION, param) == naive
 
 
@@ -65,7 +65,8 @@ async def test_a_passage_under_the_bridge_entitys_heading_comes_first(
     llm_rag: LightRAG, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Two passages name Carol: the one more like the question only mentions her, hers
-    has her name as its title line."""
+    has her name as its title line. Homes are placed before the other bridge chunks,
+    whatever the heading bonus."""
     corpus = {
         **CORPUS,
         BRIDGE: "Carol\n\nCarol grew up in Berlin.",
@@ -73,10 +74,29 @@ async def test_a_passage_under_the_bridge_entitys_heading_comes_first(
     }
     await llm_rag.ainsert(list(corpus.values()), file_paths=list(corpus))
     param = QueryParam(mode="mix", chunk_top_k=2, bridge=True)
-    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=1, heading=0.0))
-    assert await passages(llm_rag, QUESTION, param) == ["p-film.md", "p-mention.md"]
-    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=1, heading=1.0))
+    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=1, keep_home=1, heading=0.0))
     assert await passages(llm_rag, QUESTION, param) == ["p-film.md", BRIDGE]
+    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=1, keep_home=1, heading=1.0))
+    assert await passages(llm_rag, QUESTION, param) == ["p-film.md", BRIDGE]
+
+
+async def test_a_home_goes_second_only_when_it_leads_the_second_text_match(
+    llm_rag: LightRAG, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Carol's home (her name is its title line) follows the first ``keep_home`` text
+    matches, or the first one when its score beats the second match's distance by more
+    than ``lead``."""
+    corpus = {**CORPUS, BRIDGE: "Carol\n\nCarol grew up in Berlin."}
+    await llm_rag.ainsert(list(corpus.values()), file_paths=list(corpus))
+    param = QueryParam(mode="mix", chunk_top_k=4, bridge=True)
+    text = await passages(llm_rag, QUESTION, QueryParam(mode="mix", chunk_top_k=4, bridge=False))
+    assert BRIDGE not in text[:3], text
+    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(lead=10.0))
+    assert (await passages(llm_rag, QUESTION, param))[2] == BRIDGE
+    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(lead=-10.0))
+    assert (await passages(llm_rag, QUESTION, param))[1] == BRIDGE
+    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=3, keep_home=3, lead=10.0))
+    assert (await passages(llm_rag, QUESTION, param))[3] == BRIDGE
 
 
 async def test_a_passage_only_beginning_with_the_name_is_no_heading(
@@ -87,7 +107,7 @@ async def test_a_passage_only_beginning_with_the_name_is_no_heading(
     corpus = {**CORPUS, BRIDGE: "Carol Ann grew up in Berlin.", "p-mention.md": "Ask Carol about a film."}
     await llm_rag.ainsert(list(corpus.values()), file_paths=list(corpus))
     param = QueryParam(mode="mix", chunk_top_k=2, bridge=True)
-    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=1, heading=1.0))
+    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=1, keep_home=1, heading=1.0))
     assert await passages(llm_rag, QUESTION, param) == ["p-film.md", "p-mention.md"]
 
 
@@ -134,7 +154,7 @@ async def test_a_hub_entity_is_not_followed(bridge_rag: LightRAG, monkeypatch: p
     """Carol is in two chunks: with a fan-out cap of one she is a hub."""
     param = QueryParam(mode="mix", chunk_top_k=2, bridge=True)
     assert BRIDGE in await passages(bridge_rag, QUESTION, param)
-    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=1, fanout=1))
+    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=1, keep_home=1, fanout=1))
     assert BRIDGE not in await passages(bridge_rag, QUESTION, param)
 
 

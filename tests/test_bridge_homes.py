@@ -60,7 +60,7 @@ async def test_each_rule_gives_the_named_entity_a_start(llm_rag: LightRAG, kind:
 def bridge_after_the_best_match(monkeypatch: pytest.MonkeyPatch) -> None:
     """These tests place a bridge chunk right after the best text match (``keep=1``), not
     after the default's first three."""
-    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=1))
+    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=1, keep_home=1))
 
 
 async def test_a_passage_that_only_mentions_the_entity_is_no_start(
@@ -86,7 +86,7 @@ async def test_a_central_chunk_starts_the_hop_only_when_asked(
     assert await globex_home(llm_rag) == "central"
     param = QueryParam(mode="mix", chunk_top_k=4, bridge=True)
     assert "p-alice.md" not in await passages(llm_rag, QUESTION, param)
-    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=1, central_starts=True))
+    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=1, keep_home=1, central_starts=True))
     assert "p-alice.md" in await passages(llm_rag, QUESTION, param)
 
 
@@ -94,7 +94,8 @@ async def test_a_bridge_entitys_central_chunk_gets_half_the_bonus(
     llm_rag: LightRAG, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Two passages name Carol, the film's director: the one more like the question only
-    mentions her, hers names her three times (her central chunk) and comes first with a bonus."""
+    mentions her, hers names her three times (her central chunk): a home, placed before
+    the other bridge chunks, and without the central rule no home."""
     corpus = {
         "p-film.md": "Zephyr is an Acme film made in a studio. Its director was Carol.",
         "p-carol.md": "Carol grew up in Berlin. Carol went to school there. Carol left.",
@@ -104,11 +105,11 @@ async def test_a_bridge_entitys_central_chunk_gets_half_the_bonus(
     await llm_rag.ainsert(list(corpus.values()), file_paths=list(corpus))
     question = "Where was the director of the Acme film Zephyr born?"
     param = QueryParam(mode="mix", chunk_top_k=2, bridge=True)
-    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=1, heading=0.0))
+    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=1, keep_home=1, heading=0.0))
+    assert await passages(llm_rag, question, param) == ["p-film.md", "p-carol.md"]
+    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=1, keep_home=1, heading=2.0, central=0))
     assert await passages(llm_rag, question, param) == ["p-film.md", "p-mention.md"]
-    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=1, heading=2.0, central=0))
-    assert await passages(llm_rag, question, param) == ["p-film.md", "p-mention.md"]
-    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=1, heading=2.0))
+    monkeypatch.setattr(retrieve, "BRIDGE", Bridge(keep=1, keep_home=1, heading=2.0))
     assert await passages(llm_rag, question, param) == ["p-film.md", "p-carol.md"]
 
 

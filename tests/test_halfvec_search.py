@@ -63,6 +63,8 @@ def _context(s: Stores, query: np.ndarray, **texts: str) -> tuple[str, str, tupl
         "walk_damping": None,
         "walk_chunk_weight": None,
         "bridge_keep": None,
+        "bridge_keep_home": None,
+        "bridge_lead": None,
         "bridge_heading": 0.0,
     }
     return sql, "chunk_vectors_embedding_hnsw", bind(names, {**values, **texts})

@@ -94,7 +94,7 @@ def test_bind_refuses_a_missing_or_unknown_name(values: dict[str, object], error
 
 def test_the_retrieval_statement_names_its_parameters() -> None:
     sql, names = positional(with_limits(load_queries("lightrag_pg.store", "retrieval.sql")["context"], 5))
-    assert len(names) == 17 and "question" in names and "bridge_keep" in names
+    assert len(names) == 19 and "question" in names and "bridge_keep" in names
     assert f"${len(names)}" in sql and f"${len(names) + 1}" not in sql
 
 

@@ -102,13 +102,19 @@ class Bridge:
     title, heading or file name (by central chunk too with ``central_starts``), the one
     most like the question. The entities of the starts that the question does not name,
     and that are in at most ``fanout`` chunks, lead to their other chunks; those and the
-    articles are ranked by cosine distance to the question less ``heading`` for a home of
-    such an entity (about it, not just naming it), half of it for a central one. The first
-    ``keep`` fused chunks stay first (three: a question the text answers keeps its first
-    matches, see docs/multihop.md, "The default"); after them each of the first ``slots``
-    bridge chunks takes every second place."""
+    articles are ranked by a score, the cosine distance to the question less ``heading``
+    for a home of such an entity (about it, not just naming it), half of it for a central
+    one. The first ``slots`` of them are placed among the fused chunks, never two in a
+    row: the homes first, each after at least ``keep_home`` fused chunks, or after the
+    first one when the best home's score is below the second fused chunk's distance by
+    more than ``lead``; then the others, each after at least ``keep`` fused chunks. A
+    question the text answers keeps its first matches; a passage about an entity the hop
+    reached that is nearly as close to the question as the second match goes second
+    (docs/multihop.md, "The default")."""
 
     keep: int = 3
+    keep_home: int = 2
+    lead: float = 0.2
     start: int = 1
     fanout: int = 32
     slots: int = 3
@@ -195,7 +201,7 @@ class RetrievalStore:
         With ``walk``, the chunks a personalized PageRank ranks first (:class:`Walk`) take
         the place of the picks behind the kept entities and relations; with ``bridge``, the
         chunks a second hop from the best fused chunk reaches (:class:`Bridge`) take every
-        second place after its first ``keep`` fused chunks (after the walk's, with both)."""
+        place among the fused chunks as :class:`Bridge` says (after the walk's, with both)."""
         sql, names = positional(
             with_limits(
                 self.sql["context"], top_k, vector_top_k, HIGH_DEGREE_SET, walk or Walk(), bridge or Bridge()
@@ -218,6 +224,8 @@ class RetrievalStore:
             "walk_damping": None if walk is None else walk.damping,
             "walk_chunk_weight": None if walk is None else walk.chunk_weight,
             "bridge_keep": None if bridge is None else bridge.keep,
+            "bridge_keep_home": None if bridge is None else bridge.keep_home,
+            "bridge_lead": None if bridge is None else bridge.lead,
             "bridge_heading": 0.0 if bridge is None else bridge.heading,
         }
         rows = await self.conn.fetch(sql, *bind(names, values))

@@ -330,22 +330,25 @@ walk_picks AS (
 ),
 
 -- fragment: bridge
--- The bridge (:bridge_keep, the fused chunks kept on top, non-NULL: QueryParam.bridge): a second hop
--- from the question's best passage and from the articles of what it names. An entity's
--- homes are the chunks that introduce it (fragment entity_homes: its title, a heading,
--- its file name; failing those, its central chunk); the articles (with
--- {bridge_articles} = 1) are, for each entity the question names (named_entities) in at
--- most {bridge_fanout} chunks, its home most like :chunk_query, found by title, heading or file
--- name ({bridge_central_starts} > 0: also by central chunk, off by default: such starts
--- cost 2 to 6 points of recall@5 on both multi-hop sets). The entities of the first
--- {bridge_from} fused chunks and of the articles that the question does not name and that
--- are in at most {bridge_fanout} chunks lead to their other chunks; those and the
--- articles are ranked by cosine distance to :chunk_query, less :bridge_heading for a home of such an entity (a
--- passage about the entity, not just naming it), half of it for a central one. The first
--- :bridge_keep fused chunks stay first; after them each of the first
--- {bridge_slots} bridge chunks takes every second place (a chunk in both lists keeps its
--- first place). It orders the chunks the walk did not rank, so it also serves alone:
--- the graph picks then make way, as for a walk.
+-- The bridge (:bridge_keep non-NULL: QueryParam.bridge): a second hop from the question's
+-- best passage and from the articles of what it names. An entity's homes are the chunks
+-- that introduce it (fragment entity_homes: its title, a heading, its file name; failing
+-- those, its central chunk); the articles (with {bridge_articles} = 1) are, for each
+-- entity the question names (named_entities) in at most {bridge_fanout} chunks, its home
+-- most like :chunk_query, found by title, heading or file name ({bridge_central_starts} >
+-- 0: also by central chunk, off by default: such starts cost 2 to 6 points of recall@5 on
+-- both multi-hop sets). The entities of the first {bridge_from} fused chunks and of the
+-- articles that the question does not name and that are in at most {bridge_fanout} chunks
+-- lead to their other chunks; those and the articles are ranked by a score, the cosine
+-- distance to :chunk_query less :bridge_heading for a home of such an entity (a passage
+-- about the entity, not just naming it), half of it for a central one.
+-- The first {bridge_slots} of them are placed among the fused chunks: the homes first,
+-- each after at least :bridge_keep_home fused chunks (after the first only when the best
+-- home's score is below the second fused chunk's cosine distance by more than
+-- :bridge_lead), then the others, each after at least :bridge_keep fused chunks; never two
+-- bridge chunks in a row (a chunk in both lists keeps its first place). It orders the
+-- chunks the walk did not rank, so it also serves alone: the graph picks then make way,
+-- as for a walk.
 bridge_first AS MATERIALIZED (
     SELECT id FROM query_chunks WHERE :bridge_keep::int IS NOT NULL AND idx <= {bridge_from}
 ),
@@ -370,7 +373,8 @@ bridge_entities AS MATERIALIZED (
 ),
 -- include: entity_homes side=bridge entities=bridge_entities fanout={bridge_fanout} central={bridge_central}
 bridge_chunks AS MATERIALIZED (
-    SELECT l.id,
+    SELECT l.id, l.home, v.embedding{halfvec} <=> :chunk_query::vector{halfvec} AS distance,
+           (v.embedding{halfvec} <=> :chunk_query::vector{halfvec}) - :bridge_heading::float8 * l.home AS score,
            row_number() OVER (
                ORDER BY (v.embedding{halfvec} <=> :chunk_query::vector{halfvec}) - :bridge_heading::float8 * l.home, l.id
            ) AS idx
@@ -388,13 +392,33 @@ bridge_chunks AS MATERIALIZED (
     ) l
     JOIN chunk_vectors v ON v.chunk_id = l.id
 ),
+-- Whether the best home goes right after the first fused chunk.
+bridge_leads AS MATERIALIZED (
+    SELECT coalesce(bool_or(b.score < f.distance - :bridge_lead::float8), false) AS leads
+    FROM (SELECT score FROM bridge_chunks WHERE home > 0 AND idx <= {bridge_slots} ORDER BY idx LIMIT 1) b
+    CROSS JOIN (
+        SELECT v.embedding{halfvec} <=> :chunk_query::vector{halfvec} AS distance
+        FROM query_chunks q JOIN chunk_vectors v ON v.chunk_id = q.id
+        WHERE q.idx = 2
+    ) f
+),
+-- Each bridge chunk in placing order (k) with the fewest fused chunks it must follow.
+bridge_queue AS (
+    SELECT id, row_number() OVER (ORDER BY home = 0, idx) AS k,
+           CASE WHEN home = 0 THEN :bridge_keep::int
+                WHEN (SELECT leads FROM bridge_leads) THEN least(1, :bridge_keep_home::int)
+                ELSE :bridge_keep_home::int END AS earliest
+    FROM bridge_chunks
+    WHERE idx <= {bridge_slots}
+),
+-- Fused chunk i at place i; bridge chunk k after fused chunk a(k) = max(earliest(k),
+-- a(k - 1) + 1), which is max over j <= k of (earliest(j) - j) + k, as earliest grows with k.
 bridged AS (
     SELECT id, min(place) AS place
     FROM (
-        SELECT id, CASE WHEN :bridge_keep::int IS NULL OR idx <= :bridge_keep::int THEN idx ELSE 2 * idx - :bridge_keep::int END AS place
-        FROM query_chunks
+        SELECT id, idx::numeric AS place FROM query_chunks
         UNION ALL
-        SELECT id, :bridge_keep::int + 2 * idx - 1 FROM bridge_chunks WHERE idx <= {bridge_slots}
+        SELECT id, max(earliest - k) OVER (ORDER BY k ROWS UNBOUNDED PRECEDING) + k + 0.5 FROM bridge_queue
     ) places
     GROUP BY id
 ),
@@ -406,7 +430,8 @@ bridged AS (
 -- :max_entity_tokens, :max_relation_tokens, :chunk_query (the question's vector),
 -- :vector_top_k (chunk_top_k), :related_chunks, :chunk_limit, :lexical_chunks,
 -- :lexical_entities, :question (texts; NULL: no lexical fusion), :walk_damping,
--- :walk_chunk_weight (NULL: no walk), :bridge_keep, :bridge_heading (NULL: no bridge).
+-- :walk_chunk_weight (NULL: no walk), :bridge_keep (NULL: no bridge), :bridge_keep_home,
+-- :bridge_lead, :bridge_heading.
 -- Graph: entities nearest to :local_query (the low-level keywords) and every edge touching
 -- them, edges ranked by (edge degree, weight) desc, then by the nearest found entity
 -- they touch (upstream collects edges entity by entity), then (src, tgt); relations

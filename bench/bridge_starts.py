@@ -3,9 +3,10 @@
 An entity's home (``QueryParam.bridge``'s article, ``store/retrieval.sql`` fragment
 ``entity_homes``) is the chunk that introduces it: its title (rule 1), a heading (2), its
 file name (3) or, failing those, the chunk that mentions it most (4, central). For a
-multi-hop set indexed by ``bench/multihop.py`` (``--set``, same cache and workspace
-options) this prints the share of each rule among the entities the questions name (the
-bridge's starts) and among all entities in at most ``Bridge.fanout`` chunks; with
+development set indexed by ``bench/multihop.py`` (``--set``, any of :mod:`bench.sets`,
+at its full size; same cache options) this prints the share of each rule among the
+entities the questions name (the bridge's starts) and among all entities in at most
+``Bridge.fanout`` chunks; with
 ``--docs``, it indexes this repository's README.md and docs/*.md offline (MiniLM, NLP
 extractor; file paths relative to the repository) and prints the same over all their
 entities (``--central``: the least mentions of the central rule, 0: off). Recall and
@@ -28,14 +29,9 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.multihop import (
-    DEFAULT_CACHE,
-    add_workspace_args,
-    indexed,
-    load_set,
-    open_workspace,
-    passage_path,
-)
+from bench.multihop import DEFAULT_CACHE, DEFAULT_DATA, indexed, open_workspace
+from bench.sets import ALL
+from bench.sets import load as sets_load
 from lightrag_pg import LightRAG
 from lightrag_pg.db.embedded import DSN_ENV, embedded_dsn
 from lightrag_pg.defaults import local_embedding_func
@@ -76,11 +72,11 @@ async def docs(args: argparse.Namespace, bridge: Bridge) -> None:
 
 
 async def multihop(args: argparse.Namespace, bridge: Bridge) -> None:
-    _, questions = load_set(args.data, args.set)
-    rag = await open_rag(args, args.workspace or f"mh_{args.set}_all")
+    s = sets_load(args.set, args.data, args.cache / "docs")
+    rag = await open_rag(args, args.workspace or f"mh_{s.corpus.replace('-', '_')}_all")
     try:
         done = await indexed(rag)
-        questions = [q for q in questions if all(passage_path(args.set, i) in done for i in q.gold)]
+        questions = [q for q in s.asks if set(q.gold) <= done]
         named: list[EntityHome] = []
         async with rag.unit_of_work() as uow:
             for q in questions:
@@ -95,7 +91,11 @@ async def multihop(args: argparse.Namespace, bridge: Bridge) -> None:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    add_workspace_args(parser)
+    parser.add_argument("--set", default="hotpotqa", choices=ALL)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="where the HippoRAG sets are")
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="server data and Debian packages")
+    parser.add_argument("--dsn", default=None, help=f"PostgreSQL DSN (default ${DSN_ENV}, else embedded)")
+    parser.add_argument("--workspace", default=None, help="default mh_<corpus>_all")
     parser.add_argument("--docs", action="store_true", help="README.md and docs/*.md instead of a set")
     parser.add_argument("--central", type=int, default=Bridge().central, help="0: no central rule")
     args = parser.parse_args(argv)

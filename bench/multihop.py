@@ -50,6 +50,7 @@ from bench.sets import load as sets_load
 from lightrag_pg import LightRAG
 from lightrag_pg.db.connect import connect
 from lightrag_pg.db.embedded import DSN_ENV, embedded_dsn
+from lightrag_pg.db.identifiers import WorkspaceName
 from lightrag_pg.db.workspace import create_workspace
 from lightrag_pg.defaults import local_embedding_func
 from lightrag_pg.llm.embedding_func import EmbeddingFunc
@@ -178,7 +179,7 @@ async def open_workspace(dsn: str, embedding: EmbeddingFunc, name: str) -> Light
     """A started :class:`LightRAG` over workspace ``name`` (created if new)."""
     conn = await connect(dsn, timeout=30)
     try:
-        await create_workspace(conn, dsn, name, embedding.embedding_dim, embedding.model_name)
+        await create_workspace(conn, dsn, WorkspaceName(name), embedding.embedding_dim, embedding.model_name)
     finally:
         await conn.close()
     rag = LightRAG(dsn=dsn, workspace=name, embedding_func=embedding, extractor="nlp")

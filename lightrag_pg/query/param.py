@@ -118,10 +118,11 @@ class _Fields:
     bridge: bool | None = None
     """Follow the entities of the question's best passage, and of the articles of the
     entities it names (passages titled with the name), that the question does not name
-    to their other passages, and give the three most like the question every second
-    place after the first three text matches, in place of the chunks picked behind the
-    kept entities and relations (mix: the other modes have no text match to start
-    from). ``None`` (the default): on, unless ``lexical`` is off, which gives upstream
+    to their other passages, and place the three most like the question among the text
+    matches: a passage that introduces such an entity after the first two (after the
+    first when it is clearly closer to the question than the second), any other after
+    the first three; in place of the chunks picked behind the kept entities and
+    relations (mix: the other modes have no text match to start from). ``None`` (the default): on, unless ``lexical`` is off, which gives upstream
     LightRAG's retrieval (:meth:`QueryParam.uses_bridge`)."""
 
 

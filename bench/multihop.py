@@ -21,7 +21,8 @@ questions are asked again. ``--reuse`` indexes nothing and asks the questions wh
 passages are indexed. Indexing is MiniLM-bound: on the shared 2-core machine at load
 average about 10, HotpotQA's 994 passages took 8 minutes. Usage:
 ``python bench/multihop.py [--sets musique gitfaq] [--sizes full] [--modes naive mix+bridge]
-[--lexical on]``.
+[--lexical on] [--bridge lead=0.1 keep_home=1]`` (``--bridge``: the bridge's constants,
+``store.retrieval.Bridge``, for every mode that takes it).
 
 The helpers at the top (:func:`load_set`, :func:`passage_path`, ...) serve the bound
 script (``bench/multihop_bound.py``) and ``bench/ingest.py``.
@@ -38,8 +39,9 @@ import sys
 import time
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
+from typing import Any
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -54,6 +56,8 @@ from lightrag_pg.db.identifiers import WorkspaceName
 from lightrag_pg.db.workspace import create_workspace
 from lightrag_pg.defaults import local_embedding_func
 from lightrag_pg.llm.embedding_func import EmbeddingFunc
+from lightrag_pg.query import retrieve
+from lightrag_pg.store.retrieval import Bridge
 
 MODES: tuple[str, ...] = ("naive", "mix", "mix+bridge", "mix+pagerank")
 SETS: tuple[str, ...] = ("hotpotqa", "musique")
@@ -308,7 +312,22 @@ def targets(rows: Sequence[Row], naive: tuple[str, bool] = ("naive", True)) -> l
     return lines
 
 
+def bridge_of(settings: Sequence[str]) -> Bridge:
+    """The default :class:`Bridge` with ``name=value`` settings (``--bridge lead=0.1 keep=2``)."""
+    types = {f.name: type(getattr(Bridge(), f.name)) for f in fields(Bridge)}
+    changed: dict[str, Any] = {}
+    for setting in settings:
+        name, _, value = setting.partition("=")
+        if name not in types:
+            raise SystemExit(f"--bridge {setting}: Bridge has no {name!r}; it has {', '.join(types)}")
+        changed[name] = value.lower() in ("1", "true", "on") if types[name] is bool else types[name](value)
+    return replace(Bridge(), **changed)
+
+
 async def main(args: argparse.Namespace) -> None:
+    retrieve.BRIDGE = bridge_of(args.bridge)
+    if args.bridge:
+        print(f"bridge: {retrieve.BRIDGE}", file=sys.stderr)
     dsn = args.dsn or os.environ.get(DSN_ENV) or embedded_dsn(args.cache / "pgdata")
     embedding = local_embedding_func()
     sets: list[EvalSet] = []
@@ -355,6 +374,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--lexical", nargs="+", default=[True, False], type=lambda v: v == "on", help="on and/or off"
     )
     parser.add_argument("--reuse", action="store_true", help="index nothing; ask what is indexed")
+    parser.add_argument(
+        "--bridge", nargs="*", default=[], metavar="NAME=VALUE", help="Bridge constants to change (lead=0.1)"
+    )
     parser.add_argument("--dump", type=Path, default=None, help="write each question's passages (JSON)")
     return parser.parse_args(argv)
 

@@ -5,6 +5,9 @@ Multi-hop sets (a question needs two or more passages):
 - ``hotpotqa``, ``musique``: HippoRAG's train subsets (``SOURCE.md`` in ``--data``,
   built by :mod:`bench.multihop_data`); passage ``i`` is ``<set>/<i>``, its title, a
   blank line and its text;
+- ``hotpotqa-300``, ``musique-300``: the same 100 questions followed by 200 more of the
+  dataset (``<set>_300_*.json`` in ``--data``, same builder), passages grouped by question
+  likewise, so their first passages are the 100-question sets' first passages;
 - ``git-docs``: git's manual cut into sections (:mod:`bench.git_docs`), with the
   hand-written questions of ``bench/data/multihop/gitdocs_questions.json``.
 
@@ -29,7 +32,7 @@ from bench.debian_faq import FaqItem, fetch_faq_text, parse_faq, reword
 from bench.doc_faqs import FAQS
 from bench.git_docs import git_sections
 
-MULTIHOP: tuple[str, ...] = ("hotpotqa", "musique", "git-docs")
+MULTIHOP: tuple[str, ...] = ("hotpotqa", "musique", "git-docs", "hotpotqa-300", "musique-300")
 FAQ: tuple[str, ...] = ("debian-faq", "debian-faq-reworded", "zsh-faq", "fetchmail-faq", "gitfaq")
 ALL: tuple[str, ...] = (*MULTIHOP, *FAQ)
 GIT_QUESTIONS = Path(__file__).resolve().parent / "data" / "multihop" / "gitdocs_questions.json"
@@ -84,8 +87,9 @@ class EvalSet:
 
 
 def _wikipedia(data: Path, name: str) -> EvalSet:
-    corpus = json.loads((data / f"{name}_train100_corpus.json").read_text(encoding="utf-8"))
-    questions = json.loads((data / f"{name}_train100_questions.json").read_text(encoding="utf-8"))
+    stem = name.replace("-", "_") if name.endswith("-300") else f"{name}_train100"
+    corpus = json.loads((data / f"{stem}_corpus.json").read_text(encoding="utf-8"))
+    questions = json.loads((data / f"{stem}_questions.json").read_text(encoding="utf-8"))
     docs = tuple(
         Doc(f"{name}-{i}", f"{name}/{i}", f"{p['title']}\n\n{p['text']}") for i, p in enumerate(corpus)
     )
@@ -118,7 +122,7 @@ def _faq(
 def load(name: str, data: Path, cache: Path) -> EvalSet:
     """Set ``name`` (one of :data:`ALL`); ``data`` holds the HippoRAG sets, ``cache`` the
     Debian packages fetched."""
-    if name in ("hotpotqa", "musique"):
+    if name in ("hotpotqa", "musique", "hotpotqa-300", "musique-300"):
         return _wikipedia(data, name)
     if name == "git-docs":
         return _git_docs(cache)

@@ -7,7 +7,7 @@ from bench.debian_docs import html_blocks
 from bench.doc_faqs import ZSH_HEADING, headed_items, parse_gitfaq
 from bench.git_docs import page_sections
 from bench.multihop import DEPTHS, Row, targets, verdict
-from bench.multihop_data import build
+from bench.multihop_data import build, records_of, shape_error
 from bench.sets import Ask, Doc, EvalSet
 
 WORDS = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen"
@@ -125,6 +125,32 @@ def test_hipporag_records_become_questions_over_their_paragraphs() -> None:
     assert corpus[0] == {"title": "A", "text": "a1. a2."}
     assert questions[0]["supporting_titles"] == ["B", "A"]
     assert questions[0]["supporting_passage_ids"] == [1, 0]
+
+
+def test_further_records_are_read_as_json_or_json_lines_and_checked_for_shape() -> None:
+    one, two = {"id": "a"}, {"id": "b"}
+    assert records_of(b'[{"id": "a"}, {"id": "b"}]') == [one, two]
+    assert records_of(b'{"id": "a"}\n\n{"id": "b"}\n') == [one, two]
+    paragraphs = [{"title": str(i), "paragraph_text": "t", "is_supporting": i < 2} for i in range(20)]
+    musique = {
+        "id": "2hop__1_2",
+        "question": "Who?",
+        "paragraphs": paragraphs,
+        "question_decomposition": [{}, {}],
+    }
+    assert shape_error("musique", musique) is None
+    assert shape_error("musique", {**musique, "paragraphs": paragraphs[1:]}) is not None
+    assert shape_error("musique", {**musique, "question_decomposition": [{}]}) is not None
+    hotpot = {
+        "_id": "h1",
+        "question": "Which?",
+        "type": "bridge",
+        "supporting_facts": [["A", 0], ["B", 0]],
+        "context": [["A", ["a."]], ["B", ["b."]]],
+    }
+    assert shape_error("hotpotqa", hotpot) is None
+    assert shape_error("hotpotqa", {**hotpot, "context": [["A", ["a."]]]}) is not None
+    assert shape_error("hotpotqa", {"question": "no context"}) is not None
 
 
 def _set(grouped: bool) -> EvalSet:

@@ -373,34 +373,33 @@ bridge_entities AS MATERIALIZED (
 ),
 -- include: entity_homes side=bridge entities=bridge_entities fanout={bridge_fanout} central={bridge_central}
 bridge_chunks AS MATERIALIZED (
-    SELECT l.id, l.home, v.embedding{halfvec} <=> :chunk_query::vector{halfvec} AS distance,
-           (v.embedding{halfvec} <=> :chunk_query::vector{halfvec}) - :bridge_heading::float8 * l.home AS score,
-           row_number() OVER (
-               ORDER BY (v.embedding{halfvec} <=> :chunk_query::vector{halfvec}) - :bridge_heading::float8 * l.home, l.id
-           ) AS idx
+    SELECT id, home, score, row_number() OVER (ORDER BY score, id) AS idx
     FROM (
-        SELECT id, max(home) AS home
+        SELECT l.id, l.home,
+               (v.embedding{halfvec} <=> :chunk_query::vector{halfvec}) - :bridge_heading::float8 * l.home AS score
         FROM (
-            SELECT p.id, coalesce((SELECT max(CASE WHEN h.rule < 4 THEN 1 ELSE 0.5 END)
-                                   FROM bridge_homes h WHERE h.name = p.name AND h.id = p.id), 0) AS home
-            FROM bridge_pairs p
-            UNION ALL
-            SELECT id, 1 FROM bridge_articles
-        ) c
-        WHERE id NOT IN (SELECT id FROM bridge_first)
-        GROUP BY id
-    ) l
-    JOIN chunk_vectors v ON v.chunk_id = l.id
+            SELECT id, max(home) AS home
+            FROM (
+                SELECT p.id, coalesce((SELECT max(CASE WHEN h.rule < 4 THEN 1 ELSE 0.5 END)
+                                       FROM bridge_homes h WHERE h.name = p.name AND h.id = p.id), 0) AS home
+                FROM bridge_pairs p
+                UNION ALL
+                SELECT id, 1 FROM bridge_articles
+            ) c
+            WHERE id NOT IN (SELECT id FROM bridge_first)
+            GROUP BY id
+        ) l
+        JOIN chunk_vectors v ON v.chunk_id = l.id
+    ) scored
 ),
 -- Whether the best home goes right after the first fused chunk.
 bridge_leads AS MATERIALIZED (
-    SELECT coalesce(bool_or(b.score < f.distance - :bridge_lead::float8), false) AS leads
-    FROM (SELECT score FROM bridge_chunks WHERE home > 0 AND idx <= {bridge_slots} ORDER BY idx LIMIT 1) b
-    CROSS JOIN (
-        SELECT v.embedding{halfvec} <=> :chunk_query::vector{halfvec} AS distance
-        FROM query_chunks q JOIN chunk_vectors v ON v.chunk_id = q.id
-        WHERE q.idx = 2
-    ) f
+    SELECT coalesce(
+               (SELECT min(score) FROM bridge_chunks WHERE home > 0 AND idx <= {bridge_slots})
+               < (SELECT v.embedding{halfvec} <=> :chunk_query::vector{halfvec}
+                  FROM query_chunks q JOIN chunk_vectors v ON v.chunk_id = q.id
+                  WHERE q.idx = 2) - :bridge_lead::float8,
+               false) AS leads
 ),
 -- Each bridge chunk in placing order (k) with the fewest fused chunks it must follow.
 bridge_queue AS (

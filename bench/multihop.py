@@ -19,7 +19,8 @@ The embedded server's data and the Debian packages live in a cache directory (de
 ``~/.cache/lightrag-pg-bench/multihop``); a second run skips what is indexed, so only the
 questions are asked again. ``--reuse`` indexes nothing and asks the questions whose gold
 passages are indexed. Indexing is MiniLM-bound: on the shared 2-core machine at load
-average about 10, HotpotQA's 994 passages took 8 minutes. Usage:
+average about 10, HotpotQA's 994 passages took 8 minutes; the two 300-question sets
+(7,981 passages) took 20 minutes at load 2. Usage:
 ``python bench/multihop.py [--sets musique gitfaq] [--sizes full] [--modes naive mix+bridge]
 [--lexical on] [--bridge lead=0.1 keep_home=1]`` (``--bridge``: the bridge's constants,
 ``store.retrieval.Bridge``, for every mode that takes it).

@@ -6,7 +6,7 @@ import dataclasses
 import difflib
 import os
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import AfterValidator, BeforeValidator, ConfigDict, ValidationError, ValidationInfo
 from pydantic.dataclasses import dataclass
@@ -155,6 +155,20 @@ def configuration_problem(exc: ValidationError) -> ConfigurationError:
     return ConfigurationError(f"{name} {error['msg'].lower()}, got {error['input']!r}")
 
 
+class Checked:
+    """Put before a pydantic dataclass of settings: building one raises
+    :class:`ConfigurationError` naming the setting (:func:`configuration_problem`), not
+    pydantic's ``ValidationError``."""
+
+    __slots__ = ()
+
+    def __init__(self, *args: Any, **fields: Any) -> None:
+        try:
+            cast(Any, super()).__init__(*args, **fields)
+        except ValidationError as exc:
+            raise configuration_problem(exc) from None
+
+
 @dataclass(frozen=True, slots=True, config=CHECKED)
 class _Fields:
     """The fields of :class:`Settings`, with their types and bounds (pydantic checks them)."""
@@ -243,7 +257,7 @@ class _Fields:
             raise ConfigurationError("pool_min_size must not exceed pool_max_size")
 
 
-class Settings(_Fields):
+class Settings(Checked, _Fields):
     """Every tunable of a :class:`~lightrag_pg.LightRAG` instance, declared once as a pydantic
     dataclass: each field's type is its check (:class:`ConfigurationError` naming the field).
 
@@ -252,12 +266,6 @@ class Settings(_Fields):
     """
 
     __slots__ = ()
-
-    def __init__(self, *args: Any, **fields: Any) -> None:
-        try:
-            super().__init__(*args, **fields)
-        except ValidationError as exc:
-            raise configuration_problem(exc) from None
 
     @classmethod
     def from_kwargs(cls, **kwargs: Any) -> Settings:

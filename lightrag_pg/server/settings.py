@@ -7,14 +7,13 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import (
     AfterValidator,
     BeforeValidator,
     InstanceOf,
     PlainValidator,
-    ValidationError,
     ValidationInfo,
 )
 from pydantic.dataclasses import dataclass as checked
@@ -22,11 +21,11 @@ from pydantic.dataclasses import dataclass as checked
 from ..config import (
     CHECKED,
     DEFAULT_STATEMENT_TIMEOUT_MS,
+    Checked,
     Positive,
     Seconds,
     TimeoutMs,
     as_path,
-    configuration_problem,
 )
 from ..db.identifiers import WorkspaceName
 from ..errors import ConfigurationError
@@ -125,7 +124,7 @@ class _ConversionFields:
     concurrent: PositiveCount = 2
 
 
-class ConversionLimits(_ConversionFields):
+class ConversionLimits(Checked, _ConversionFields):
     """Bounds on turning one uploaded file into text (``server/convert.py``).
 
     Documents (PDF, Office, HTML) are converted in a separate process that is
@@ -139,12 +138,6 @@ class ConversionLimits(_ConversionFields):
     """
 
     __slots__ = ()
-
-    def __init__(self, *args: Any, **fields: Any) -> None:
-        try:
-            super().__init__(*args, **fields)
-        except ValidationError as exc:
-            raise configuration_problem(exc) from None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> ConversionLimits:
@@ -241,17 +234,11 @@ class _ServerFields:
             raise ConfigurationError("TOKEN_SECRET must be set when AUTH_ACCOUNTS is configured")
 
 
-class ServerSettings(_ServerFields):
+class ServerSettings(Checked, _ServerFields):
     """Everything ``lightrag-pg serve`` is configured with (flags, else the environment),
     declared once as a pydantic dataclass: each field's type is its check."""
 
     __slots__ = ()
-
-    def __init__(self, *args: Any, **fields: Any) -> None:
-        try:
-            super().__init__(*args, **fields)
-        except ValidationError as exc:
-            raise configuration_problem(exc) from None
 
     @property
     def exposed(self) -> bool:

@@ -29,7 +29,7 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.multihop import DEFAULT_CACHE, DEFAULT_DATA, indexed, open_workspace
+from bench.multihop import DEFAULT_CACHE, add_workspace_args, indexed, open_workspace
 from bench.sets import ALL
 from bench.sets import load as sets_load
 from lightrag_pg import LightRAG
@@ -91,11 +91,7 @@ async def multihop(args: argparse.Namespace, bridge: Bridge) -> None:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--set", default="hotpotqa", choices=ALL)
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="where the HippoRAG sets are")
-    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="server data and Debian packages")
-    parser.add_argument("--dsn", default=None, help=f"PostgreSQL DSN (default ${DSN_ENV}, else embedded)")
-    parser.add_argument("--workspace", default=None, help="default mh_<corpus>_all")
+    add_workspace_args(parser, ALL)
     parser.add_argument("--docs", action="store_true", help="README.md and docs/*.md instead of a set")
     parser.add_argument("--central", type=int, default=Bridge().central, help="0: no central rule")
     args = parser.parse_args(argv)

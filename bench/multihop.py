@@ -354,9 +354,10 @@ async def main(args: argparse.Namespace) -> None:
     print("\n".join(targets(rows)))
 
 
-def add_workspace_args(parser: argparse.ArgumentParser) -> None:
-    """The options naming a set and where its indexed workspace is (shared with the bound script)."""
-    parser.add_argument("--set", default="hotpotqa", choices=SETS)
+def add_workspace_args(parser: argparse.ArgumentParser, sets: Sequence[str] = SETS) -> None:
+    """The options naming a set (one of ``sets``) and where its indexed workspace is (shared
+    with the bound script and the starts script)."""
+    parser.add_argument("--set", default="hotpotqa", choices=sets)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="where the sets are")
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="the embedded server's data")
     parser.add_argument("--dsn", default=None, help=f"PostgreSQL DSN (default ${DSN_ENV}, else embedded)")

@@ -275,15 +275,21 @@ def test_a_question_streams_an_answer_with_references_and_keeps_the_conversation
     expect(page.locator("article.turn")).to_have_count(2)
 
 
-def test_the_bridge_and_keyword_switches_reach_the_query(page: Page, server: Server) -> None:
-    sign_in(page, server, "#/retrieval")
-    page.get_by_label("Bridge (multi-hop, mix mode)").check()
-    page.get_by_label("Keyword search fusion").uncheck()
+def ask_and_capture(page: Page) -> dict[str, Any]:
+    """Ask "Who founded Acme?" on the retrieval page; the body it sends to /query/data."""
     question = page.get_by_label("Question")
     question.fill("Who founded Acme?")
     with page.expect_request(lambda r: r.url.endswith("/query/data")) as sent:
         question.press("Enter")
-    body = sent.value.post_data_json
+    body: dict[str, Any] = sent.value.post_data_json
+    return body
+
+
+def test_the_bridge_and_keyword_switches_reach_the_query(page: Page, server: Server) -> None:
+    sign_in(page, server, "#/retrieval")
+    page.get_by_label("Bridge (multi-hop, mix mode)").check()
+    page.get_by_label("Keyword search fusion").uncheck()
+    body = ask_and_capture(page)
     assert body["bridge"] is True and body["lexical"] is False
     expect(page.locator("article.turn").last).to_have_attribute("data-done", "true")
 
@@ -303,11 +309,7 @@ def test_the_switches_start_as_the_servers_defaults_and_are_always_sent(page: Pa
     expect(page.get_by_label("Bridge (multi-hop, mix mode)")).to_be_checked()
     expect(page.get_by_label("Keyword search fusion")).to_be_checked()
     page.get_by_label("Bridge (multi-hop, mix mode)").uncheck()
-    question = page.get_by_label("Question")
-    question.fill("Who founded Acme?")
-    with page.expect_request(lambda r: r.url.endswith("/query/data")) as sent:
-        question.press("Enter")
-    body = sent.value.post_data_json
+    body = ask_and_capture(page)
     assert body["bridge"] is False and body["lexical"] is True
     expect(page.locator("article.turn").last).to_have_attribute("data-done", "true")
 
